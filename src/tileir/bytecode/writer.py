@@ -1,0 +1,332 @@
+"""The bytecode writer: a Kernel as one Tile IR bytecode file, driven by ``dialect.OPS``.
+
+File layout (13.x): magic, version (major, minor, tag u16), then sections, each an id byte
+(0x80 set when aligned), a varint length, an alignment varint and 0xCB padding when aligned, and
+the contents: Func (8), Global (1, only when there are globals), Constant (8), Debug (8),
+Type (4), String (4), then the end byte.
+
+Value numbers are positional: the entry's parameters first, then each operation's results in
+order. A region's block arguments and operations number on from where the operation stands, and
+the count goes back there when the region closes; the operation's own results follow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..dialect import BY_NAME, GOp
+from ..dtypes import BY_NAME as DTYPES
+from ..errors import TileirError
+from ..generic import to_generic
+from . import enums as E
+from .tables import Interned, TypeTable, _pad, element_bytes, int_list
+from .varint import put_signed_varint, put_varint, sign_extend
+from .version import DEFAULT, parse_version, vstr
+
+
+class _FnWriter:
+    def __init__(self, mod: "_Module", kernel_name: str, nparams: int):
+        self.mod = mod
+        self.v = mod.version
+        self.kernel = kernel_name
+        self.ids: dict = {ir.Arg(i): i for i in range(nparams)}
+        self.next_id = nparams
+        self.nops = 0
+
+    # -- attribute encodings --------------------------------------------------------------
+    def _refuse(self, what: str, since) -> None:
+        raise TileirError(f"{what} needs bytecode {vstr(since)}; this module is written at "
+                          f"{vstr(self.v)}. Write at {vstr(since)} or later, or leave it at its default.",
+                          kernel=self.kernel)
+
+    def attr(self, out: bytearray, kind: str, value, op: str) -> None:
+        m = self.mod
+        if kind.startswith("enum:"):
+            table = E.ENUMS[kind[5:]]
+            if value not in table:
+                raise TileirError(f"{op}: {value!r} is not one of {', '.join(table)}", kernel=self.kernel)
+            out.append(table[value])
+        elif kind == "int":
+            put_varint(out, value)
+        elif kind == "bool":
+            out.append(1 if value else 0)
+        elif kind in ("str", "symbol"):
+            put_varint(out, m.strings[value.encode()])
+        elif kind == "type":
+            put_varint(out, m.types.ty(value))
+        elif kind == "dense":
+            put_varint(out, m.constant(self._dense(value)))
+        elif kind == "i32s":
+            int_list(out, value, 4)
+        elif kind == "bools":
+            int_list(out, [1 if x else 0 for x in value], 1)
+        elif kind == "tagged":
+            self.tagged(out, value)
+        elif kind == "tagged*":
+            put_varint(out, len(value))
+            for x in value:
+                self.tagged(out, x)
+        elif kind == "hints":
+            self.hints(out, value)
+        else:  # pragma: no cover - the table names only the kinds above
+            raise AssertionError(kind)
+
+    def _dense(self, value) -> bytes:
+        _kind, dtype, v = value
+        return element_bytes(dtype, [v])
+
+    def tagged(self, out: bytearray, a) -> None:
+        if isinstance(a, ir.IdF):
+            out.append(E.ATTR_FLOAT)
+            put_varint(out, self.mod.types.simple(a.dtype))
+            self.float_bits(out, a.dtype, a.value)
+        elif isinstance(a, ir.IdI):
+            out.append(E.ATTR_INTEGER)
+            put_varint(out, self.mod.types.simple(a.dtype))
+            bits = DTYPES[a.dtype].bits
+            put_varint(out, a.value & ((1 << bits) - 1))
+        elif isinstance(a, ir.DivBy):
+            out.append(E.ATTR_DIV_BY)
+            put_varint(out, a.divisor)
+            out.append((a.every is not None) | ((a.along is not None) << 1))
+            if a.every is not None:
+                put_signed_varint(out, a.every)
+            if a.along is not None:
+                put_signed_varint(out, a.along)
+        elif isinstance(a, ir.SameElements):
+            out.append(E.ATTR_SAME_ELEMENTS)
+            int_list(out, a.groups, 8)
+        elif isinstance(a, ir.Bounded):
+            out.append(E.ATTR_BOUNDED)
+            out.append((a.lb is not None) | ((a.ub is not None) << 1))
+            if a.lb is not None:
+                put_signed_varint(out, a.lb)
+            if a.ub is not None:
+                put_signed_varint(out, a.ub)
+        else:
+            raise TileirError(f"no attribute encoding for {a!r}", kernel=self.kernel)
+
+    def float_bits(self, out: bytearray, dtype: str, value: float) -> None:
+        """A float attribute's pattern: one byte for 8 bits and narrower, else a zigzagged
+        varint of the pattern. The reader checks a pattern narrower than 64 bits fits that width
+        read UNSIGNED (measured: the sign-extended -inf of f32 is refused as "does not fit in 32
+        bits"), so only an f64 pattern is read as signed, which keeps it within 64 bits."""
+        d = DTYPES[dtype]
+        raw = element_bytes(dtype, [value])
+        width = 32 if dtype == "tf32" else d.bits
+        pattern = int.from_bytes(raw[: (width + 7) // 8], "little")
+        if width <= 8:
+            out.append(pattern & 0xFF)
+        else:
+            put_signed_varint(out, sign_extend(pattern, 64) if width == 64 else pattern)
+
+    def hints(self, out: bytearray, hints) -> None:
+        """The dialect's nested dictionary: per architecture, a dictionary of i32 values."""
+        m = self.mod
+        put_varint(out, len(hints))
+        for arch, items in hints:
+            put_varint(out, m.strings[arch.encode()])
+            out.append(E.ATTR_DICTIONARY)
+            put_varint(out, len(items))
+            for key, val in items:
+                put_varint(out, m.strings[key.encode()])
+                out.append(E.ATTR_INTEGER)
+                put_varint(out, 1)  # i32
+                put_varint(out, val & 0xFFFFFFFF)
+
+    # -- operations -------------------------------------------------------------------------
+    def ref(self, r) -> int:
+        try:
+            return self.ids[r]
+        except KeyError:
+            raise TileirError(f"operand {r!r} is used before it is defined", kernel=self.kernel) from None
+
+    def op(self, out: bytearray, g: GOp) -> None:
+        d = BY_NAME[g.name]
+        v = self.v
+        if v < d.since:
+            self._refuse(f"the operation {g.name}", d.since)
+        self.nops += 1
+        put_varint(out, d.opcode)
+        tys = [t for _, t in g.results]
+        if d.results == "one":
+            for t in tys:
+                put_varint(out, self.mod.types.ty(t))
+        elif d.results == "seq":
+            put_varint(out, len(tys))
+            for t in tys:
+                put_varint(out, self.mod.types.ty(t))
+        # the flag word: one bit per flag, in order; absent when no flag exists at this version
+        live = [f for f in d.flags if v >= f.since]
+        word = 0
+        for bit, f in enumerate(d.flags):
+            present = self._flag_value(g, f.name)
+            if f.since > v:
+                if present:
+                    self._refuse(f"{g.name}'s {f.name}", f.since)
+                continue
+            if present:
+                word |= 1 << bit
+        if live:
+            put_varint(out, word)
+        for a in d.attrs:
+            value = g.attrs.get(a.name)
+            if a.since > v:
+                if value is not None and value != a.legacy and value != ():
+                    self._refuse(f"{g.name}'s {a.name} {value!r}", a.since)
+                continue
+            if a.optional and value is None:
+                continue
+            self.attr(out, a.kind, value, g.name)
+        names = [o.rstrip("?*") for o in d.operands]
+        if d.counted:
+            flat = []
+            for n in names:
+                x = g.operands.get(n)
+                flat.extend(x if isinstance(x, tuple) else [x])
+            put_varint(out, len(flat))
+            for x in flat:
+                put_varint(out, self.ref(x))
+        else:
+            for spec, n in zip(d.operands, names):
+                x = g.operands.get(n)
+                if spec.endswith("?"):
+                    if x is not None:
+                        put_varint(out, self.ref(x))
+                elif spec.endswith("*"):
+                    put_varint(out, len(x))
+                    for y in x:
+                        put_varint(out, self.ref(y))
+                else:
+                    put_varint(out, self.ref(x))
+        if d.regions:
+            put_varint(out, len(g.regions))
+            for region in g.regions:
+                self.region(out, region)
+        for r, _t in g.results:
+            self.ids[r] = self.next_id
+            self.next_id += 1
+
+    @staticmethod
+    def _flag_value(g: GOp, name: str) -> bool:
+        if name in g.operands:
+            return g.operands[name] is not None
+        value = g.attrs.get(name)
+        return bool(value) if not isinstance(value, (tuple, str)) else True
+
+    def region(self, out: bytearray, region) -> None:
+        saved = self.next_id
+        out.append(1)  # one block per region
+        put_varint(out, len(region.args))
+        for r, t in region.args:
+            put_varint(out, self.mod.types.ty(t))
+            self.ids[r] = self.next_id
+            self.next_id += 1
+        body = bytearray()
+        for g in region.ops:
+            self.op(body, g)
+        put_varint(out, len(region.ops))
+        out += body
+        self.next_id = saved
+
+
+class _Module:
+    def __init__(self, version):
+        self.version = version
+        self.strings = Interned()
+        self.types = TypeTable(version)
+        self.constants = Interned()
+        self.debug_counts: list[int] = []
+
+    def constant(self, data: bytes) -> int:
+        b = bytearray()
+        put_varint(b, len(data))
+        b += data
+        return self.constants[bytes(b)]
+
+
+def _section(out: bytearray, sid: int, content: bytes, align: int) -> None:
+    out.append(sid | (0x80 if align > 1 else 0))
+    put_varint(out, len(content))
+    if align > 1:
+        put_varint(out, align)
+        _pad(out, align)
+    out += content
+
+
+def encode_kernel(k: ir.Kernel, version=None) -> bytes:
+    """``k`` as a bytecode file holding one entry (and the module's globals)."""
+    v = parse_version(version)
+    mod = _Module(v)
+    func = bytearray()
+    put_varint(func, 1)
+    put_varint(func, mod.strings[k.name.encode()])
+    put_varint(func, mod.types.function([p.ty for p in k.params], []))
+    func.append(0x02 | (0x04 if k.hints else 0))  # entry, and whether hints follow
+    put_varint(func, 1)  # this function's index into the debug section (1-based)
+    fw = _FnWriter(mod, k.name, len(k.params))
+    if k.hints:
+        func.append(E.ATTR_OPT_HINTS)
+        fw.hints(func, k.hints)
+    body = bytearray()
+    for ins in k.body:
+        fw.op(body, to_generic(ins))
+    put_varint(func, len(body))
+    func += body
+
+    glob = bytearray()
+    if k.globals:
+        put_varint(glob, len(k.globals))
+        for gl in k.globals:
+            if v < (13, 3) and (gl.private or gl.constant):
+                fw._refuse(f"the global {gl.sym}'s visibility/constant field", (13, 3))
+            put_varint(glob, mod.strings[gl.sym.encode()])
+            put_varint(glob, mod.types.ty(ir.tile((len(gl.values),), gl.dtype)))
+            put_varint(glob, mod.constant(element_bytes(gl.dtype, list(gl.values))))
+            put_varint(glob, gl.align)
+            if v >= (13, 3):
+                glob.append(E.ENUMS["visibility"]["private" if gl.private else "public"])
+                put_varint(glob, 1 if gl.constant else 0)
+
+    consts = bytearray()
+    mod.constants.write(consts, 8)
+
+    debug = bytearray()
+    put_varint(debug, 1)  # functions with debug info
+    _pad(debug, 4)
+    debug += (0).to_bytes(4, "little")
+    per_op = 1 + fw.nops  # the function's own entry, then one per operation
+    put_varint(debug, per_op)
+    _pad(debug, 8)
+    debug += bytes(8 * per_op)  # no locations: attribute 0 everywhere
+    attrs = Interned(start=1)
+    attrs[b"\x00"]  # the reader refuses an empty attribute table
+    attrs.write(debug, 4)
+
+    types = bytearray()
+    mod.types.write(types, 4)
+    strings = bytearray()
+    mod.strings.write(strings, 4)
+
+    out = bytearray(E.MAGIC)
+    out += bytes([v[0], v[1]]) + (0).to_bytes(2, "little")
+    _section(out, E.SECTION_FUNC, bytes(func), 8)
+    if k.globals:
+        _section(out, E.SECTION_GLOBAL, bytes(glob), 1)
+    _section(out, E.SECTION_CONSTANT, bytes(consts), 8)
+    _section(out, E.SECTION_DEBUG, bytes(debug), 8)
+    _section(out, E.SECTION_TYPE, bytes(types), 4)
+    _section(out, E.SECTION_STRING, bytes(strings), 4)
+    out.append(E.SECTION_END)
+    return bytes(out)
+
+
+def encode(prog, version=None) -> bytes:
+    """``prog`` (a TileProg) lowered and encoded."""
+    from ..lower import lower
+
+    return encode_kernel(lower(prog), version)
+
+
+__all__ = ["encode_kernel", "encode", "DEFAULT", "np"]

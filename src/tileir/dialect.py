@@ -1,0 +1,281 @@
+"""One declarative table of the cuda_tile operations: what the writer puts on the wire and what
+the renderer prints, from the same entry.
+
+An entry says, in wire order: the opcode; how the result types are written (``one``: a type id
+per result; ``seq``: a counted list); the flag word's bits (unit attributes and the presence of
+optional attributes and operands); the attributes; the operands (``x`` one, ``x?`` optional and
+flagged, ``x*`` a counted group; ``counted`` ops write one count of all their operands first);
+the number of regions; and the bytecode version that introduced the op and each late field.
+
+A field added after 13.1 carries its version and the only value an older version can mean; the
+writer refuses any other value there, naming the version (see ``bytecode.writer``).
+
+``asm`` is the operation's assembly as ``tileirdisasm`` prints it, in a small template language
+read by ``render``: ``$x`` an operand (a group joined by commas), ``^x`` an operand's type, ``@0`` a
+result type (``@*`` all), ``#a`` an attribute printed by its kind (nothing at its default),
+anything else literal. ``names`` are the result names the disassembler gives (MLIR's asm names).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+V13_1, V13_2, V13_3, V13_4 = (13, 1), (13, 2), (13, 3), (13, 4)
+
+
+@dataclass(frozen=True)
+class Attr:
+    name: str
+    kind: str  # enum:<table> | int | bool | str | type | dense | i32s | bools | tagged | tagged* | hints
+    since: tuple = V13_1
+    legacy: object = None  # the one value a version before `since` can carry (None: any absent value)
+    optional: bool = False  # written only when present; its presence is a flag bit
+    default: object = None  # the value the assembly leaves out
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # a unit attribute, or the name of an optional attribute / operand
+    since: tuple = V13_1
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    opcode: int
+    results: str = "one"  # one | seq
+    flags: tuple = ()
+    attrs: tuple = ()
+    operands: tuple = ()
+    counted: bool = False
+    regions: int = 0
+    since: tuple = V13_1
+    asm: str = ""
+    names: tuple = ()  # asm result names, "" where the value is numbered
+
+
+ROUND = "enum:rounding"
+SIGN = "enum:signedness"
+OVF = "enum:overflow"
+
+
+def _fbin(name, opcode, since=V13_1):
+    return OpDef(name, opcode, flags=(Flag("flush_to_zero"),),
+                 attrs=(Attr("rounding", ROUND, default="nearest_even"),),
+                 operands=("lhs", "rhs"), since=since,
+                 asm="$lhs, $rhs #rounding #flush_to_zero : @0")
+
+
+def _plain(name, opcode, operands=("source",), since=V13_1):
+    args = ", ".join("$" + o for o in operands)
+    return OpDef(name, opcode, operands=operands, since=since, asm=f"{args} : @0")
+
+
+def _ibin(name, opcode, attrs=()):
+    attr_asm = " ".join("#" + a.name for a in attrs)
+    return OpDef(name, opcode, attrs=attrs, operands=("lhs", "rhs"),
+                 asm=f"$lhs, $rhs {attr_asm} : @0")
+
+
+_MEM_SEM = Attr("memory_semantics", "enum:memory_semantics")
+_MEM_SCOPE_OPT = Attr("memory_scope", "enum:memory_scope", optional=True)
+_HINTS_OPT = Attr("hints", "hints", optional=True)
+
+OPS = [
+    _plain("absf", 0),
+    _plain("absi", 1),
+    _fbin("addf", 2),
+    _ibin("addi", 3, (Attr("overflow", OVF, default="none"),)),
+    OpDef("alloca", 113, flags=(Flag("global"),), attrs=(Attr("num_elem", "int"), Attr("alignment", "int")),
+          since=V13_3, asm="#num_elem #alignment #global : @0"),
+    _ibin("andi", 4),
+    OpDef("assert", 5, results="none", attrs=(Attr("message", "str"),), operands=("condition",),
+          asm="$condition, #message : ^condition"),
+    OpDef("assume", 6, attrs=(Attr("predicate", "tagged"),), operands=("value",),
+          asm="#predicate, $value : @0"),
+    _plain("atan2", 110, ("x", "y"), since=V13_2),
+    OpDef("atomic_cas_tko", 7, results="one", flags=(Flag("mask"), Flag("token")),
+          attrs=(_MEM_SEM, Attr("memory_scope", "enum:memory_scope")),
+          operands=("pointers", "cmp", "val", "mask?", "token?"),
+          asm="#memory_semantics #memory_scope $pointers, $cmp, $val #mask #token : ^pointers, ^cmp -> @0, @1",
+          names=("result", "result_token")),
+    OpDef("atomic_rmw_tko", 8, flags=(Flag("mask"), Flag("token")),
+          attrs=(_MEM_SEM, Attr("memory_scope", "enum:memory_scope"), Attr("mode", "enum:atomic_mode")),
+          operands=("pointers", "arg", "mask?", "token?"),
+          asm="#memory_semantics #memory_scope $pointers, #mode, $arg #mask #token : ^pointers, ^arg -> @0, @1",
+          names=("result", "result_token")),
+    OpDef("atomic_red_view_tko", 117, results="seq", flags=(Flag("token"),),
+          attrs=(_MEM_SEM, Attr("memory_scope", "enum:memory_scope"), Attr("mode", "enum:atomic_mode")),
+          operands=("view", "index*", "value", "token?"), since=V13_3,
+          asm="#memory_semantics #memory_scope $view[$index], #mode, $value #token : ^view, ^value -> @0"),
+    _plain("bitcast", 9),
+    OpDef("break", 10, results="seq", operands=("operands",), counted=True, asm="$operands : ^operands"),
+    OpDef("broadcast", 11, operands=("source",), asm="$source : ^source -> @0", names=("bcast",)),
+    OpDef("cat", 12, attrs=(Attr("dim", "int"),), operands=("lhs", "rhs"),
+          asm="$lhs, $rhs dim = #dim : ^lhs, ^rhs -> @0"),
+    _plain("ceil", 13),
+    OpDef("cmpf", 14, attrs=(Attr("predicate", "enum:predicate"), Attr("ordering", "enum:ordering")),
+          operands=("lhs", "rhs"), asm="#predicate #ordering $lhs, $rhs : ^lhs -> @0"),
+    OpDef("cmpi", 15, attrs=(Attr("predicate", "enum:predicate"), Attr("signedness", SIGN)),
+          operands=("lhs", "rhs"), asm="#predicate $lhs, $rhs, #signedness : ^lhs -> @0"),
+    OpDef("constant", 16, attrs=(Attr("value", "dense"),), asm="#value : @0"),
+    OpDef("continue", 17, results="seq", operands=("operands",), counted=True, asm="$operands : ^operands"),
+    _plain("cos", 18),
+    _plain("cosh", 19),
+    _fbin("divf", 20),
+    _ibin("divi", 21, (Attr("signedness", SIGN), Attr("rounding", ROUND, default="zero"))),
+    # 22 is the entry, written by the function section rather than as an operation.
+    OpDef("exp", 23, attrs=(Attr("rounding", ROUND, since=V13_3, legacy="full", default="full"),),
+          operands=("source",), asm="$source #rounding : @0"),
+    OpDef("exp2", 24, flags=(Flag("flush_to_zero"),), operands=("source",),
+          asm="$source #flush_to_zero : @0"),
+    OpDef("exti", 37, attrs=(Attr("signedness", SIGN),), operands=("from",), asm="$from #signedness : ^from -> @0"),
+    OpDef("extract", 38, results="seq", operands=("source", "indices"), counted=True,
+          asm="$source[$indices] : ^source -> @0"),
+    _plain("floor", 39),
+    OpDef("fma", 40, flags=(Flag("flush_to_zero"),), attrs=(Attr("rounding", ROUND, default="nearest_even"),),
+          operands=("lhs", "rhs", "acc"), asm="$lhs, $rhs, $acc #rounding #flush_to_zero : @0"),
+    OpDef("for", 41, results="seq", flags=(Flag("unsignedCmp", since=V13_2),),
+          operands=("lowerBound", "upperBound", "step", "initValues"), counted=True, regions=1,
+          asm="<for>", names=("for",)),
+    OpDef("ftof", 42, attrs=(Attr("rounding", ROUND, default="nearest_even"),), operands=("from",),
+          asm="$from #rounding : ^from -> @0"),
+    OpDef("ftoi", 43, flags=(Flag("saturating", since=V13_4),),
+          attrs=(Attr("signedness", SIGN), Attr("rounding", ROUND, default="nearest_int_to_zero")),
+          operands=("from",), asm="$from #signedness #rounding #saturating : ^from -> @0"),
+    OpDef("get_global", 44, attrs=(Attr("name", "symbol"),), asm="#name : @0"),
+    OpDef("get_index_space_shape", 45, results="seq", operands=("src",), asm="$src : ^src -> @0",
+          names=("",)),
+    OpDef("get_num_tile_blocks", 46, results="one", asm=": @0",
+          names=("gridSize_x", "gridSize_y", "gridSize_z")),
+    OpDef("get_tensor_shape", 47, results="seq", operands=("src",), asm="$src : ^src -> @0", names=("",)),
+    OpDef("get_tile_block_id", 48, results="one", asm=": @0",
+          names=("blockId_x", "blockId_y", "blockId_z")),
+    OpDef("global", 49, results="none", flags=(Flag("constant", since=V13_3),),
+          attrs=(Attr("sym_name", "str"), Attr("value", "dense"), Attr("alignment", "int"),
+                 Attr("visibility", "enum:visibility", since=V13_3, legacy="public")),
+          asm="<global>"),
+    OpDef("if", 50, results="seq", operands=("condition",), regions=2, asm="<if>"),
+    OpDef("int_to_ptr", 51, operands=("source",), asm="$source : ^source -> @0"),
+    OpDef("iota", 58, asm=": @0"),
+    OpDef("itof", 59, attrs=(Attr("signedness", SIGN), Attr("rounding", ROUND, default="nearest_even")),
+          operands=("from",), asm="$from #signedness #rounding : ^from -> @0"),
+    OpDef("join_tokens", 60, results="seq", operands=("tokens",), counted=True, asm="$tokens : @0"),
+    OpDef("load_ptr_tko", 61, flags=(Flag("memory_scope"), Flag("hints"), Flag("mask"), Flag("paddingValue"),
+                                     Flag("token")),
+          attrs=(_MEM_SEM, _MEM_SCOPE_OPT, _HINTS_OPT),
+          operands=("source", "mask?", "paddingValue?", "token?"),
+          asm="<load_ptr_tko>", names=("result", "result_token")),
+    OpDef("load_view_tko", 62, results="seq", flags=(Flag("memory_scope"), Flag("hints"), Flag("token")),
+          attrs=(_MEM_SEM, _MEM_SCOPE_OPT, _HINTS_OPT, Attr("inbounds", "bools", since=V13_4, legacy=())),
+          operands=("view", "index*", "token?"), asm="<load_view_tko>", names=("tile", "result_token")),
+    _plain("log", 63),
+    _plain("log2", 64),
+    OpDef("loop", 65, results="seq", operands=("initValues",), counted=True, regions=1, asm="<loop>",
+          names=("loop",)),
+    OpDef("make_partition_view", 66, operands=("tensor_view",), asm="$tensor_view : @0", names=("pview",)),
+    OpDef("make_tensor_view", 67, results="seq", operands=("base", "dynamicShape*", "dynamicStrides*"),
+          asm="<make_tensor_view>", names=("tview",)),
+    OpDef("make_token", 68, asm=": @0"),
+    OpDef("maxf", 69, flags=(Flag("propagate_nan"), Flag("flush_to_zero")), operands=("lhs", "rhs"),
+          asm="$lhs, $rhs #propagate_nan #flush_to_zero : @0"),
+    _ibin("maxi", 70, (Attr("signedness", SIGN),)),
+    OpDef("minf", 71, flags=(Flag("propagate_nan"), Flag("flush_to_zero")), operands=("lhs", "rhs"),
+          asm="$lhs, $rhs #propagate_nan #flush_to_zero : @0"),
+    _ibin("mini", 72, (Attr("signedness", SIGN),)),
+    OpDef("mmaf", 73, flags=(Flag("fast_acc", since=V13_3),), operands=("lhs", "rhs", "acc"),
+          asm="$lhs, $rhs, $acc #fast_acc : ^lhs, ^rhs, ^acc"),
+    OpDef("mmai", 74, attrs=(Attr("signedness_lhs", SIGN), Attr("signedness_rhs", SIGN)),
+          operands=("lhs", "rhs", "acc"),
+          asm="$lhs, $rhs, $acc #signedness_lhs #signedness_rhs : ^lhs, ^rhs, ^acc"),
+    _fbin("mulf", 76),
+    OpDef("mulhii", 77, operands=("x", "y"), asm="$x, $y : @0"),
+    _ibin("muli", 78, (Attr("overflow", OVF, default="none"),)),
+    _plain("negf", 79),
+    OpDef("negi", 80, attrs=(Attr("overflow", OVF, since=V13_2, legacy="none", default="none"),),
+          operands=("source",), asm="$source #overflow : @0"),
+    OpDef("offset", 81, operands=("ptr", "offset"), asm="$ptr, $offset : ^ptr, ^offset -> @0"),
+    _ibin("ori", 82),
+    OpDef("permute", 83, attrs=(Attr("permutation", "i32s"),), operands=("source",),
+          asm="$source #permutation : ^source -> @0"),
+    _plain("pow", 84, ("source", "exponent")),
+    OpDef("print_tko", 85, results="seq", flags=(Flag("token", since=V13_2),), attrs=(Attr("str", "str"),),
+          operands=("args*", "token?"), asm="<print_tko>"),
+    OpDef("ptr_to_int", 86, operands=("source",), asm="$source : ^source -> @0"),
+    OpDef("ptr_to_ptr", 87, operands=("source",), asm="$source : ^source -> @0"),
+    OpDef("reduce", 88, results="seq", attrs=(Attr("dim", "int"), Attr("identities", "tagged*")),
+          operands=("operands",), counted=True, regions=1, asm="<reduce>", names=("reduce",)),
+    _plain("remf", 89, ("lhs", "rhs")),
+    _ibin("remi", 90, (Attr("signedness", SIGN),)),
+    OpDef("reshape", 91, operands=("source",), asm="$source : ^source -> @0", names=("reshape",)),
+    OpDef("return", 92, results="seq", operands=("operands",), counted=True, asm="<terminator>"),
+    OpDef("rsqrt", 93, flags=(Flag("flush_to_zero"),), operands=("source",), asm="$source #flush_to_zero : @0"),
+    OpDef("scan", 94, results="seq", attrs=(Attr("dim", "int"), Attr("reverse", "bool"), Attr("identities", "tagged*")),
+          operands=("operands",), counted=True, regions=1, asm="<scan>", names=("scan",)),
+    OpDef("select", 95, operands=("cond", "val_if_true", "val_if_false"),
+          asm="$cond, $val_if_true, $val_if_false : ^cond, @0"),
+    _ibin("shli", 96, (Attr("overflow", OVF, default="none"),)),
+    _ibin("shri", 97, (Attr("signedness", SIGN),)),
+    _plain("sin", 98),
+    _plain("sinh", 99),
+    OpDef("sqrt", 100, flags=(Flag("flush_to_zero"),), attrs=(Attr("rounding", ROUND, default="nearest_even"),),
+          operands=("source",), asm="$source #rounding #flush_to_zero : @0"),
+    OpDef("store_ptr_tko", 101, flags=(Flag("memory_scope"), Flag("hints"), Flag("mask"), Flag("token")),
+          attrs=(_MEM_SEM, _MEM_SCOPE_OPT, _HINTS_OPT),
+          operands=("destination", "value", "mask?", "token?"), asm="<store_ptr_tko>"),
+    OpDef("store_view_tko", 102, results="seq", flags=(Flag("memory_scope"), Flag("hints"), Flag("token")),
+          attrs=(_MEM_SEM, _MEM_SCOPE_OPT, _HINTS_OPT, Attr("inbounds", "bools", since=V13_4, legacy=())),
+          operands=("tile", "view", "index*", "token?"), asm="<store_view_tko>"),
+    _fbin("subf", 103),
+    _ibin("subi", 104, (Attr("overflow", OVF, default="none"),)),
+    _plain("tan", 105),
+    OpDef("tanh", 106, attrs=(Attr("rounding", ROUND, since=V13_2, legacy="full", default="full"),),
+          operands=("source",), asm="$source #rounding : @0"),
+    OpDef("trunci", 107, attrs=(Attr("overflow", OVF, default="none"),), operands=("from",),
+          asm="$from #overflow : ^from -> @0"),
+    _ibin("xori", 108),
+    OpDef("yield", 109, results="seq", operands=("operands",), counted=True, asm="<terminator>"),
+    OpDef("pack", 111, operands=("source",), since=V13_3, asm="$source : ^source -> @0"),
+    OpDef("unpack", 112, operands=("source",), since=V13_3, asm="$source : ^source -> @0"),
+    OpDef("mmaf_scaled", 114, operands=("lhs", "rhs", "acc", "lhs_scale", "rhs_scale"), since=V13_3,
+          asm="$lhs, $rhs, $acc, $lhs_scale, $rhs_scale : ^lhs, ^rhs, ^acc, ^lhs_scale, ^rhs_scale"),
+    OpDef("make_gather_scatter_view", 115, operands=("tensor_view",), since=V13_3,
+          asm="$tensor_view : @0"),
+    OpDef("make_strided_view", 116, operands=("tensor_view",), since=V13_3, asm="$tensor_view : @0"),
+    OpDef("insert", 118, results="seq", operands=("source", "destination", "indices"), counted=True,
+          since=V13_4, asm="$source into $destination[$indices] : ^source -> @0"),
+    OpDef("gdc_launch_dependents_tko", 119, flags=(Flag("token"),), operands=("token?",), since=V13_4,
+          asm="#token : @0"),
+    OpDef("gdc_wait_tko", 120, flags=(Flag("token"),), operands=("token?",), since=V13_4, asm="#token : @0"),
+    OpDef("fpowi", 121, operands=("source", "exponent"), since=V13_4, asm="$source, $exponent : @0, ^exponent"),
+    OpDef("memory_fence_alias_tko", 122, operands=("token",), since=V13_4, asm="$token : @0"),
+]
+
+BY_NAME = {op.name: op for op in OPS}
+BY_OPCODE = {op.opcode: op for op in OPS}
+
+
+@dataclass
+class GRegion:
+    """One region of a generic operation: its block arguments (value number, type) and ops."""
+
+    args: tuple
+    ops: list
+
+
+@dataclass
+class GOp:
+    """An operation in the table's terms: the name of its entry, the values it defines with
+    their types, its operands (by the entry's names), the operands' types, its attributes and
+    its regions. ``owner`` is carried through for diagnostics only."""
+
+    name: str
+    results: tuple = ()  # ((value number, Ty), ...)
+    operands: dict = field(default_factory=dict)
+    operand_tys: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
+    regions: tuple = ()
+
+    @property
+    def opdef(self) -> OpDef:
+        return BY_NAME[self.name]

@@ -1,0 +1,841 @@
+"""The lowered program: Tile IR types, operands and instructions as frozen dataclasses.
+
+This is the spec's ``Ty``, ``Elem``, ``Ref``, ``Instr`` (every variant, including those the
+lowering does not emit yet), ``Kernel`` and ``Owner``. ``render`` and the bytecode writer both read
+these; neither adds meaning to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Optional, Union
+
+# The marker of a dimension whose extent (or stride) an operand carries; the dialect prints it ?.
+DYN_DIM = -1
+
+
+class Padding(Enum):
+    """Which value an out-of-bounds lane of a view load reads (NoPadding: the attribute is absent)."""
+
+    NoPadding = None
+    PadZero = "zero"
+    PadNegZero = "neg_zero"
+    PadNan = "nan"
+    PadPosInf = "pos_inf"
+    PadNegInf = "neg_inf"
+
+
+NoPadding = Padding.NoPadding
+PadZero = Padding.PadZero
+PadNegZero = Padding.PadNegZero
+PadNan = Padding.PadNan
+PadPosInf = Padding.PadPosInf
+PadNegInf = Padding.PadNegInf
+
+
+def padding_name(p: Padding) -> str:
+    """The keyword the dialect spells a padding value with (empty for NoPadding)."""
+    return p.value or ""
+
+
+def padding_is_special(p: Padding) -> bool:
+    """Whether ``p`` is one of the four special values, legal only over a float format."""
+    return p in (PadNegZero, PadNan, PadPosInf, PadNegInf)
+
+
+def padding_present(p: Padding) -> bool:
+    """Whether a view carries a padding_value at all."""
+    return p is not NoPadding
+
+
+# ---- element types and types ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number format by its Tile IR name (``i32``, ``f32``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PtrTo:
+    """A pointer to a number format."""
+
+    name: str
+
+
+Elem = Union[Num, PtrTo]
+
+
+@dataclass(frozen=True)
+class Token:
+    pass
+
+
+@dataclass(frozen=True)
+class Tile:
+    shape: tuple
+    elem: Elem
+
+
+@dataclass(frozen=True)
+class TensorView:
+    elem: Elem
+    shape: tuple
+    strides: tuple
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    tile_shape: tuple
+    elem: Elem
+    shape: tuple
+    strides: tuple
+    dim_map: tuple
+    padding: Padding = NoPadding
+
+
+@dataclass(frozen=True)
+class StridedView:
+    tile_shape: tuple
+    traversal: tuple
+    elem: Elem
+    shape: tuple
+    strides: tuple
+    dim_map: tuple
+    padding: Padding = NoPadding
+
+
+@dataclass(frozen=True)
+class GatherScatterView:
+    tile_shape: tuple
+    elem: Elem
+    shape: tuple
+    strides: tuple
+    sparse_dim: int
+    padding: Padding = NoPadding
+
+
+Ty = Union[Token, Tile, TensorView, PartitionView, StridedView, GatherScatterView]
+TOKEN = Token()
+
+
+def tile(shape, elem: str | Elem) -> Tile:
+    """``Tile(shape, Num(elem))`` with the shape as a tuple; a shorthand the lowering uses a lot."""
+    return Tile(tuple(shape), Num(elem) if isinstance(elem, str) else elem)
+
+
+def tensor_view_of(t: Ty) -> TensorView:
+    """The tensor_view type a flat partition, strided or gather/scatter view was cut from."""
+    if isinstance(t, TensorView):
+        return t
+    return TensorView(t.elem, t.shape, t.strides)
+
+
+# ---- operands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arg:
+    """An entry parameter, by position."""
+
+    pos: int
+
+
+@dataclass(frozen=True)
+class Val:
+    """The value an earlier instruction defined, by its number."""
+
+    id: int
+
+
+Ref = Union[Arg, Val]
+
+
+# ---- attributes carried by instructions -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdF:
+    """A float identity of a reduction or scan operand, in that operand's format."""
+
+    dtype: str
+    value: float
+
+
+@dataclass(frozen=True)
+class IdI:
+    """An integer identity of a reduction or scan operand."""
+
+    dtype: str
+    value: int
+
+
+RedId = Union[IdF, IdI]
+
+
+@dataclass(frozen=True)
+class DivBy:
+    divisor: int
+    every: Optional[int] = None
+    along: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SameElements:
+    groups: tuple
+
+
+@dataclass(frozen=True)
+class Bounded:
+    lb: Optional[int] = None
+    ub: Optional[int] = None
+
+
+AssumePred = Union[DivBy, SameElements, Bounded]
+
+# Hints: ((arch, ((key, value), ...)), ...) -- the dialect's nested dictionary.
+Hints = tuple
+
+
+# ---- instructions ---------------------------------------------------------------------------
+# Field names follow the spec's Instr. Lists are tuples so an Instr is hashable and immutable.
+
+
+@dataclass(frozen=True)
+class MakeTok:
+    dst: int
+
+
+@dataclass(frozen=True)
+class BlockIds:
+    x: int
+    y: int
+    z: int
+
+
+@dataclass(frozen=True)
+class BlockCounts:
+    x: int
+    y: int
+    z: int
+
+
+@dataclass(frozen=True)
+class ConstInt:
+    dst: int
+    ty: Ty
+    value: int
+
+
+@dataclass(frozen=True)
+class ConstFloat:
+    dst: int
+    ty: Ty
+    value: float
+
+
+@dataclass(frozen=True)
+class MulInt:
+    dst: int
+    ty: Ty
+    lhs: Ref
+    rhs: Ref
+    overflow: str = "none"
+
+
+@dataclass(frozen=True)
+class AddInt:
+    dst: int
+    ty: Ty
+    lhs: Ref
+    rhs: Ref
+    overflow: str = "none"
+
+
+@dataclass(frozen=True)
+class Reshape:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class IotaTile:
+    dst: int
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class Offset:
+    dst: int
+    ptrs: Ref
+    offs: Ref
+    ptr_ty: Ty
+    off_ty: Ty
+
+
+@dataclass(frozen=True)
+class LoadPtr:
+    dst: int
+    tok_out: int
+    ptrs: Ref
+    mask: Optional[Ref]
+    pad: Optional[Ref]
+    tok_in: Ref
+    ptr_ty: Ty
+    mask_ty: Optional[Ty]
+    val_ty: Ty
+    hints: Hints = ()
+
+
+@dataclass(frozen=True)
+class StorePtr:
+    tok_out: int
+    ptrs: Ref
+    value: Ref
+    mask: Optional[Ref]
+    tok_in: Ref
+    ptr_ty: Ty
+    mask_ty: Optional[Ty]
+    val_ty: Ty
+    hints: Hints = ()
+
+
+@dataclass(frozen=True)
+class AtomicRMWPtr:
+    dst: int
+    tok_out: int
+    ptrs: Ref
+    mode: str
+    arg: Ref
+    mask: Optional[Ref]
+    tok_in: Ref
+    ptr_ty: Ty
+    mask_ty: Optional[Ty]
+    val_ty: Ty
+
+
+@dataclass(frozen=True)
+class AtomicCASPtr:
+    dst: int
+    tok_out: int
+    ptrs: Ref
+    cmp: Ref
+    val: Ref
+    mask: Optional[Ref]
+    tok_in: Ref
+    ptr_ty: Ty
+    mask_ty: Optional[Ty]
+    val_ty: Ty
+
+
+@dataclass(frozen=True)
+class FloatUn:
+    """negf absf exp exp2 log log2 sqrt rsqrt tanh floor ceil sin cos tan sinh cosh ...;
+    ``attrs`` holds the op's rounding / flush_to_zero where it has them."""
+
+    dst: int
+    op: str
+    ty: Ty
+    src: Ref
+    rounding: str = ""
+    ftz: bool = False
+
+
+@dataclass(frozen=True)
+class FloatBin:
+    dst: int
+    op: str
+    ty: Ty
+    lhs: Ref
+    rhs: Ref
+    rounding: str = ""
+    ftz: bool = False
+    propagate_nan: bool = False
+
+
+@dataclass(frozen=True)
+class FloatFma:
+    dst: int
+    ty: Ty
+    lhs: Ref
+    rhs: Ref
+    acc: Ref
+    rounding: str = "nearest_even"
+    ftz: bool = False
+
+
+@dataclass(frozen=True)
+class FloatMma:
+    dst: int
+    ty: Ty
+    lhs_ty: Ty
+    rhs_ty: Ty
+    lhs: Ref
+    rhs: Ref
+    acc: Ref
+
+
+@dataclass(frozen=True)
+class FloatMmaScaled:
+    dst: int
+    ty: Ty
+    lhs_ty: Ty
+    rhs_ty: Ty
+    scale_ty: Ty
+    rhs_scale_ty: Ty
+    lhs: Ref
+    rhs: Ref
+    acc: Ref
+    lhs_scale: Ref
+    rhs_scale: Ref
+
+
+@dataclass(frozen=True)
+class IntMma:
+    dst: int
+    ty: Ty
+    lhs_ty: Ty
+    rhs_ty: Ty
+    lhs: Ref
+    rhs: Ref
+    acc: Ref
+
+
+@dataclass(frozen=True)
+class CmpFloat:
+    dst: int
+    pred: str
+    ty: Ty
+    res_ty: Ty
+    lhs: Ref
+    rhs: Ref
+    ordered: bool = True
+
+
+@dataclass(frozen=True)
+class CmpInt:
+    dst: int
+    pred: str
+    ty: Ty
+    res_ty: Ty
+    lhs: Ref
+    rhs: Ref
+    signed: bool = True
+
+
+@dataclass(frozen=True)
+class IntUn:
+    dst: int
+    op: str
+    ty: Ty
+    src: Ref
+    overflow: str = "none"
+
+
+@dataclass(frozen=True)
+class IntBin:
+    """subi divi remi maxi mini mulhii andi ori xori shli shri shru (and addi muli at another
+    overflow or width than AddInt/MulInt cover)."""
+
+    dst: int
+    op: str
+    ty: Ty
+    lhs: Ref
+    rhs: Ref
+    overflow: str = "none"
+
+
+@dataclass(frozen=True)
+class Cast:
+    """ftof ftof_zero ftof_neg_inf ftof_pos_inf ftof_away itof ftoi ftoi_sat exti extis trunci bitcast
+    pack unpack."""
+
+    dst: int
+    op: str
+    from_: Ty
+    to: Ty
+    src: Ref
+
+
+@dataclass(frozen=True)
+class SelectTile:
+    dst: int
+    cond_ty: Ty
+    ty: Ty
+    cond: Ref
+    lhs: Ref
+    rhs: Ref
+
+
+@dataclass(frozen=True)
+class ForLoop:
+    results: tuple
+    tys: tuple
+    iv: int
+    lower: Ref
+    upper: Ref
+    step: Ref
+    unsigned: bool
+    inits: tuple
+    carried: tuple
+    body: tuple
+
+
+@dataclass(frozen=True)
+class WhileLoop:
+    results: tuple
+    tys: tuple
+    inits: tuple
+    carried: tuple
+    body: tuple
+
+
+@dataclass(frozen=True)
+class BreakVals:
+    values: tuple
+    tys: tuple
+
+
+@dataclass(frozen=True)
+class Cont:
+    values: tuple
+    tys: tuple
+
+
+@dataclass(frozen=True)
+class ReduceTile:
+    results: tuple
+    tys: tuple
+    dim: int
+    identities: tuple
+    operands: tuple
+    operand_tys: tuple
+    args: tuple
+    body: tuple
+
+
+@dataclass(frozen=True)
+class ScanTile:
+    results: tuple
+    tys: tuple
+    dim: int
+    reverse: bool
+    identities: tuple
+    operands: tuple
+    operand_tys: tuple
+    args: tuple
+    body: tuple
+
+
+@dataclass(frozen=True)
+class IfElse:
+    results: tuple
+    tys: tuple
+    cond: Ref
+    cond_ty: Ty
+    on_true: tuple
+    on_false: tuple
+
+
+@dataclass(frozen=True)
+class YieldVals:
+    values: tuple
+    tys: tuple
+
+
+@dataclass(frozen=True)
+class ExtractTile:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+    indices: tuple
+
+
+@dataclass(frozen=True)
+class InsertTile:
+    dst: int
+    src: Ref
+    dest: Ref
+    sub: Ty
+    to: Ty
+    indices: tuple
+
+
+@dataclass(frozen=True)
+class FloatPowI:
+    dst: int
+    ty: Ty
+    exp_ty: Ty
+    base: Ref
+    exp: Ref
+
+
+@dataclass(frozen=True)
+class CatTile:
+    dst: int
+    dim: int
+    lhs: Ref
+    rhs: Ref
+    lhs_ty: Ty
+    rhs_ty: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class PermuteTile:
+    dst: int
+    src: Ref
+    perm: tuple
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class JoinTokens:
+    dst: int
+    toks: tuple
+
+
+@dataclass(frozen=True)
+class PtrToIntTile:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class IntToPtrTile:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class PtrToPtrTile:
+    dst: int
+    src: Ref
+    from_: Ty
+    to: Ty
+
+
+@dataclass(frozen=True)
+class AssertTile:
+    cond: Ref
+    cond_ty: Ty
+    message: str
+
+
+@dataclass(frozen=True)
+class AssumeTile:
+    dst: int
+    src: Ref
+    pred: AssumePred
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class PrintTile:
+    tok_out: int
+    fmt: str
+    args: tuple
+    arg_ty: Ty
+    tok_in: Ref
+
+
+@dataclass(frozen=True)
+class TokenOnlyTile:
+    tok_out: int
+    op: str
+    tok_in: Ref
+
+
+@dataclass(frozen=True)
+class GetGlobalPtr:
+    dst: int
+    sym: str
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class AllocaPtr:
+    dst: int
+    num_elem: int
+    align: int
+    shared: bool
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class MakeTensorView:
+    dst: int
+    base: Ref
+    base_ty: Ty
+    ty: Ty
+    dyn_shape: tuple
+    dyn_strides: tuple
+    dyn_ty: Ty
+
+
+@dataclass(frozen=True)
+class MakePartitionView:
+    dst: int
+    src: Ref
+    src_ty: Ty
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class MakeStridedView:
+    dst: int
+    src: Ref
+    src_ty: Ty
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class MakeGatherScatterView:
+    dst: int
+    src: Ref
+    src_ty: Ty
+    ty: Ty
+
+
+@dataclass(frozen=True)
+class GetTensorShape:
+    dsts: tuple
+    src: Ref
+    src_ty: Ty
+    res_ty: Ty
+
+
+@dataclass(frozen=True)
+class GetIndexSpaceShape:
+    dsts: tuple
+    src: Ref
+    src_ty: Ty
+    res_ty: Ty
+
+
+@dataclass(frozen=True)
+class LoadViewTile:
+    dst: int
+    tok_out: int
+    view: Ref
+    view_ty: Ty
+    indices: tuple
+    idx_tys: tuple
+    ty: Ty
+    tok_in: Ref
+    inbounds: tuple = ()
+    hints: Hints = ()
+
+
+@dataclass(frozen=True)
+class StoreViewTile:
+    tok_out: int
+    view: Ref
+    view_ty: Ty
+    value: Ref
+    val_ty: Ty
+    indices: tuple
+    idx_tys: tuple
+    tok_in: Ref
+    inbounds: tuple = ()
+    hints: Hints = ()
+
+
+@dataclass(frozen=True)
+class AtomicRedViewTile:
+    tok_out: int
+    view: Ref
+    view_ty: Ty
+    value: Ref
+    val_ty: Ty
+    indices: tuple
+    idx_tys: tuple
+    mode: str
+    scope: str
+    tok_in: Ref
+
+
+@dataclass(frozen=True)
+class Ret:
+    pass
+
+
+INSTR_KINDS = (
+    MakeTok, BlockIds, ConstInt, ConstFloat, MulInt, AddInt, Reshape, Broadcast, IotaTile, Offset,
+    LoadPtr, StorePtr, AtomicRMWPtr, AtomicCASPtr, FloatUn, FloatBin, FloatFma, FloatMma,
+    FloatMmaScaled, IntMma, CmpFloat, CmpInt, IntUn, IntBin, Cast, SelectTile, ForLoop, WhileLoop,
+    BreakVals, Cont, ReduceTile, ScanTile, IfElse, YieldVals, ExtractTile, InsertTile, FloatPowI,
+    CatTile, PermuteTile, BlockCounts, JoinTokens, PtrToIntTile, IntToPtrTile, PtrToPtrTile,
+    AssertTile, AssumeTile, PrintTile, TokenOnlyTile, GetGlobalPtr, AllocaPtr, MakeTensorView,
+    MakePartitionView, MakeStridedView, MakeGatherScatterView, GetTensorShape, GetIndexSpaceShape,
+    LoadViewTile, StoreViewTile, AtomicRedViewTile, Ret,
+)
+
+Instr = Union[INSTR_KINDS]  # type: ignore[valid-type]
+
+
+# ---- kernels --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KParam:
+    """An entry parameter: a pointer to ``dtype`` (ByPtr) or a rank-0 tile of it (ByValue)."""
+
+    dtype: str
+    by_ptr: bool = True
+
+    @property
+    def ty(self) -> Tile:
+        return Tile((), PtrTo(self.dtype) if self.by_ptr else Num(self.dtype))
+
+
+@dataclass(frozen=True)
+class Global:
+    """A module global: a symbol, its format, its initial values in linear order."""
+
+    sym: str
+    dtype: str
+    values: tuple
+    align: int = 0
+    private: bool = False
+    constant: bool = False
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    params: tuple
+    globals: tuple = ()
+    body: tuple = ()
+    hints: Hints = ()
+    producer: Optional[str] = None
+    debug: Optional[object] = None
+    owners: tuple = field(default=(), compare=False)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Which program operation (depth-first number) an instruction of Kernel.body came from;
+    ``inner`` is the same for each body of a region instruction."""
+
+    op: int
+    inner: tuple = ()
