@@ -13,8 +13,9 @@ from .errors import TileirError
 
 I32_0D = ir.tile((), "i32")
 I1_0D = ir.tile((), "i1")
+V = ir.Val
 
-# FloatUn / FloatBin op -> (dialect op, attributes it carries)
+# FloatUn op -> (dialect op, attributes it carries)
 _FLOAT_UN = {
     "negf": ("negf", ()), "absf": ("absf", ()), "floor": ("floor", ()), "ceil": ("ceil", ()),
     "sin": ("sin", ()), "cos": ("cos", ()), "tan": ("tan", ()), "sinh": ("sinh", ()),
@@ -27,191 +28,385 @@ _FLOAT_BIN_ROUNDED = {"addf", "subf", "mulf", "divf"}
 _FLOAT_BIN_NAN = {"maxf", "minf"}
 _FLOAT_BIN_PLAIN = {"remf": ("lhs", "rhs"), "pow": ("source", "exponent"), "atan2": ("x", "y")}
 
+# IntBin op -> dialect op; which attributes it carries
 _INT_BIN = {
-    # op -> (dialect op, fixed attributes)
-    "addi": ("addi", {}), "subi": ("subi", {}), "muli": ("muli", {}), "shli": ("shli", {}),
-    "divi": ("divi", {"signedness": "signed", "rounding": "zero"}),
-    "remi": ("remi", {"signedness": "signed"}),
-    "maxi": ("maxi", {"signedness": "signed"}), "mini": ("mini", {"signedness": "signed"}),
-    "shri": ("shri", {"signedness": "signed"}), "shru": ("shri", {"signedness": "unsigned"}),
-    "mulhii": ("mulhii", {}), "andi": ("andi", {}), "ori": ("ori", {}), "xori": ("xori", {}),
+    "addi": "addi", "subi": "subi", "muli": "muli", "shli": "shli", "divi": "divi", "remi": "remi",
+    "maxi": "maxi", "mini": "mini", "shri": "shri", "shru": "shri", "mulhii": "mulhii", "andi": "andi",
+    "ori": "ori", "xori": "xori",
 }
 _INT_OVERFLOW = {"addi", "subi", "muli", "shli"}
+_INT_SIGNED = {"divi", "remi", "maxi", "mini"}
 
 _FTOF_ROUNDING = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
                   "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}
 
+_TOKEN_ONLY = {"gdc_launch_dependents_tko", "gdc_wait_tko", "memory_fence_alias_tko"}
 
-def _tok(ref):
-    return ref
+
+def _sign(signed: bool) -> str:
+    return "signed" if signed else "unsigned"
+
+
+def _one(dst, ty) -> tuple:
+    return ((V(dst), ty),)
+
+
+def _region(args, body) -> GRegion:
+    return GRegion(tuple(args), [to_generic(x) for x in body])
 
 
 def to_generic(ins) -> GOp:
     """The table's view of one lowered instruction (regions converted recursively)."""
     k = type(ins)
-    V = ir.Val
-    if k is ir.MakeTok:
-        return GOp("make_token", ((V(ins.dst), ir.TOKEN),))
-    if k is ir.BlockIds or k is ir.BlockCounts:
-        name = "get_tile_block_id" if k is ir.BlockIds else "get_num_tile_blocks"
-        return GOp(name, tuple((V(d), I32_0D) for d in (ins.x, ins.y, ins.z)))
-    if k is ir.ConstInt:
-        return GOp("constant", ((V(ins.dst), ins.ty),), attrs={"value": ("int", ins.ty.elem.name, ins.value)})
-    if k is ir.ConstFloat:
-        return GOp("constant", ((V(ins.dst), ins.ty),),
-                   attrs={"value": ("float", ins.ty.elem.name, ins.value)})
-    if k is ir.MulInt or k is ir.AddInt:
-        return GOp("muli" if k is ir.MulInt else "addi", ((V(ins.dst), ins.ty),),
-                   {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-                   {"overflow": ins.overflow})
-    if k is ir.Reshape or k is ir.Broadcast:
-        return GOp("reshape" if k is ir.Reshape else "broadcast", ((V(ins.dst), ins.to),),
-                   {"source": ins.src}, {"source": ins.from_})
-    if k is ir.IotaTile:
-        return GOp("iota", ((V(ins.dst), ins.ty),))
-    if k is ir.Offset:
-        return GOp("offset", ((V(ins.dst), ins.ptr_ty),), {"ptr": ins.ptrs, "offset": ins.offs},
-                   {"ptr": ins.ptr_ty, "offset": ins.off_ty})
-    if k is ir.LoadPtr:
-        return GOp("load_ptr_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
-                   {"source": ins.ptrs, "mask": ins.mask, "paddingValue": ins.pad, "token": ins.tok_in},
-                   {"source": ins.ptr_ty, "mask": ins.mask_ty, "paddingValue": ins.val_ty},
-                   {"memory_semantics": "weak", "memory_scope": None, "hints": ins.hints or None})
-    if k is ir.StorePtr:
-        return GOp("store_ptr_tko", ((V(ins.tok_out), ir.TOKEN),),
-                   {"destination": ins.ptrs, "value": ins.value, "mask": ins.mask, "token": ins.tok_in},
-                   {"destination": ins.ptr_ty, "value": ins.val_ty, "mask": ins.mask_ty},
-                   {"memory_semantics": "weak", "memory_scope": None, "hints": ins.hints or None})
-    if k is ir.AtomicRMWPtr:
-        return GOp("atomic_rmw_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
-                   {"pointers": ins.ptrs, "arg": ins.arg, "mask": ins.mask, "token": ins.tok_in},
-                   {"pointers": ins.ptr_ty, "arg": ins.val_ty, "mask": ins.mask_ty},
-                   {"memory_semantics": "relaxed", "memory_scope": "device", "mode": ins.mode})
-    if k is ir.AtomicCASPtr:
-        return GOp("atomic_cas_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
-                   {"pointers": ins.ptrs, "cmp": ins.cmp, "val": ins.val, "mask": ins.mask,
-                    "token": ins.tok_in},
-                   {"pointers": ins.ptr_ty, "cmp": ins.val_ty, "val": ins.val_ty, "mask": ins.mask_ty},
-                   {"memory_semantics": "relaxed", "memory_scope": "device"})
-    if k is ir.FloatUn:
+    fn = _CONVERT.get(k)
+    if fn is None:
+        raise TileirError(f"the writer has no encoding for {k.__name__}")
+    return fn(ins)
+
+
+def _consts(ins) -> GOp:
+    kind = "int" if type(ins) is ir.ConstInt else "float"
+    return GOp("constant", _one(ins.dst, ins.ty), attrs={"value": (kind, ins.ty.elem.name, ins.value)})
+
+
+def _block_ids(ins) -> GOp:
+    name = "get_tile_block_id" if type(ins) is ir.BlockIds else "get_num_tile_blocks"
+    return GOp(name, tuple((V(d), I32_0D) for d in (ins.x, ins.y, ins.z)))
+
+
+def _add_mul(ins) -> GOp:
+    name = "muli" if type(ins) is ir.MulInt else "addi"
+    return GOp(name, _one(ins.dst, ins.ty), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
+               {"overflow": ins.overflow})
+
+
+def _unary_shape(name):
+    def conv(ins) -> GOp:
+        return GOp(name, _one(ins.dst, ins.to), {"source": ins.src}, {"source": ins.from_})
+    return conv
+
+
+def _load_ptr(ins) -> GOp:
+    return GOp("load_ptr_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
+               {"source": ins.ptrs, "mask": ins.mask, "paddingValue": ins.pad, "token": ins.tok_in},
+               {"source": ins.ptr_ty, "mask": ins.mask_ty, "paddingValue": ins.val_ty, "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None})
+
+
+def _store_ptr(ins) -> GOp:
+    return GOp("store_ptr_tko", _one(ins.tok_out, ir.TOKEN),
+               {"destination": ins.ptrs, "value": ins.value, "mask": ins.mask, "token": ins.tok_in},
+               {"destination": ins.ptr_ty, "value": ins.val_ty, "mask": ins.mask_ty, "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None})
+
+
+def _rmw(ins) -> GOp:
+    return GOp("atomic_rmw_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
+               {"pointers": ins.ptrs, "arg": ins.arg, "mask": ins.mask, "token": ins.tok_in},
+               {"pointers": ins.ptr_ty, "arg": ins.val_ty, "mask": ins.mask_ty, "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "mode": ins.mode})
+
+
+def _cas(ins) -> GOp:
+    return GOp("atomic_cas_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
+               {"pointers": ins.ptrs, "cmp": ins.cmp, "val": ins.val, "mask": ins.mask, "token": ins.tok_in},
+               {"pointers": ins.ptr_ty, "cmp": ins.val_ty, "val": ins.val_ty, "mask": ins.mask_ty,
+                "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope})
+
+
+def _float_un(ins) -> GOp:
+    try:
         name, fields = _FLOAT_UN[ins.op]
-        attrs = {}
-        if "rounding" in fields:
-            attrs["rounding"] = ins.rounding or ("full" if name in ("exp", "tanh") else "nearest_even")
-        if "flush_to_zero" in fields:
-            attrs["flush_to_zero"] = ins.ftz
-        return GOp(name, ((V(ins.dst), ins.ty),), {"source": ins.src}, {"source": ins.ty}, attrs)
-    if k is ir.FloatBin:
-        if ins.op in _FLOAT_BIN_ROUNDED:
-            return GOp(ins.op, ((V(ins.dst), ins.ty),), {"lhs": ins.lhs, "rhs": ins.rhs},
-                       {"lhs": ins.ty, "rhs": ins.ty},
-                       {"rounding": ins.rounding or "nearest_even", "flush_to_zero": ins.ftz})
-        if ins.op in _FLOAT_BIN_NAN:
-            return GOp(ins.op, ((V(ins.dst), ins.ty),), {"lhs": ins.lhs, "rhs": ins.rhs},
-                       {"lhs": ins.ty, "rhs": ins.ty},
-                       {"propagate_nan": ins.propagate_nan, "flush_to_zero": ins.ftz})
-        a, b = _FLOAT_BIN_PLAIN[ins.op]
-        return GOp(ins.op, ((V(ins.dst), ins.ty),), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
-    if k is ir.FloatFma:
-        return GOp("fma", ((V(ins.dst), ins.ty),), {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc},
-                   {"lhs": ins.ty, "rhs": ins.ty, "acc": ins.ty},
-                   {"rounding": ins.rounding, "flush_to_zero": ins.ftz})
-    if k is ir.FloatMma or k is ir.IntMma:
-        g = GOp("mmaf" if k is ir.FloatMma else "mmai", ((V(ins.dst), ins.ty),),
-                {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc},
-                {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty, "acc": ins.ty})
-        g.attrs = {"fast_acc": False} if k is ir.FloatMma else {"signedness_lhs": "signed",
-                                                               "signedness_rhs": "signed"}
-        return g
-    if k is ir.FloatMmaScaled:
-        return GOp("mmaf_scaled", ((V(ins.dst), ins.ty),),
-                   {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc, "lhs_scale": ins.lhs_scale,
-                    "rhs_scale": ins.rhs_scale},
-                   {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty, "acc": ins.ty, "lhs_scale": ins.scale_ty,
-                    "rhs_scale": ins.rhs_scale_ty})
-    if k is ir.CmpFloat:
-        return GOp("cmpf", ((V(ins.dst), ins.res_ty),), {"lhs": ins.lhs, "rhs": ins.rhs},
-                   {"lhs": ins.ty, "rhs": ins.ty},
-                   {"predicate": ins.pred, "ordering": "ordered" if ins.ordered else "unordered"})
-    if k is ir.CmpInt:
-        return GOp("cmpi", ((V(ins.dst), ins.res_ty),), {"lhs": ins.lhs, "rhs": ins.rhs},
-                   {"lhs": ins.ty, "rhs": ins.ty},
-                   {"predicate": ins.pred, "signedness": "signed" if ins.signed else "unsigned"})
-    if k is ir.IntUn:
-        attrs = {"overflow": ins.overflow} if ins.op == "negi" else {}
-        return GOp(ins.op, ((V(ins.dst), ins.ty),), {"source": ins.src}, {"source": ins.ty}, attrs)
-    if k is ir.IntBin:
-        name, fixed = _INT_BIN[ins.op]
-        attrs = dict(fixed)
-        if ins.op in _INT_OVERFLOW:
-            attrs["overflow"] = ins.overflow
-        a, b = ("x", "y") if name == "mulhii" else ("lhs", "rhs")
-        return GOp(name, ((V(ins.dst), ins.ty),), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
-    if k is ir.Cast:
-        return _cast(ins)
-    if k is ir.SelectTile:
-        return GOp("select", ((V(ins.dst), ins.ty),),
-                   {"cond": ins.cond, "val_if_true": ins.lhs, "val_if_false": ins.rhs},
-                   {"cond": ins.cond_ty, "val_if_true": ins.ty, "val_if_false": ins.ty})
-    if k is ir.ForLoop:
-        region = GRegion(((V(ins.iv), I32_0D),) + tuple((V(c), t) for c, t in zip(ins.carried, ins.tys)),
-                         [to_generic(x) for x in ins.body])
-        return GOp("for", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
-                   {"lowerBound": ins.lower, "upperBound": ins.upper, "step": ins.step,
-                    "initValues": tuple(ins.inits)},
-                   {"lowerBound": I32_0D, "upperBound": I32_0D, "step": I32_0D, "initValues": tuple(ins.tys)},
-                   {"unsignedCmp": ins.unsigned}, (region,))
-    if k is ir.WhileLoop:
-        region = GRegion(tuple((V(c), t) for c, t in zip(ins.carried, ins.tys)),
-                         [to_generic(x) for x in ins.body])
-        return GOp("loop", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
-                   {"initValues": tuple(ins.inits)}, {"initValues": tuple(ins.tys)}, {}, (region,))
-    if k in (ir.Cont, ir.YieldVals, ir.BreakVals):
-        name = {ir.Cont: "continue", ir.YieldVals: "yield", ir.BreakVals: "break"}[k]
-        return GOp(name, (), {"operands": tuple(ins.values)}, {"operands": tuple(ins.tys)})
-    if k is ir.Ret:
-        return GOp("return", (), {"operands": ()}, {"operands": ()})
-    if k is ir.ReduceTile or k is ir.ScanTile:
-        region = GRegion(tuple((V(a), ir.Tile((), t.elem)) for a, t in
-                               zip(ins.args, [t for t in ins.operand_tys for _ in (0, 1)])),
-                         [to_generic(x) for x in ins.body])
-        attrs = {"dim": ins.dim, "identities": tuple(ins.identities)}
-        if k is ir.ScanTile:
-            attrs = {"dim": ins.dim, "reverse": ins.reverse, "identities": tuple(ins.identities)}
-        return GOp("reduce" if k is ir.ReduceTile else "scan",
-                   tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
-                   {"operands": tuple(ins.operands)}, {"operands": tuple(ins.operand_tys)}, attrs, (region,))
-    if k is ir.IfElse:
-        regions = (GRegion((), [to_generic(x) for x in ins.on_true]),
-                   GRegion((), [to_generic(x) for x in ins.on_false]))
-        return GOp("if", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
-                   {"condition": ins.cond}, {"condition": ins.cond_ty}, {}, regions)
-    if k is ir.PermuteTile:
-        return GOp("permute", ((V(ins.dst), ins.to),), {"source": ins.src}, {"source": ins.from_},
-                   {"permutation": tuple(ins.perm)})
-    if k is ir.AssumeTile:
-        return GOp("assume", ((V(ins.dst), ins.ty),), {"value": ins.src}, {"value": ins.ty},
-                   {"predicate": ins.pred})
-    raise TileirError(f"the writer has no encoding for {k.__name__} yet")
+    except KeyError:
+        raise TileirError(f"unknown float unary operation {ins.op!r}") from None
+    attrs = {}
+    if "rounding" in fields:
+        attrs["rounding"] = ins.rounding or ("full" if name in ("exp", "tanh") else "nearest_even")
+    elif ins.rounding:
+        raise TileirError(f"{name} has no rounding mode (got {ins.rounding!r})")
+    if "flush_to_zero" in fields:
+        attrs["flush_to_zero"] = ins.ftz
+    elif ins.ftz:
+        raise TileirError(f"{name} has no flush_to_zero")
+    return GOp(name, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
+
+
+def _float_bin(ins) -> GOp:
+    res = _one(ins.dst, ins.ty)
+    if ins.op in _FLOAT_BIN_ROUNDED:
+        return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
+                   {"rounding": ins.rounding or "nearest_even", "flush_to_zero": ins.ftz})
+    if ins.op in _FLOAT_BIN_NAN:
+        return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
+                   {"propagate_nan": ins.propagate_nan, "flush_to_zero": ins.ftz})
+    if ins.op not in _FLOAT_BIN_PLAIN:
+        raise TileirError(f"unknown float binary operation {ins.op!r}")
+    a, b = _FLOAT_BIN_PLAIN[ins.op]
+    return GOp(ins.op, res, {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
+
+
+def _fma(ins) -> GOp:
+    return GOp("fma", _one(ins.dst, ins.ty), {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc},
+               {"lhs": ins.ty, "rhs": ins.ty, "acc": ins.ty},
+               {"rounding": ins.rounding or "nearest_even", "flush_to_zero": ins.ftz})
+
+
+def _mma(ins) -> GOp:
+    opnds = {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc}
+    tys = {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty, "acc": ins.ty}
+    if type(ins) is ir.FloatMma:
+        return GOp("mmaf", _one(ins.dst, ins.ty), opnds, tys, {"fast_acc": ins.fast_acc})
+    return GOp("mmai", _one(ins.dst, ins.ty), opnds, tys,
+               {"signedness_lhs": _sign(ins.signed_lhs), "signedness_rhs": _sign(ins.signed_rhs)})
+
+
+def _mma_scaled(ins) -> GOp:
+    return GOp("mmaf_scaled", _one(ins.dst, ins.ty),
+               {"lhs": ins.lhs, "rhs": ins.rhs, "acc": ins.acc, "lhs_scale": ins.lhs_scale,
+                "rhs_scale": ins.rhs_scale},
+               {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty, "acc": ins.ty, "lhs_scale": ins.scale_ty,
+                "rhs_scale": ins.rhs_scale_ty})
+
+
+def _cmpf(ins) -> GOp:
+    return GOp("cmpf", _one(ins.dst, ins.res_ty), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
+               {"predicate": ins.pred, "ordering": "ordered" if ins.ordered else "unordered"})
+
+
+def _cmpi(ins) -> GOp:
+    return GOp("cmpi", _one(ins.dst, ins.res_ty), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
+               {"predicate": ins.pred, "signedness": _sign(ins.signed)})
+
+
+def _int_un(ins) -> GOp:
+    if ins.op not in ("absi", "negi"):
+        raise TileirError(f"unknown integer unary operation {ins.op!r}")
+    attrs = {"overflow": ins.overflow} if ins.op == "negi" else {}
+    if ins.op == "absi" and ins.overflow != "none":
+        raise TileirError("absi has no overflow attribute")
+    return GOp(ins.op, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
+
+
+def _int_bin(ins) -> GOp:
+    try:
+        name = _INT_BIN[ins.op]
+    except KeyError:
+        raise TileirError(f"unknown integer binary operation {ins.op!r}") from None
+    attrs = {}
+    if name in _INT_OVERFLOW:
+        attrs["overflow"] = ins.overflow
+    if name in _INT_SIGNED:
+        attrs["signedness"] = _sign(ins.signed)
+    if name == "shri":
+        attrs["signedness"] = _sign(ins.op == "shri")
+    if name == "divi":
+        attrs["rounding"] = ins.rounding or "zero"
+    a, b = ("x", "y") if name == "mulhii" else ("lhs", "rhs")
+    return GOp(name, _one(ins.dst, ins.ty), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
 
 
 def _cast(ins) -> GOp:
-    V = ir.Val
     op = ins.op
-    res = ((V(ins.dst), ins.to),)
+    res = _one(ins.dst, ins.to)
     opnd = {"from": ins.src}
     tys = {"from": ins.from_}
     if op in _FTOF_ROUNDING:
         return GOp("ftof", res, opnd, tys, {"rounding": _FTOF_ROUNDING[op]})
     if op == "itof":
-        return GOp("itof", res, opnd, tys, {"signedness": "signed", "rounding": "nearest_even"})
+        return GOp("itof", res, opnd, tys, {"signedness": _sign(ins.signed),
+                                            "rounding": ins.rounding or "nearest_even"})
     if op in ("ftoi", "ftoi_sat"):
-        return GOp("ftoi", res, opnd, tys, {"signedness": "signed", "rounding": "nearest_int_to_zero",
+        return GOp("ftoi", res, opnd, tys, {"signedness": _sign(ins.signed),
+                                            "rounding": ins.rounding or "nearest_int_to_zero",
                                             "saturating": op == "ftoi_sat"})
     if op in ("exti", "extis"):
-        return GOp("exti", res, opnd, tys, {"signedness": "signed" if op == "extis" else "unsigned"})
+        return GOp("exti", res, opnd, tys, {"signedness": _sign(op == "extis")})
     if op == "trunci":
-        return GOp("trunci", res, opnd, tys, {"overflow": "none"})
+        return GOp("trunci", res, opnd, tys, {"overflow": ins.overflow})
     if op in ("bitcast", "pack", "unpack"):
         return GOp(op, res, {"source": ins.src}, {"source": ins.from_})
     raise TileirError(f"unknown conversion {op!r}")
+
+
+def _select(ins) -> GOp:
+    return GOp("select", _one(ins.dst, ins.ty), {"cond": ins.cond, "val_if_true": ins.lhs, "val_if_false": ins.rhs},
+               {"cond": ins.cond_ty, "val_if_true": ins.ty, "val_if_false": ins.ty})
+
+
+def _for(ins) -> GOp:
+    iv_ty = ins.iv_ty or I32_0D
+    region = _region(((V(ins.iv), iv_ty),) + tuple((V(c), t) for c, t in zip(ins.carried, ins.tys)), ins.body)
+    return GOp("for", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
+               {"lowerBound": ins.lower, "upperBound": ins.upper, "step": ins.step, "initValues": tuple(ins.inits)},
+               {"lowerBound": iv_ty, "upperBound": iv_ty, "step": iv_ty, "initValues": tuple(ins.tys)},
+               {"unsignedCmp": ins.unsigned}, (region,))
+
+
+def _loop(ins) -> GOp:
+    ctys = tuple(ins.tys if ins.carried_tys is None else ins.carried_tys)
+    region = _region(tuple((V(c), t) for c, t in zip(ins.carried, ctys)), ins.body)
+    return GOp("loop", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
+               {"initValues": tuple(ins.inits)}, {"initValues": ctys}, {}, (region,))
+
+
+def _terminator(name):
+    def conv(ins) -> GOp:
+        return GOp(name, (), {"operands": tuple(ins.values)}, {"operands": tuple(ins.tys)})
+    return conv
+
+
+def _ret(ins) -> GOp:
+    return GOp("return", (), {"operands": ()}, {"operands": ()})
+
+
+def _reduce_scan(ins) -> GOp:
+    scan = type(ins) is ir.ScanTile
+    elems = [ir.Tile((), t.elem) for t in ins.operand_tys]
+    arg_tys = [t for t in elems for _ in (0, 1)]
+    region = _region(tuple((V(a), t) for a, t in zip(ins.args, arg_tys)), ins.body)
+    attrs = {"dim": ins.dim}
+    if scan:
+        attrs["reverse"] = ins.reverse
+    attrs["identities"] = tuple(ins.identities)
+    return GOp("scan" if scan else "reduce", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
+               {"operands": tuple(ins.operands)}, {"operands": tuple(ins.operand_tys)}, attrs, (region,))
+
+
+def _if(ins) -> GOp:
+    regions = (_region((), ins.on_true), _region((), ins.on_false))
+    return GOp("if", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
+               {"condition": ins.cond}, {"condition": ins.cond_ty}, {}, regions)
+
+
+def _extract(ins) -> GOp:
+    return GOp("extract", _one(ins.dst, ins.to), {"source": ins.src, "indices": tuple(ins.indices)},
+               {"source": ins.from_, "indices": (I32_0D,) * len(ins.indices)})
+
+
+def _insert(ins) -> GOp:
+    return GOp("insert", _one(ins.dst, ins.to),
+               {"source": ins.src, "destination": ins.dest, "indices": tuple(ins.indices)},
+               {"source": ins.sub, "destination": ins.to, "indices": (I32_0D,) * len(ins.indices)})
+
+
+def _fpowi(ins) -> GOp:
+    return GOp("fpowi", _one(ins.dst, ins.ty), {"source": ins.base, "exponent": ins.exp},
+               {"source": ins.ty, "exponent": ins.exp_ty})
+
+
+def _cat(ins) -> GOp:
+    return GOp("cat", _one(ins.dst, ins.to), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty},
+               {"dim": ins.dim})
+
+
+def _permute(ins) -> GOp:
+    return GOp("permute", _one(ins.dst, ins.to), {"source": ins.src}, {"source": ins.from_},
+               {"permutation": tuple(ins.perm)})
+
+
+def _join(ins) -> GOp:
+    return GOp("join_tokens", _one(ins.dst, ir.TOKEN), {"tokens": tuple(ins.toks)},
+               {"tokens": (ir.TOKEN,) * len(ins.toks)})
+
+
+def _assert(ins) -> GOp:
+    return GOp("assert", (), {"condition": ins.cond}, {"condition": ins.cond_ty}, {"message": ins.message})
+
+
+def _assume(ins) -> GOp:
+    return GOp("assume", _one(ins.dst, ins.ty), {"value": ins.src}, {"value": ins.ty}, {"predicate": ins.pred})
+
+
+def _print(ins) -> GOp:
+    tys = tuple(ins.arg_tys) if ins.arg_tys else (ins.arg_ty,) * len(ins.args)
+    return GOp("print_tko", _one(ins.tok_out, ir.TOKEN), {"args": tuple(ins.args), "token": ins.tok_in},
+               {"args": tys, "token": ir.TOKEN}, {"str": ins.fmt})
+
+
+def _token_only(ins) -> GOp:
+    if ins.op not in _TOKEN_ONLY:
+        raise TileirError(f"unknown token operation {ins.op!r}; one of {', '.join(sorted(_TOKEN_ONLY))}")
+    return GOp(ins.op, _one(ins.tok_out, ir.TOKEN), {"token": ins.tok_in}, {"token": ir.TOKEN})
+
+
+def _get_global(ins) -> GOp:
+    return GOp("get_global", _one(ins.dst, ins.ty), attrs={"name": ins.sym})
+
+
+def _alloca(ins) -> GOp:
+    return GOp("alloca", _one(ins.dst, ins.ty), attrs={"num_elem": ins.num_elem, "alignment": ins.align,
+                                                      "global": ins.shared})
+
+
+def _make_tensor_view(ins) -> GOp:
+    n_shape = len(ins.dyn_shape)
+    n_strides = len(ins.dyn_strides)
+    return GOp("make_tensor_view", _one(ins.dst, ins.ty),
+               {"base": ins.base, "dynamicShape": tuple(ins.dyn_shape), "dynamicStrides": tuple(ins.dyn_strides)},
+               {"base": ins.base_ty, "dynamicShape": (ins.dyn_ty,) * n_shape,
+                "dynamicStrides": (ins.dyn_ty,) * n_strides})
+
+
+def _make_view(name):
+    def conv(ins) -> GOp:
+        return GOp(name, _one(ins.dst, ins.ty), {"tensor_view": ins.src}, {"tensor_view": ins.src_ty})
+    return conv
+
+
+def _shape_query(name):
+    def conv(ins) -> GOp:
+        return GOp(name, tuple((V(d), ins.res_ty) for d in ins.dsts), {"src": ins.src}, {"src": ins.src_ty})
+    return conv
+
+
+def _load_view(ins) -> GOp:
+    return GOp("load_view_tko", ((V(ins.dst), ins.ty), (V(ins.tok_out), ir.TOKEN)),
+               {"view": ins.view, "index": tuple(ins.indices), "token": ins.tok_in},
+               {"view": ins.view_ty, "index": tuple(ins.idx_tys), "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None,
+                "inbounds": tuple(ins.inbounds)})
+
+
+def _store_view(ins) -> GOp:
+    return GOp("store_view_tko", _one(ins.tok_out, ir.TOKEN),
+               {"tile": ins.value, "view": ins.view, "index": tuple(ins.indices), "token": ins.tok_in},
+               {"tile": ins.val_ty, "view": ins.view_ty, "index": tuple(ins.idx_tys), "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None,
+                "inbounds": tuple(ins.inbounds)})
+
+
+def _red_view(ins) -> GOp:
+    return GOp("atomic_red_view_tko", _one(ins.tok_out, ir.TOKEN),
+               {"view": ins.view, "index": tuple(ins.indices), "value": ins.value, "token": ins.tok_in},
+               {"view": ins.view_ty, "index": tuple(ins.idx_tys), "value": ins.val_ty, "token": ir.TOKEN},
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "mode": ins.mode})
+
+
+_CONVERT = {
+    ir.MakeTok: lambda ins: GOp("make_token", _one(ins.dst, ir.TOKEN)),
+    ir.BlockIds: _block_ids, ir.BlockCounts: _block_ids,
+    ir.ConstInt: _consts, ir.ConstFloat: _consts,
+    ir.MulInt: _add_mul, ir.AddInt: _add_mul,
+    ir.Reshape: _unary_shape("reshape"), ir.Broadcast: _unary_shape("broadcast"),
+    ir.IotaTile: lambda ins: GOp("iota", _one(ins.dst, ins.ty)),
+    ir.Offset: lambda ins: GOp("offset", _one(ins.dst, ins.ptr_ty), {"ptr": ins.ptrs, "offset": ins.offs},
+                               {"ptr": ins.ptr_ty, "offset": ins.off_ty}),
+    ir.LoadPtr: _load_ptr, ir.StorePtr: _store_ptr, ir.AtomicRMWPtr: _rmw, ir.AtomicCASPtr: _cas,
+    ir.FloatUn: _float_un, ir.FloatBin: _float_bin, ir.FloatFma: _fma,
+    ir.FloatMma: _mma, ir.IntMma: _mma, ir.FloatMmaScaled: _mma_scaled,
+    ir.CmpFloat: _cmpf, ir.CmpInt: _cmpi, ir.IntUn: _int_un, ir.IntBin: _int_bin, ir.Cast: _cast,
+    ir.SelectTile: _select, ir.ForLoop: _for, ir.WhileLoop: _loop,
+    ir.BreakVals: _terminator("break"), ir.Cont: _terminator("continue"), ir.YieldVals: _terminator("yield"),
+    ir.Ret: _ret, ir.ReduceTile: _reduce_scan, ir.ScanTile: _reduce_scan, ir.IfElse: _if,
+    ir.ExtractTile: _extract, ir.InsertTile: _insert, ir.FloatPowI: _fpowi, ir.CatTile: _cat,
+    ir.PermuteTile: _permute, ir.JoinTokens: _join,
+    ir.PtrToIntTile: _unary_shape("ptr_to_int"), ir.IntToPtrTile: _unary_shape("int_to_ptr"),
+    ir.PtrToPtrTile: _unary_shape("ptr_to_ptr"),
+    ir.AssertTile: _assert, ir.AssumeTile: _assume, ir.PrintTile: _print, ir.TokenOnlyTile: _token_only,
+    ir.GetGlobalPtr: _get_global, ir.AllocaPtr: _alloca, ir.MakeTensorView: _make_tensor_view,
+    ir.MakePartitionView: _make_view("make_partition_view"), ir.MakeStridedView: _make_view("make_strided_view"),
+    ir.MakeGatherScatterView: _make_view("make_gather_scatter_view"),
+    ir.GetTensorShape: _shape_query("get_tensor_shape"), ir.GetIndexSpaceShape: _shape_query("get_index_space_shape"),
+    ir.LoadViewTile: _load_view, ir.StoreViewTile: _store_view, ir.AtomicRedViewTile: _red_view,
+}

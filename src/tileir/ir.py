@@ -298,6 +298,8 @@ class LoadPtr:
     mask_ty: Optional[Ty]
     val_ty: Ty
     hints: Hints = ()
+    sem: str = "weak"  # memory ordering: weak | relaxed | acquire
+    scope: Optional[str] = None  # memory scope: tl_blk | device | sys (None: absent)
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,8 @@ class StorePtr:
     mask_ty: Optional[Ty]
     val_ty: Ty
     hints: Hints = ()
+    sem: str = "weak"  # memory ordering: weak | relaxed | release
+    scope: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -325,6 +329,8 @@ class AtomicRMWPtr:
     ptr_ty: Ty
     mask_ty: Optional[Ty]
     val_ty: Ty
+    sem: str = "relaxed"
+    scope: str = "device"
 
 
 @dataclass(frozen=True)
@@ -339,6 +345,8 @@ class AtomicCASPtr:
     ptr_ty: Ty
     mask_ty: Optional[Ty]
     val_ty: Ty
+    sem: str = "relaxed"
+    scope: str = "device"
 
 
 @dataclass(frozen=True)
@@ -386,6 +394,7 @@ class FloatMma:
     lhs: Ref
     rhs: Ref
     acc: Ref
+    fast_acc: bool = False  # since 13.3
 
 
 @dataclass(frozen=True)
@@ -412,6 +421,8 @@ class IntMma:
     lhs: Ref
     rhs: Ref
     acc: Ref
+    signed_lhs: bool = True
+    signed_rhs: bool = True
 
 
 @dataclass(frozen=True)
@@ -456,6 +467,8 @@ class IntBin:
     lhs: Ref
     rhs: Ref
     overflow: str = "none"
+    signed: bool = True  # divi remi maxi mini
+    rounding: str = ""  # divi: zero (default) | positive_inf | negative_inf
 
 
 @dataclass(frozen=True)
@@ -468,6 +481,9 @@ class Cast:
     from_: Ty
     to: Ty
     src: Ref
+    signed: bool = True  # itof ftoi
+    rounding: str = ""  # itof / ftoi: the rounding mode where not the op's default
+    overflow: str = "none"  # trunci
 
 
 @dataclass(frozen=True)
@@ -492,6 +508,7 @@ class ForLoop:
     inits: tuple
     carried: tuple
     body: tuple
+    iv_ty: Optional[Ty] = None  # the bounds' and induction variable's type (None: tile<i32>)
 
 
 @dataclass(frozen=True)
@@ -501,6 +518,7 @@ class WhileLoop:
     inits: tuple
     carried: tuple
     body: tuple
+    carried_tys: Optional[tuple] = None  # the carried values' types where not ``tys``
 
 
 @dataclass(frozen=True)
@@ -656,6 +674,7 @@ class PrintTile:
     args: tuple
     arg_ty: Ty
     tok_in: Ref
+    arg_tys: tuple = ()  # one type per argument where they differ (else arg_ty for all)
 
 
 @dataclass(frozen=True)
@@ -744,6 +763,8 @@ class LoadViewTile:
     tok_in: Ref
     inbounds: tuple = ()
     hints: Hints = ()
+    sem: str = "weak"
+    scope: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -758,6 +779,8 @@ class StoreViewTile:
     tok_in: Ref
     inbounds: tuple = ()
     hints: Hints = ()
+    sem: str = "weak"
+    scope: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -772,6 +795,7 @@ class AtomicRedViewTile:
     mode: str
     scope: str
     tok_in: Ref
+    sem: str = "relaxed"
 
 
 @dataclass(frozen=True)

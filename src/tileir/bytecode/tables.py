@@ -154,8 +154,17 @@ def element_bytes(dtype_name: str, values) -> bytes:
             nib = np.append(nib, np.uint8(0))
         return bytes((nib[0::2] | (nib[1::2] << 4)).astype(np.uint8))
     if d.name == "tf32":
-        return arr.astype(np.float32).tobytes()
+        # 19 significant bits stored in 3 bytes (MLIR's dense storage width rounds up to bytes)
+        bits = arr.astype(np.float32).view(np.uint32) >> np.uint32(13)
+        return b"".join(int(x).to_bytes(3, "little") for x in bits)
     return arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+
+
+def float_pattern(dtype_name: str, value: float) -> int:
+    """The bit pattern of ``value`` rounded to float format ``dtype_name`` (tf32: its 19 bits)."""
+    raw = element_bytes(dtype_name, [value])
+    bits = BY_NAME[dtype_name].bits
+    return int.from_bytes(raw, "little") & ((1 << bits) - 1)
 
 
 def global_payload(dtype: str, values) -> bytes:

@@ -2,8 +2,9 @@
 
 File layout (13.x): magic, version (major, minor, tag u16), then sections, each an id byte
 (0x80 set when aligned), a varint length, an alignment varint and 0xCB padding when aligned, and
-the contents: Func (8), Global (1, only when there are globals), Constant (8), Debug (8),
-Type (4), String (4), then the end byte.
+the contents: Global (1, only when there are globals), Func (8), Constant (8), Debug (8),
+Type (4), Producer (1, 13.3+, only when the kernel names one), String (4), then the end byte --
+the order NVIDIA's writer uses.
 
 Value numbers are positional: the entry's parameters first, then each operation's results in
 order. A region's block arguments and operations number on from where the operation stands, and
@@ -20,7 +21,7 @@ from ..dtypes import BY_NAME as DTYPES
 from ..errors import TileirError
 from ..generic import to_generic
 from . import enums as E
-from .tables import Interned, TypeTable, _pad, element_bytes, int_list
+from .tables import Interned, TypeTable, _pad, element_bytes, float_pattern, int_list
 from .varint import put_signed_varint, put_varint, sign_extend
 from .version import DEFAULT, parse_version, vstr
 
@@ -33,6 +34,7 @@ class _FnWriter:
         self.ids: dict = {ir.Arg(i): i for i in range(nparams)}
         self.next_id = nparams
         self.nops = 0
+        self.absent: dict = {}  # results an older version does not write: value -> the version that does
 
     # -- attribute encodings --------------------------------------------------------------
     def _refuse(self, what: str, since) -> None:
@@ -73,8 +75,9 @@ class _FnWriter:
             raise AssertionError(kind)
 
     def _dense(self, value) -> bytes:
+        """A constant's payload: one element for a splat, else every element in order."""
         _kind, dtype, v = value
-        return element_bytes(dtype, [v])
+        return element_bytes(dtype, list(v) if isinstance(v, (tuple, list)) else [v])
 
     def tagged(self, out: bytearray, a) -> None:
         if isinstance(a, ir.IdF):
@@ -112,10 +115,8 @@ class _FnWriter:
         varint of the pattern. The reader checks a pattern narrower than 64 bits fits that width
         read UNSIGNED (measured: the sign-extended -inf of f32 is refused as "does not fit in 32
         bits"), so only an f64 pattern is read as signed, which keeps it within 64 bits."""
-        d = DTYPES[dtype]
-        raw = element_bytes(dtype, [value])
-        width = 32 if dtype == "tf32" else d.bits
-        pattern = int.from_bytes(raw[: (width + 7) // 8], "little")
+        width = DTYPES[dtype].bits
+        pattern = float_pattern(dtype, value)
         if width <= 8:
             out.append(pattern & 0xFF)
         else:
@@ -131,15 +132,23 @@ class _FnWriter:
             put_varint(out, len(items))
             for key, val in items:
                 put_varint(out, m.strings[key.encode()])
-                out.append(E.ATTR_INTEGER)
-                put_varint(out, 1)  # i32
-                put_varint(out, val & 0xFFFFFFFF)
+                if isinstance(val, bool):
+                    out.append(E.ATTR_BOOL)
+                    out.append(1 if val else 0)
+                else:
+                    out.append(E.ATTR_INTEGER)
+                    put_varint(out, 1)  # i32
+                    put_varint(out, val & 0xFFFFFFFF)
 
     # -- operations -------------------------------------------------------------------------
     def ref(self, r) -> int:
         try:
             return self.ids[r]
         except KeyError:
+            since = self.absent.get(r)
+            if since is not None:
+                self._refuse(f"using the result {r!r} (its operation has no results on the wire before "
+                             f"{vstr(since)})", since)
             raise TileirError(f"operand {r!r} is used before it is defined", kernel=self.kernel) from None
 
     def op(self, out: bytearray, g: GOp) -> None:
@@ -149,7 +158,7 @@ class _FnWriter:
             self._refuse(f"the operation {g.name}", d.since)
         self.nops += 1
         put_varint(out, d.opcode)
-        tys = [t for _, t in g.results]
+        tys = [t for _, t in g.results] if v >= d.results_since else []
         if d.results == "one":
             for t in tys:
                 put_varint(out, self.mod.types.ty(t))
@@ -157,15 +166,16 @@ class _FnWriter:
             put_varint(out, len(tys))
             for t in tys:
                 put_varint(out, self.mod.types.ty(t))
-        # the flag word: one bit per flag, in order; absent when no flag exists at this version
-        live = [f for f in d.flags if v >= f.since]
+        # the flag word: bit i for the i-th flag; absent when no flag exists at this version
         word = 0
+        live = False
         for bit, f in enumerate(d.flags):
-            present = self._flag_value(g, f.name)
+            present = _flag_value(g, f.name)
             if f.since > v:
                 if present:
                     self._refuse(f"{g.name}'s {f.name}", f.since)
                 continue
+            live = True
             if present:
                 word |= 1 << bit
         if live:
@@ -173,11 +183,13 @@ class _FnWriter:
         for a in d.attrs:
             value = g.attrs.get(a.name)
             if a.since > v:
-                if value is not None and value != a.legacy and value != ():
+                if not _is_legacy(a, value):
                     self._refuse(f"{g.name}'s {a.name} {value!r}", a.since)
                 continue
             if a.optional and value is None:
                 continue
+            if value is None:
+                raise TileirError(f"{g.name} needs its {a.name} attribute", kernel=self.kernel)
             self.attr(out, a.kind, value, g.name)
         names = [o.rstrip("?*") for o in d.operands]
         if d.counted:
@@ -205,15 +217,11 @@ class _FnWriter:
             for region in g.regions:
                 self.region(out, region)
         for r, _t in g.results:
-            self.ids[r] = self.next_id
-            self.next_id += 1
-
-    @staticmethod
-    def _flag_value(g: GOp, name: str) -> bool:
-        if name in g.operands:
-            return g.operands[name] is not None
-        value = g.attrs.get(name)
-        return bool(value) if not isinstance(value, (tuple, str)) else True
+            if tys:
+                self.ids[r] = self.next_id
+                self.next_id += 1
+            else:
+                self.absent[r] = d.results_since
 
     def region(self, out: bytearray, region) -> None:
         saved = self.next_id
@@ -229,6 +237,21 @@ class _FnWriter:
         put_varint(out, len(region.ops))
         out += body
         self.next_id = saved
+
+
+def _flag_value(g: GOp, name: str) -> bool:
+    """Whether a flag is set: an optional operand or attribute present, a unit attribute true."""
+    if name in g.operands:
+        return g.operands[name] is not None
+    value = g.attrs.get(name)
+    return value is not None and value is not False and value != ()
+
+
+def _is_legacy(a, value) -> bool:
+    """Whether ``value`` is one an older version (without the field) can mean."""
+    if value is None or value == a.legacy:
+        return True
+    return a.kind == "bools" and not any(value)
 
 
 class _Module:
@@ -289,6 +312,13 @@ def encode_kernel(k: ir.Kernel, version=None) -> bytes:
                 glob.append(E.ENUMS["visibility"]["private" if gl.private else "public"])
                 put_varint(glob, 1 if gl.constant else 0)
 
+    producer = None
+    if k.producer is not None:
+        if v < (13, 3):
+            fw._refuse("the module's producer string", (13, 3))
+        producer = bytearray()
+        put_varint(producer, mod.strings[k.producer.encode()])
+
     consts = bytearray()
     mod.constants.write(consts, 8)
 
@@ -311,12 +341,14 @@ def encode_kernel(k: ir.Kernel, version=None) -> bytes:
 
     out = bytearray(E.MAGIC)
     out += bytes([v[0], v[1]]) + (0).to_bytes(2, "little")
-    _section(out, E.SECTION_FUNC, bytes(func), 8)
     if k.globals:
         _section(out, E.SECTION_GLOBAL, bytes(glob), 1)
+    _section(out, E.SECTION_FUNC, bytes(func), 8)
     _section(out, E.SECTION_CONSTANT, bytes(consts), 8)
     _section(out, E.SECTION_DEBUG, bytes(debug), 8)
     _section(out, E.SECTION_TYPE, bytes(types), 4)
+    if producer is not None:
+        _section(out, E.SECTION_PRODUCER, bytes(producer), 1)
     _section(out, E.SECTION_STRING, bytes(strings), 4)
     out.append(E.SECTION_END)
     return bytes(out)

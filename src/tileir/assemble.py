@@ -1,0 +1,308 @@
+"""Bytecode to cubin: find tileiras, choose its arguments, run it, and cache what it makes.
+
+tileiras runs on a machine without a GPU, so everything here except ``gpu_name_of_device``
+works on a CPU-only machine. The child process never sees ``CUDA_HOME``: with it set, tileiras
+loads that toolkit's libnvvm before its own and (on a mismatched toolkit) every compile fails
+with one uninformative line.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from .errors import TileirError
+
+INSTALL_HINT = "pip install 'tileir[cuda]'"
+ELF_MAGIC = b"\x7fELF"
+OPT_LEVELS = (0, 1, 2, 3)
+_TIMEOUT_S = 600
+
+# ---------------------------------------------------------------------------------------------
+# Finding tileiras and its version
+
+
+@functools.cache
+def find_tileiras() -> str:
+    """The path of tileiras: the pip package's, then ``$TILEIR_TILEIRAS``, then the one on PATH."""
+    spec = importlib.util.find_spec("nvidia")
+    if spec is not None and spec.submodule_search_locations:
+        for root in spec.submodule_search_locations:
+            candidate = Path(root) / "cu13" / "bin" / "tileiras"
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    env = os.environ.get("TILEIR_TILEIRAS")
+    if env:
+        if Path(env).is_file() and os.access(env, os.X_OK):
+            return env
+        raise TileirError(f"TILEIR_TILEIRAS names {env!r}, which is not an executable file.",
+                          fix=f"point TILEIR_TILEIRAS at a tileiras binary, or unset it and {INSTALL_HINT}")
+    found = shutil.which("tileiras")
+    if found:
+        return found
+    raise TileirError("tileiras, the Tile IR assembler, was not found: not in the nvidia-cuda-tileiras pip "
+                      "package, not named by TILEIR_TILEIRAS, and not on PATH.",
+                      fix=f"{INSTALL_HINT} (it brings tileiras, ptxas and libnvvm at one pin)")
+
+
+def _child_env() -> dict[str, str]:
+    """This process's environment without CUDA_HOME (FACTS.md: it makes tileiras load a foreign libnvvm)."""
+    env = dict(os.environ)
+    env.pop("CUDA_HOME", None)
+    return env
+
+
+@functools.cache
+def _version_of(path: str) -> str:
+    try:
+        proc = subprocess.run([path, "--version"], capture_output=True, text=True, env=_child_env(),
+                              timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise TileirError(f"could not run {path} --version: {e}", fix=INSTALL_HINT) from None
+    m = re.search(r"\bV(\d+\.\d+\.\d+)\b", proc.stdout + proc.stderr)
+    if proc.returncode != 0 or m is None:
+        raise TileirError(f"{path} --version exited {proc.returncode} and printed no version "
+                          f"(V<major>.<minor>.<patch>): {(proc.stdout + proc.stderr).strip()!r}")
+    return m.group(1)
+
+
+def tileiras_version(path: str | None = None) -> str:
+    """The version ``tileiras --version`` prints after V, e.g. ``"13.4.92"`` (cached per path)."""
+    return _version_of(path if path is not None else find_tileiras())
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments, and the assembler defects they work around
+
+# (tileiras version, gpu name) -> (what triggers the defect, the arguments that avoid it, the
+# sentence assembler_defect answers). The spec states --opt-level 0 for these five targets of
+# 13.4.92; nobody here has reproduced the failure yet, so the trigger is "every kernel" until
+# issue 6 narrows it (then narrow the trigger, or drop entries, here and only here).
+_DEFECT_TRIGGER = "any kernel (the spec does not yet say which operations trigger it)"
+_DEFECT_TARGETS_13_4_92 = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
+DEFECTS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
+    ("13.4.92", gpu): (
+        _DEFECT_TRIGGER,
+        ("--opt-level", "0"),
+        f"tileiras 13.4.92 assembling for {gpu} is reported by the spec as needing --opt-level 0; "
+        "not yet reproduced here, and tracked by issue 6 of this repo.",
+    )
+    for gpu in _DEFECT_TARGETS_13_4_92
+}
+
+
+def assembler_defect(tileiras: str, gpu_name: str) -> str | None:
+    """Why ``tileiras_args`` adds arguments for tileiras version ``tileiras`` on ``gpu_name``, or None."""
+    entry = DEFECTS.get((tileiras, gpu_name))
+    return entry[2] if entry else None
+
+
+def compile_args(tileiras_version: str, gpu_name: str, opt_level: int | None = None,
+                 kernel_has_trigger: bool = True) -> list[str]:
+    """The tileiras arguments before ``-o``: --gpu-name, then either the level a user forces
+    (``opt_level``) or, when the kernel has the defect's trigger, the defect's workaround."""
+    args = ["--gpu-name", gpu_name]
+    if opt_level is not None:
+        if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
+            raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
+        return args + ["--opt-level", str(int(opt_level))]
+    entry = DEFECTS.get((tileiras_version, gpu_name))
+    if entry is not None and kernel_has_trigger:
+        args += list(entry[1])
+    return args
+
+
+def tileiras_args(tileiras: str, gpu_name: str) -> list[str]:
+    """The arguments before ``-o <cubin> <bytecode>`` for tileiras version ``tileiras`` on ``gpu_name``."""
+    return compile_args(tileiras, gpu_name)
+
+
+# ---------------------------------------------------------------------------------------------
+# The cubin cache: a dict in this process in front of a directory shared between processes.
+# An entry on disk is the cubin's sha256 (32 bytes) and then the cubin, so a truncated or
+# damaged file is recognised and recompiled rather than handed to the driver.
+
+_memory_cache: dict[str, bytes] = {}
+_memory_lock = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """``$TILEIR_CACHE_DIR``, or ``~/.cache/tileir/cubins``."""
+    env = os.environ.get("TILEIR_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "tileir" / "cubins"
+
+
+def cache_key(bytecode: bytes, version: str, gpu_name: str, args: list[str]) -> str:
+    h = hashlib.sha256()
+    for part in (b"tileir-cubin-1", bytes(bytecode), version.encode(), gpu_name.encode(),
+                 "\0".join(args).encode()):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
+
+
+def _read_entry(path: Path) -> bytes | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest, cubin = data[:32], data[32:]
+    if len(data) <= 32 or hashlib.sha256(cubin).digest() != digest or not cubin.startswith(ELF_MAGIC):
+        return None
+    return cubin
+
+
+def _write_entry(path: Path, cubin: bytes) -> None:
+    """Write atomically (temp file in the same directory, then os.replace); a cache that cannot
+    be written is not an error, only a slower next run."""
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(hashlib.sha256(cubin).digest())
+            f.write(cubin)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def clear_memory_cache() -> None:
+    with _memory_lock:
+        _memory_cache.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# Running tileiras
+
+_ONE_LINE = "failed to compile Tile IR program"
+
+
+def _run_tileiras(tileiras: str, bytecode: bytes, args: list[str], *, kernel: str, gpu_name: str) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="tileir-") as d:
+        src = os.path.join(d, f"{_safe(kernel)}.tileirbc")
+        out = os.path.join(d, f"{_safe(kernel)}.cubin")
+        with open(src, "wb") as f:
+            f.write(bytecode)
+        cmd = [tileiras, *args, "-o", out, src]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, env=_child_env(), timeout=_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise TileirError(f"tileiras did not finish within {_TIMEOUT_S} s for target {gpu_name}. "
+                              f"Command: {shlex.join(cmd)}", kernel=kernel, what="assemble") from None
+        except OSError as e:
+            raise TileirError(f"could not run tileiras for target {gpu_name}: {e}. Command: {shlex.join(cmd)}",
+                              kernel=kernel, what="assemble", fix=INSTALL_HINT) from None
+        stderr = (proc.stderr or b"").decode("utf-8", "replace").strip()
+        stdout = (proc.stdout or b"").decode("utf-8", "replace").strip()
+        cubin = None
+        if proc.returncode == 0:
+            try:
+                with open(out, "rb") as f:
+                    cubin = f.read()
+            except OSError:
+                cubin = None
+        if proc.returncode != 0 or not cubin:
+            raise _assemble_error(kernel, gpu_name, cmd, proc.returncode, stderr or stdout)
+        if not cubin.startswith(ELF_MAGIC):
+            raise TileirError(f"tileiras exited 0 for target {gpu_name} but wrote no ELF cubin "
+                              f"({len(cubin)} bytes starting {cubin[:8]!r}). Command: {shlex.join(cmd)}",
+                              kernel=kernel, what="assemble")
+        return cubin
+
+
+def _assemble_error(kernel: str, gpu_name: str, cmd: list[str], rc: int, said: str) -> TileirError:
+    msg = (f"tileiras could not assemble this kernel for target {gpu_name} (exit {rc}).\n"
+           f"  command: {shlex.join(cmd)}\n"
+           f"  tileiras said: {said or '(nothing)'}")
+    if _ONE_LINE in said and len(said.splitlines()) <= 2:
+        msg += ("\n  tileiras often prints only this one line. It means either that the Tile IR was "
+                "refused (inspect it with `tileir show " + kernel + " --emit mlir`) or that tileiras "
+                "could not find ptxas or libnvvm.so.4 beside it (a broken install).")
+    else:
+        msg += f"\n  Inspect the Tile IR with `tileir show {kernel} --emit mlir`."
+    return TileirError(msg, kernel=kernel, what="assemble")
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "kernel"
+
+
+def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | None = None,
+             extra_args=(), cache: bool = True) -> bytes:
+    """The cubin tileiras makes from ``bytecode`` for ``gpu_name`` (e.g. ``"sm_90"``).
+
+    ``opt_level`` forces ``--opt-level`` (replacing any defect workaround); ``extra_args`` go after
+    the chosen arguments. With ``cache`` the answer is kept in this process and on disk.
+    """
+    if not isinstance(gpu_name, str) or not re.fullmatch(r"sm_\d+[a-z]?", gpu_name):
+        raise TileirError(f"the target must be an sm_XY name such as 'sm_90', not {gpu_name!r}.",
+                          kernel=kernel, what="assemble")
+    if not isinstance(bytecode, (bytes, bytearray, memoryview)):
+        raise TileirError(f"assemble takes the bytecode as bytes, not {type(bytecode).__name__}.",
+                          kernel=kernel, what="assemble")
+    bytecode = bytes(bytecode)
+    tileiras = find_tileiras()
+    version = tileiras_version(tileiras)
+    args = compile_args(version, gpu_name, opt_level) + [str(a) for a in extra_args]
+    if not cache:
+        return _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
+    key = cache_key(bytecode, version, gpu_name, args)
+    with _memory_lock:
+        hit = _memory_cache.get(key)
+    if hit is not None:
+        return hit
+    path = cache_dir() / f"{key}.cubin"
+    cubin = _read_entry(path)
+    if cubin is None:
+        cubin = _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
+        _write_entry(path, cubin)
+    with _memory_lock:
+        _memory_cache[key] = cubin
+    return cubin
+
+
+# ---------------------------------------------------------------------------------------------
+# The target of this machine's GPU
+
+
+def gpu_name_of_device() -> str | None:
+    """``sm_XY`` of GPU 0, or None where there is no driver or no GPU (never raises)."""
+    try:
+        from cuda.bindings import driver as cu
+
+        (err,) = cu.cuInit(0)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return None
+        err, count = cu.cuDeviceGetCount()
+        if err != cu.CUresult.CUDA_SUCCESS or count < 1:
+            return None
+        err, dev = cu.cuDeviceGet(0)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return None
+        attr = cu.CUdevice_attribute
+        err, major = cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return None
+        err, minor = cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)
+        if err != cu.CUresult.CUDA_SUCCESS:
+            return None
+        return f"sm_{major}{minor}"
+    except Exception:
+        return None

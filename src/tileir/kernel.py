@@ -1,0 +1,164 @@
+"""``@tileir.kernel``: a Python function as a kernel that records once per configuration and
+runs on the GPU or on the host reference.
+
+    @ti.kernel(grid=lambda n, tile=1024: (ti.cdiv(n, tile),))
+    def vadd(a=ti.ByPtr(ti.F32), b=ti.ByPtr(ti.F32), c=ti.ByPtr(ti.F32), *, n: int, tile: int = 1024):
+        base = ti.tile_at(ti.block_id(0), tile)
+        m = ti.tail_mask(base, [tile], n)
+        ti.store(c, base, ti.load(a, base, [tile], mask=m) + ti.load(b, base, [tile], mask=m), mask=m)
+
+    vadd(x, y, z, n=len(x))          # torch / cupy arrays on the GPU, no copies
+    vadd.run_host(x, y, z, n=len(x))  # numpy arrays, the host reference
+    print(vadd.mlir(n=1000))          # the text; .bytecode(), .cubin("sm_90"), .program() likewise
+
+Positional parameters declare the entry's parameters (``ByPtr(fmt)``: a buffer; ``ByValue(fmt)``:
+a scalar passed by value). Keyword-only parameters are host configuration: each distinct set of
+values records its own program (cached), so a size given there is a constant in the kernel.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+from .errors import TileirError
+from .ir import KParam
+from .record import record
+from .values import Param
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) for positive ints: how many tiles of ``b`` cover ``a``."""
+    return -(-a // b)
+
+
+class KernelFn:
+    def __init__(self, fn, name=None, grid=None, hints=()):
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.grid_fn = grid
+        self.hints = tuple(hints)
+        self.params: list[tuple[str, KParam]] = []
+        self.static: dict = {}
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind == p.KEYWORD_ONLY:
+                self.static[p.name] = p.default
+            elif isinstance(p.default, KParam):
+                self.params.append((p.name, p.default))
+            else:
+                raise TileirError(f"parameter {p.name!r} has no marker: give it a default of ByPtr(fmt) (a buffer) "
+                                  "or ByValue(fmt) (a scalar), or make it keyword-only (after *) for host "
+                                  "configuration", kernel=self.name)
+        self._progs: dict = {}
+        self._cubins: dict = {}
+        self.__doc__ = fn.__doc__
+        self.__name__ = self.name
+
+    # -- configuration --------------------------------------------------------------------------
+    def config(self, **static) -> dict:
+        cfg = {}
+        for k, default in self.static.items():
+            if k in static:
+                cfg[k] = static.pop(k)
+            elif default is inspect.Parameter.empty:
+                raise TileirError(f"missing configuration {k}=...", kernel=self.name)
+            else:
+                cfg[k] = default
+        if static:
+            raise TileirError(f"unknown configuration {', '.join(static)}; this kernel takes "
+                              f"{', '.join(self.static) or 'none'}", kernel=self.name)
+        return cfg
+
+    def _key(self, cfg) -> tuple:
+        return tuple(sorted((k, repr(v)) for k, v in cfg.items()))
+
+    @property
+    def kparams(self) -> tuple:
+        return tuple(kp for _, kp in self.params)
+
+    def program(self, **static):
+        """The recorded TileProg for this configuration (recorded once, then cached)."""
+        cfg = self.config(**static)
+        key = self._key(cfg)
+        prog = self._progs.get(key)
+        if prog is None:
+            args = [Param(i, kp.dtype, kp.by_ptr, n) for i, (n, kp) in enumerate(self.params)]
+            prog = record(self.name, self.kparams, lambda: self.fn(*args, **cfg), self.hints)
+            self._progs[key] = prog
+        return prog
+
+    def kernel(self, **static):
+        """The lowered Kernel (typed Tile IR instructions)."""
+        from .lower import lower
+
+        return lower(self.program(**static))
+
+    def mlir(self, **static) -> str:
+        """The cuda_tile text of this configuration (what tileirdisasm prints for its bytes)."""
+        from .render import render_kernel
+
+        return render_kernel(self.kernel(**static))
+
+    def bytecode(self, version=None, **static) -> bytes:
+        """The Tile IR bytecode (13.4 unless ``version`` says otherwise)."""
+        from .bytecode import encode_kernel
+
+        return encode_kernel(self.kernel(**static), version)
+
+    def cubin(self, arch: str = "sm_90", opt_level=None, **static) -> bytes:
+        """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk)."""
+        from .assemble import assemble
+
+        cfg = self.config(**static)
+        key = (self._key(cfg), arch, opt_level)
+        got = self._cubins.get(key)
+        if got is None:
+            got = assemble(self.bytecode(**cfg), arch, kernel=self.name, opt_level=opt_level)
+            self._cubins[key] = got
+        return got
+
+    def grid(self, **static) -> tuple:
+        cfg = self.config(**static)
+        if self.grid_fn is None:
+            raise TileirError("no grid: pass grid=(x, y, z) to the call, or give @kernel(grid=...)", kernel=self.name)
+        g = self.grid_fn(**cfg)
+        return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
+
+    # -- running --------------------------------------------------------------------------------
+    def run_host(self, *arrays, grid=None, **static) -> None:
+        """Run on the host reference: numpy arrays for buffers (written in place), numbers for values."""
+        from .ref import run_host
+
+        cfg = self.config(**static)
+        prog = self.program(**cfg)
+        run_host(prog, list(arrays), tuple(grid) if grid is not None else self.grid(**cfg))
+
+    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, **static) -> None:
+        """Run on the GPU: torch/cupy arrays (no copies) or numpy arrays (copied in and out)."""
+        from .assemble import gpu_name_of_device
+        from .runtime import launch
+
+        cfg = self.config(**static)
+        target = arch or gpu_name_of_device()
+        if target is None:
+            raise TileirError("there is no GPU here; run_host(...) runs the kernel on the host reference",
+                              kernel=self.name)
+        cubin = self.cubin(target, opt_level, **cfg)
+        g = tuple(grid) if grid is not None else self.grid(**cfg)
+        launch(cubin, self.name, g, list(arrays), [(kp.dtype, kp.by_ptr) for kp in self.kparams], stream=stream)
+
+
+def kernel(fn=None, *, name=None, grid=None, hints=()):
+    """Make ``fn`` a kernel (see the module docstring). Usable bare or with arguments."""
+    if fn is None:
+        return lambda f: KernelFn(f, name, grid, hints)
+    return KernelFn(fn, name, grid, hints)
+
+
+def trace_kernel(name: str, params, body, hints=()):
+    """The spec's spelling: record ``body()`` (which reads parameters with ``param(fmt, pos)``) as a
+    kernel named ``name`` with entry parameters ``params`` (ByPtr / ByValue); answers the TileProg."""
+    return record(name, tuple(params), body, hints)
+
+
+__all__ = ["kernel", "KernelFn", "trace_kernel", "cdiv", "math"]

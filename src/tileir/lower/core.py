@@ -1,0 +1,139 @@
+"""TileProg -> Kernel: the lowering's machinery. The rules themselves live with their families
+(``tileir.ops.*``), registered here by the recorded operation's kind.
+
+The lowerer keeps, per region scope, the value each handle lowered to and a memo of values worth
+making once per scope (block ids, constants, a parameter's pointer tile, a load's offset ladder),
+so a masked load costs no instruction more than an unmasked one. Every instruction records which
+program operation it came from (its ``Owner``).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from .. import ir
+from ..errors import TileirError
+from ..prog import TileProg
+
+RULES: dict = {}
+
+
+def lowering(*kinds):
+    def reg(fn):
+        for k in kinds:
+            RULES[k] = fn
+        return fn
+
+    return reg
+
+
+class _Scope:
+    __slots__ = ("env", "memo", "out", "owners")
+
+    def __init__(self):
+        self.env: dict = {}
+        self.memo: dict = {}
+        self.out: list = []
+        self.owners: list = []
+
+
+class Lowerer:
+    def __init__(self, prog: TileProg):
+        self.prog = prog
+        self.next_id = 0
+        self.scopes = [_Scope()]
+        self.cur_op = 0
+        for h, pos in prog.arg_handles.items():
+            self.scopes[0].env[h] = ir.Arg(pos)
+
+    # -- values -----------------------------------------------------------------------------
+    def fresh(self) -> int:
+        v = self.next_id
+        self.next_id += 1
+        return v
+
+    def ty(self, h) -> ir.Ty:
+        inf = self.prog.info[h]
+        if inf.kind == "token":
+            return ir.TOKEN
+        if inf.kind == "ptrs":
+            return ir.Tile(inf.shape, ir.PtrTo(inf.dtype))
+        return ir.Tile(inf.shape, ir.Num(inf.dtype))
+
+    def bind(self, h, ref) -> None:
+        self.scopes[-1].env[h] = ref
+
+    def val(self, h) -> ir.Ref:
+        for s in reversed(self.scopes):
+            r = s.env.get(h)
+            if r is not None:
+                return r
+        if h in self.prog.consts:
+            inf = self.prog.info[h]
+            return self.constant(inf.dtype, inf.shape, self.prog.consts[h])
+        raise TileirError(f"lowering: value {h} is used outside the region that defines it",
+                          kernel=self.prog.name, op=self.cur_op)
+
+    def memo_get(self, key):
+        for s in reversed(self.scopes):
+            if key in s.memo:
+                return s.memo[key]
+        return None
+
+    def memo_put(self, key, value):
+        self.scopes[-1].memo[key] = value
+        return value
+
+    def constant(self, dtype: str, shape, value) -> ir.Ref:
+        shape = tuple(shape)
+        key = ("const", dtype, shape, value if value == value else "nan", str(value))
+        got = self.memo_get(key)
+        if got is not None:
+            return got
+        dst = self.fresh()
+        t = ir.tile(shape, dtype)
+        from ..dtypes import BY_NAME
+
+        if BY_NAME[dtype].is_float:
+            self.emit(ir.ConstFloat(dst, t, float(value)))
+        else:
+            self.emit(ir.ConstInt(dst, t, int(value)))
+        return self.memo_put(key, ir.Val(dst))
+
+    # -- instructions -------------------------------------------------------------------------
+    def emit(self, instr, inner=()) -> None:
+        s = self.scopes[-1]
+        s.out.append(instr)
+        s.owners.append(ir.Owner(self.cur_op, tuple(inner)))
+
+    @contextmanager
+    def region(self):
+        """A nested scope; yields a list that receives (instructions, owners) when it closes."""
+        self.scopes.append(_Scope())
+        got: list = []
+        try:
+            yield got
+        finally:
+            s = self.scopes.pop()
+            got.extend([tuple(s.out), tuple(s.owners)])
+
+    def ops(self, ops) -> None:
+        for op in ops:
+            rule = RULES.get(op.kind)
+            if rule is None:
+                raise TileirError(f"lowering has no rule for {op.kind}", kernel=self.prog.name, op=op.num)
+            saved = self.cur_op
+            self.cur_op = op.num
+            rule(self, op)
+            self.cur_op = saved
+
+
+def lower(prog: TileProg) -> ir.Kernel:
+    """The TileProg as a typed Kernel, every instruction with its Owner."""
+    from .. import ops as _families  # noqa: F401  (registers the rules)
+
+    lw = Lowerer(prog)
+    lw.ops(prog.ops)
+    s = lw.scopes[0]
+    return ir.Kernel(prog.name, tuple(prog.params), tuple(prog.globals), tuple(s.out), tuple(prog.hints),
+                     owners=tuple(s.owners))

@@ -1,0 +1,449 @@
+"""Element-wise arithmetic: float and integer operations, comparisons, select, constants and the
+index arithmetic -- how each is checked while recording, lowered, and computed on the host.
+
+Device facts the host side honours (the spec's, where it states them): float add/sub/mul/div/
+sqrt/fma are correctly rounded in the operand's format (exact tier at nearest_even); exp, log,
+the trigonometric functions and tanh are approximations (tolerance tier); integer arithmetic
+wraps (i32 modulo 2^32); divi/remi/maxi/mini/cmpi are signed, remainder takes the dividend's
+sign; mulhii reads its operands unsigned; shri copies the sign, shru shifts in zeros; a float
+comparison is ordered (NaN answers 0 for all six, ne included) unless asked unordered.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ir
+from ..dtypes import BY_NAME, to_format, wrap_int
+from ..lower.core import lowering
+from ..ref.core import interp
+
+FLOAT_UNARY = ("negf", "absf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil",
+               "sin", "cos", "tan", "sinh", "cosh")
+FLOAT_BINARY = ("addf", "subf", "mulf", "divf", "maxf", "minf", "remf", "pow", "atan2")
+INT_BINARY = ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", "andi", "ori", "xori",
+              "shli", "shri", "shru")
+INT_UNARY = ("negi", "absi")
+PREDICATES = {"eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_than_or_equal",
+              "gt": "greater_than", "ge": "greater_than_or_equal"}
+
+
+class ArithRecording:
+    """The element-wise operations of the recorder (mixed into record.Recorder)."""
+
+    # -- the rank-0 rule -----------------------------------------------------------------------
+    def spread(self, h, shape):
+        inf = self.info(h)
+        shape = tuple(shape)
+        if inf.shape == shape:
+            return h
+        if self.is_const(h):
+            return self.const(inf.dtype, shape, self.prog.consts[h])
+        if inf.shape != ():
+            raise self.refuse(f"a {inf.dtype}{list(inf.shape)} tile where a {list(shape)} one is needed",
+                              f"broadcast(t, {list(shape)}) or reshape(t, {list(shape)})")
+        r = self.new(inf.kind, inf.dtype, shape)
+        self.emit("spread", (r,), src=h, dtype=inf.dtype, shape=shape)
+        return r
+
+    def t_spread(self, dtype, shape, src):
+        return self.spread(src, shape)
+
+    def operands(self, what: str, dtype: str, shape, handles, kind: str = "any"):
+        """Check each operand is a ``dtype`` value of ``shape`` or rank 0; rank 0 is spread."""
+        shape = tuple(shape)
+        out = []
+        for h in handles:
+            inf = self.info(h)
+            if inf.kind != "val":
+                raise self.refuse(f"{what} takes tiles, not a {inf.kind}")
+            if inf.dtype != dtype:
+                raise self.refuse(f"{what} of a {dtype} tile and a {inf.dtype} tile: both operands must "
+                                  "have one format", f"convert one first, e.g. x.to({dtype.upper()}) or "
+                                  "float_to_float / int_to_float")
+            if inf.shape != shape and inf.shape != ():
+                raise self.refuse(f"{what} of a {list(shape)} tile and a {list(inf.shape)} tile: shapes "
+                                  "must agree (a rank-0 operand is widened)",
+                                  "broadcast(t, shape) the smaller one, or reshape it")
+            out.append(self.spread(h, shape))
+        if kind == "float" and not BY_NAME[dtype].is_float:
+            raise self.refuse(f"{what} is a float operation and the operands are {dtype}",
+                              "the integer spelling (add_i, addi ...) or convert with int_to_float")
+        if kind == "int" and BY_NAME[dtype].is_float:
+            raise self.refuse(f"{what} is an integer operation and the operands are {dtype}",
+                              "the float spelling (add, sub ...) or convert with float_to_int")
+        return out
+
+    def t_unaryf(self, op, dtype, shape, a, rounding="", ftz=False):
+        (a,) = self.operands(op, dtype, shape, [a], "float")
+        r = self.new("val", dtype, shape)
+        self.emit("unaryf", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, rounding=rounding, ftz=ftz)
+        return r
+
+    def t_binaryf(self, op, dtype, shape, a, b, rounding="", ftz=False, propagate_nan=False):
+        a, b = self.operands(op, dtype, shape, [a, b], "float")
+        r = self.new("val", dtype, shape)
+        self.emit("binaryf", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, rounding=rounding,
+                  ftz=ftz, propagate_nan=propagate_nan)
+        return r
+
+    def t_fma(self, dtype, shape, a, b, c, rounding="nearest_even", ftz=False):
+        a, b, c = self.operands("fma", dtype, shape, [a, b, c], "float")
+        r = self.new("val", dtype, shape)
+        self.emit("fma", (r,), dtype=dtype, shape=tuple(shape), a=a, b=b, c=c, rounding=rounding, ftz=ftz)
+        return r
+
+    def t_cmpf(self, pred, dtype, shape, a, b, ordered=True):
+        a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "float")
+        r = self.new("val", "i1", shape)
+        self.emit("cmpf", (r,), pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, ordered=ordered)
+        return r
+
+    def t_cmpi(self, pred, shape, a, b, signed=True, dtype="i32"):
+        a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "int")
+        r = self.new("val", "i1", shape)
+        self.emit("cmpi", (r,), pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, signed=signed)
+        return r
+
+    def t_binaryi(self, op, dtype, shape, a, b, overflow="none"):
+        a, b = self.operands(op, dtype, shape, [a, b], "int")
+        r = self.new("val", dtype, shape)
+        self.emit("binaryi", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, overflow=overflow)
+        return r
+
+    def t_unaryi(self, op, dtype, shape, a, overflow="none"):
+        (a,) = self.operands(op, dtype, shape, [a], "int")
+        r = self.new("val", dtype, shape)
+        self.emit("unaryi", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, overflow=overflow)
+        return r
+
+    def t_select(self, dtype, shape, cond, a, b):
+        (cond,) = self.operands("select's condition", "i1", shape, [cond])
+        a, b = self.operands("select", dtype, shape, [a, b])
+        r = self.new("val", dtype, shape)
+        self.emit("select", (r,), dtype=dtype, shape=tuple(shape), cond=cond, a=a, b=b)
+        return r
+
+    def t_constf(self, dtype, shape, value):
+        return self.const(dtype, shape, BY_NAME[dtype].round(value))
+
+    def t_consti(self, dtype, shape, value):
+        return self.const(dtype, shape, int(wrap_int(BY_NAME[dtype], int(value))))
+
+    def t_idx_const(self, value):
+        return self.const("i32", (), int(wrap_int(BY_NAME["i32"], int(value))))
+
+    def _idx(self, h, what):
+        inf = self.info(h)
+        if inf.kind != "val" or inf.dtype != "i32" or inf.shape != ():
+            raise self.refuse(f"{what} takes rank-0 i32 indices, got a {inf.dtype}{list(inf.shape)} {inf.kind}",
+                              "idx_of(t) for a rank-0 i32 tile")
+        return h
+
+    def t_idx_add(self, a, b):
+        return self.t_binaryi("addi", "i32", (), self._idx(a, "idx_add"), self._idx(b, "idx_add"))
+
+    def t_idx_mul(self, a, b):
+        return self.t_binaryi("muli", "i32", (), self._idx(a, "idx_mul"), self._idx(b, "idx_mul"))
+
+
+# ---- lowering ----------------------------------------------------------------------------------
+
+
+@lowering("unaryf")
+def _lower_unaryf(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.FloatUn(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["rounding"], a["ftz"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("binaryf")
+def _lower_binaryf(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.FloatBin(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]),
+                        a["rounding"], a["ftz"], a["propagate_nan"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("fma")
+def _lower_fma(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.FloatFma(dst, ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]),
+                        a["rounding"], a["ftz"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("cmpf", "cmpi")
+def _lower_cmp(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    ty = ir.tile(a["shape"], a["dtype"])
+    res = ir.tile(a["shape"], "i1")
+    pred = PREDICATES[a["pred"]]
+    if op.kind == "cmpf":
+        lw.emit(ir.CmpFloat(dst, pred, ty, res, lw.val(a["a"]), lw.val(a["b"]), a["ordered"]))
+    else:
+        lw.emit(ir.CmpInt(dst, pred, ty, res, lw.val(a["a"]), lw.val(a["b"]), a["signed"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("binaryi")
+def _lower_binaryi(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    ty = ir.tile(a["shape"], a["dtype"])
+    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
+    if a["op"] == "addi":
+        lw.emit(ir.AddInt(dst, ty, lhs, rhs, a["overflow"]))
+    elif a["op"] == "muli":
+        lw.emit(ir.MulInt(dst, ty, lhs, rhs, a["overflow"]))
+    else:
+        lw.emit(ir.IntBin(dst, a["op"], ty, lhs, rhs, a["overflow"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("unaryi")
+def _lower_unaryi(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.IntUn(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["overflow"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("select")
+def _lower_select(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.SelectTile(dst, ir.tile(a["shape"], "i1"), ir.tile(a["shape"], a["dtype"]), lw.val(a["cond"]),
+                          lw.val(a["a"]), lw.val(a["b"])))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+def spread_ref(lw, src_ref, src_ty: ir.Tile, shape) -> ir.Ref:
+    """A rank-0 value as a tile of ``shape``: a reshape to one lane per dimension, a broadcast."""
+    shape = tuple(shape)
+    if src_ty.shape == shape:
+        return src_ref
+    ones = ir.Tile((1,) * len(shape), src_ty.elem)
+    r1 = lw.fresh()
+    lw.emit(ir.Reshape(r1, src_ref, src_ty, ones))
+    if ones.shape == shape:
+        return ir.Val(r1)
+    r2 = lw.fresh()
+    lw.emit(ir.Broadcast(r2, ir.Val(r1), ones, ir.Tile(shape, src_ty.elem)))
+    return ir.Val(r2)
+
+
+@lowering("spread")
+def _lower_spread(lw, op):
+    a = op.a
+    src = a["src"]
+    lw.bind(op.res[0], spread_ref(lw, lw.val(src), lw.ty(src), a["shape"]))
+
+
+# ---- host reference ---------------------------------------------------------------------------
+
+
+def _work(dtype: str):
+    """The numpy dtype a float op computes in before rounding to ``dtype``: f64 for f64, f32 for
+    the rest (exact for + - * / sqrt: f32 carries more than twice the narrow formats' precision)."""
+    return np.float64 if dtype == "f64" else np.float32
+
+
+def _fl(interp, h, dtype):
+    return np.asarray(interp.val(h)).astype(_work(dtype))
+
+
+def fma_exact(a, b, c, dtype: str):
+    """a * b + c rounded once into ``dtype``: the product and sum are taken in f64 rounded to
+    odd, which then rounds to any format of at most 51 significand bits correctly."""
+    a64, b64, c64 = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    if dtype == "f64":
+        fma = getattr(math, "fma", None)
+        if fma is not None:
+            return np.vectorize(fma, otypes=[np.float64])(a64, b64, c64)
+        from fractions import Fraction
+
+        def one(x, y, z):
+            if not all(map(math.isfinite, (x, y, z))):
+                return x * y + z
+            return float(Fraction(x) * Fraction(y) + Fraction(z))
+
+        return np.vectorize(one, otypes=[np.float64])(a64, b64, c64)
+    p = a64 * b64  # exact: each operand carries at most 24 significand bits
+    s = p + c64
+    bb = s - p
+    err = (p - (s - bb)) + (c64 - bb)
+    finite = np.isfinite(s)
+    inexact = (err != 0) & finite
+    toward_zero = inexact & (np.sign(err) != np.sign(s)) & (s != 0)
+    t = np.where(toward_zero, np.nextafter(s, 0.0), s)
+    bits = t.view(np.int64)
+    odd = np.where(inexact, bits | 1, bits)
+    return to_format(BY_NAME[dtype], odd.view(np.float64))
+
+
+_UN = {
+    "negf": np.negative, "absf": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
+    "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "floor": np.floor,
+    "ceil": np.ceil, "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh,
+}
+_CORRECTLY_ROUNDED = {"negf", "absf", "sqrt", "floor", "ceil"}
+
+
+@interp("unaryf")
+def _ref_unaryf(it, op):
+    a = op.a
+    d = a["dtype"]
+    x = np.asarray(it.val(a["a"]))
+    if a["op"] in _CORRECTLY_ROUNDED:
+        y = _UN[a["op"]](x.astype(_work(d)))
+    else:  # an approximation on the device: the host answers the f64 value rounded once
+        y = _UN[a["op"]](x.astype(np.float64))
+    it.set(op.res[0], to_format(BY_NAME[d], y))
+
+
+def _remf(x, y):
+    return np.fmod(x, y)  # truncated division: the sign of the dividend (Ops.td RemFOp)
+
+
+_BIN = {
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": _remf,
+    "pow": np.power, "atan2": np.arctan2,  # atan2(a, b): the numerator first (the dialect's x / y)
+}
+
+
+@interp("binaryf")
+def _ref_binaryf(it, op):
+    a = op.a
+    d = a["dtype"]
+    name = a["op"]
+    if name in ("maxf", "minf"):
+        x, y = _fl(it, a["a"], d), _fl(it, a["b"], d)
+        if a["propagate_nan"]:
+            f = np.maximum if name == "maxf" else np.minimum
+        else:  # a NaN operand answers the other operand
+            f = np.fmax if name == "maxf" else np.fmin
+        z = f(x, y)
+    elif name in ("pow", "atan2"):
+        z = _BIN[name](np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64))
+    else:
+        z = _BIN[name](_fl(it, a["a"], d), _fl(it, a["b"], d))
+    it.set(op.res[0], to_format(BY_NAME[d], z))
+
+
+@interp("fma")
+def _ref_fma(it, op):
+    a = op.a
+    it.set(op.res[0], fma_exact(it.val(a["a"]), it.val(a["b"]), it.val(a["c"]), a["dtype"]))
+
+
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal}
+
+
+@interp("cmpf")
+def _ref_cmpf(it, op):
+    a = op.a
+    x, y = np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64)
+    nan = np.isnan(x) | np.isnan(y)
+    r = _CMP[a["pred"]](x, y)
+    r = (r & ~nan) if a["ordered"] else (r | nan)
+    it.set(op.res[0], np.asarray(r, dtype=np.bool_))
+
+
+def _signed64(it, h):
+    return np.asarray(it.val(h)).astype(np.int64)
+
+
+def _unsigned64(it, h, dtype):
+    bits = BY_NAME[dtype].bits
+    return _signed64(it, h) & ((1 << bits) - 1)
+
+
+@interp("cmpi")
+def _ref_cmpi(it, op):
+    a = op.a
+    if a["signed"]:
+        x, y = _signed64(it, a["a"]), _signed64(it, a["b"])
+    else:
+        x, y = _unsigned64(it, a["a"], a["dtype"]), _unsigned64(it, a["b"], a["dtype"])
+    it.set(op.res[0], np.asarray(_CMP[a["pred"]](x, y), dtype=np.bool_))
+
+
+def _trunc_div(x, y):
+    safe = np.where(y == 0, 1, y)
+    q = np.abs(x) // np.abs(safe)
+    return np.where((x < 0) ^ (safe < 0), -q, q)
+
+
+@interp("binaryi")
+def _ref_binaryi(it, op):
+    a = op.a
+    d = BY_NAME[a["dtype"]]
+    bits = d.bits
+    name = a["op"]
+    x, y = _signed64(it, a["a"]), _signed64(it, a["b"])
+    if name == "addi":
+        z = x + y
+    elif name == "subi":
+        z = x - y
+    elif name == "muli":
+        z = (x * y) if bits <= 32 else _mul64(x, y)
+    elif name == "divi":
+        z = _trunc_div(x, y)
+    elif name == "remi":
+        z = x - _trunc_div(x, y) * y
+    elif name == "maxi":
+        z = np.maximum(x, y)
+    elif name == "mini":
+        z = np.minimum(x, y)
+    elif name == "mulhii":  # the high half of the product of the UNSIGNED readings
+        ux, uy = _unsigned64(it, a["a"], a["dtype"]), _unsigned64(it, a["b"], a["dtype"])
+        z = np.vectorize(lambda p, q: (int(p) * int(q)) >> bits, otypes=[object])(ux, uy).astype(np.int64) \
+            if bits > 32 else (ux * uy) >> bits
+    elif name == "andi":
+        z = x & y
+    elif name == "ori":
+        z = x | y
+    elif name == "xori":
+        z = x ^ y
+    elif name == "shli":
+        z = x << (y & 63)
+    elif name == "shri":  # arithmetic: the sign is copied down
+        z = x >> (y & 63)
+    elif name == "shru":  # logical: zeros come in
+        z = _unsigned64(it, a["a"], a["dtype"]) >> (y & 63)
+    else:  # pragma: no cover
+        raise it.fail(f"no host rule for {name}")
+    it.set(op.res[0], wrap_int(d, z))
+
+
+def _mul64(x, y):
+    return np.vectorize(lambda p, q: ((int(p) * int(q) + (1 << 63)) % (1 << 64)) - (1 << 63),
+                        otypes=[np.int64])(x, y)
+
+
+@interp("unaryi")
+def _ref_unaryi(it, op):
+    a = op.a
+    x = _signed64(it, a["a"])
+    z = -x if a["op"] == "negi" else np.abs(x)
+    it.set(op.res[0], wrap_int(BY_NAME[a["dtype"]], z))
+
+
+@interp("select")
+def _ref_select(it, op):
+    a = op.a
+    it.set(op.res[0], np.where(np.asarray(it.val(a["cond"]), dtype=bool), it.val(a["a"]), it.val(a["b"])))
+
+
+@interp("spread")
+def _ref_spread(it, op):
+    a = op.a
+    it.set(op.res[0], np.broadcast_to(it.val(a["src"]), a["shape"]))

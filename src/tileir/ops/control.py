@@ -1,0 +1,163 @@
+"""Regions that carry values: the for loop (d_range) and the if (d_if) -- recorded, lowered,
+computed on the host.
+
+The recorder carries the memory ordering token through a loop as its last carried value when the
+body touches memory (the body's trial shows it), so a store after the loop is ordered after every
+store inside it. An if carries no token: a load or store inside one is refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..lower.core import lowering
+from ..prog import Region
+from ..ref.core import interp
+
+
+class ControlRecording:
+    def _bound(self, h, what):
+        inf = self.info(h)
+        if inf.kind != "val" or inf.dtype != "i32" or inf.shape != ():
+            raise self.refuse(f"{what} must be a rank-0 i32 index, got a {inf.dtype}{list(inf.shape)}",
+                              "an Idx (idx_const, block_id, idx_of(t) for a rank-0 i32 tile)")
+
+    def t_loop_begin(self, lower, upper, step, unsigned, inits):
+        for h, w in ((lower, "the loop's lower bound"), (upper, "the loop's upper bound"), (step, "the loop's step")):
+            self._bound(h, w)
+        iv = self.new("val", "i32", ())
+        params = []
+        for h in inits:
+            inf = self.info(h)
+            params.append(self.new(inf.kind, inf.dtype, inf.shape))
+        op = self.emit("for", (), lower=lower, upper=upper, step=step, unsigned=bool(unsigned),
+                       inits=tuple(inits))
+        region = Region((iv, *params), [])
+        op.regions = (region,)
+        self.push("for", op, region)
+        return iv, params
+
+    def t_loop_end(self, outs):
+        f = self.pop("for")
+        outs = tuple(outs)
+        params = f.region.params[1:]
+        self._check_yields(outs, params, "the loop body")
+        f.region.yields = outs
+        res = tuple(self.new(self.info(p).kind, self.info(p).dtype, self.info(p).shape) for p in params)
+        f.op.res = res
+        return list(res)
+
+    def _check_yields(self, outs, like, what):
+        if len(outs) != len(like):
+            raise self.refuse(f"{what} hands on {len(outs)} values for {len(like)} carried")
+        for o, p in zip(outs, like):
+            a, b = self.info(o), self.info(p)
+            if (a.dtype, a.shape) != (b.dtype, b.shape):
+                raise self.refuse(f"{what} hands on a {a.dtype}{list(a.shape)} value where a carry of "
+                                  f"{b.dtype}{list(b.shape)} is carried", "keep a carry's format and shape")
+
+    def t_if_begin(self, cond):
+        inf = self.info(cond)
+        if inf.dtype != "i1" or inf.shape != ():
+            raise self.refuse(f"d_if's condition is a {inf.dtype}{list(inf.shape)} tile; an if branches on a "
+                              "rank-0 i1", "reduce the mask first, or choose lanes with select(cond, a, b)")
+        op = self.emit("if", (), cond=cond)
+        region = Region((), [])
+        op.regions = (region,)
+        self.push("if", op, region)
+
+    def t_if_else(self, yields):
+        f = self.pop("if")
+        f.region.yields = tuple(yields)
+        region = Region((), [])
+        f.op.regions = f.op.regions + (region,)
+        self.push("else", f.op, region)
+
+    def t_if_end(self, yields):
+        f = self.pop("else")
+        yields = tuple(yields)
+        then = f.op.regions[0].yields
+        self._check_yields(yields, then, "the else branch")
+        f.region.yields = yields
+        res = tuple(self.new(self.info(y).kind, self.info(y).dtype, self.info(y).shape) for y in then)
+        f.op.res = res
+        return list(res)
+
+
+# ---- lowering ----------------------------------------------------------------------------------
+
+
+def _region_body(lw, region, yields_cls, param_ids):
+    with lw.region() as got:
+        for h, i in zip(region.params, param_ids):
+            lw.bind(h, ir.Val(i))
+        lw.ops(region.ops)
+        vals = tuple(lw.val(y) for y in region.yields)
+        lw.emit(yields_cls(vals, tuple(lw.ty(y) for y in region.yields)))
+    return got
+
+
+@lowering("for")
+def _lower_for(lw, op):
+    a = op.a
+    (region,) = op.regions
+    tys = tuple(lw.ty(p) for p in region.params[1:])
+    lower, upper, step = lw.val(a["lower"]), lw.val(a["upper"]), lw.val(a["step"])
+    inits = tuple(lw.val(h) for h in a["inits"])
+    iv = lw.fresh()
+    carried = tuple(lw.fresh() for _ in tys)
+    body, owners = _region_body(lw, region, ir.Cont, (iv, *carried))
+    results = tuple(lw.fresh() for _ in tys)
+    lw.emit(ir.ForLoop(results, tys, iv, lower, upper, step, a["unsigned"], inits, carried, body), (owners,))
+    for h, r in zip(op.res, results):
+        lw.bind(h, ir.Val(r))
+
+
+@lowering("if")
+def _lower_if(lw, op):
+    cond = lw.val(op.a["cond"])
+    then, other = op.regions
+    tys = tuple(lw.ty(y) for y in then.yields)
+    t_body, t_own = _region_body(lw, then, ir.YieldVals, ())
+    e_body, e_own = _region_body(lw, other, ir.YieldVals, ())
+    results = tuple(lw.fresh() for _ in tys)
+    lw.emit(ir.IfElse(results, tys, cond, ir.tile((), "i1"), t_body, e_body), (t_own, e_own))
+    for h, r in zip(op.res, results):
+        lw.bind(h, ir.Val(r))
+
+
+# ---- host reference ---------------------------------------------------------------------------
+
+
+def run_region(it, region, values):
+    for h, v in zip(region.params, values):
+        it.set(h, v)
+    it.exec(region.ops)
+    return [it.val(y) for y in region.yields]
+
+
+@interp("for")
+def _ref_for(it, op):
+    a = op.a
+    (region,) = op.regions
+    lo, hi, st = (int(np.asarray(it.val(a[k]))) for k in ("lower", "upper", "step"))
+    if a["unsigned"]:
+        lo, hi = lo & 0xFFFFFFFF, hi & 0xFFFFFFFF
+    if st <= 0:
+        raise it.fail(f"a loop stepping by {st} does not terminate")
+    vals = [it.val(h) for h in a["inits"]]
+    i = lo
+    while i < hi:
+        vals = run_region(it, region, [np.asarray(np.int32(np.int64(i).astype(np.uint32).astype(np.int32)))] + vals)
+        i += st
+    for h, v in zip(op.res, vals):
+        it.set(h, v)
+
+
+@interp("if")
+def _ref_if(it, op):
+    cond = bool(np.asarray(it.val(op.a["cond"])))
+    vals = run_region(it, op.regions[0 if cond else 1], [])
+    for h, v in zip(op.res, vals):
+        it.set(h, v)

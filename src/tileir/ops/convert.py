@@ -1,0 +1,109 @@
+"""Conversions between formats: ftof (and its rounding variants), itof, ftoi (plain and
+saturating), exti (unsigned) / extis (signed), trunci, bitcast.
+
+Device facts: itof reads the integer signed and rounds to nearest even; ftoi truncates toward
+zero and is undefined on NaN, infinities and out-of-range lanes unless saturating (then the ends
+of the range, NaN -> 0); exti widens UNSIGNED (an i1 1 widens to 1, not -1); trunci keeps the
+low bits; bitcast moves no bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..dtypes import BY_NAME, to_format, wrap_int
+from ..lower.core import lowering
+from ..ref.core import interp
+
+FTOF_OPS = ("ftof", "ftof_zero", "ftof_neg_inf", "ftof_pos_inf", "ftof_away")
+CONVERT_OPS = FTOF_OPS + ("itof", "ftoi", "ftoi_sat", "exti", "extis", "trunci", "bitcast")
+
+
+class ConvertRecording:
+    def t_convert(self, op, from_, to, shape, a):
+        if op not in CONVERT_OPS:
+            raise self.refuse(f"unknown conversion {op}")
+        inf = self.info(a)
+        if inf.kind != "val" or inf.dtype != from_:
+            raise self.refuse(f"{op}: the operand is {inf.dtype}, not {from_}")
+        f, t = BY_NAME[from_], BY_NAME[to]
+        if op in FTOF_OPS:
+            if not (f.is_float and t.is_float):
+                raise self.refuse(f"{op} converts between float formats, not {from_} -> {to}",
+                                  "int_to_float / float_to_int")
+            if f == t:
+                raise self.refuse(f"float_to_float from {from_} to itself: tileiras refuses an ftof between "
+                                  "equal formats", "to(t, fmt), which records nothing when the format is already fmt")
+        elif op == "itof" and (f.is_float or not t.is_float):
+            raise self.refuse(f"int_to_float takes an integer tile into a float format, not {from_} -> {to}")
+        elif op in ("ftoi", "ftoi_sat") and (not f.is_float or t.is_float):
+            raise self.refuse(f"float_to_int takes a float tile into an integer format, not {from_} -> {to}")
+        elif op in ("exti", "extis") and (f.is_float or t.is_float or t.bits <= f.bits):
+            raise self.refuse(f"{op} widens an integer format, not {from_} -> {to}")
+        elif op == "trunci" and (f.is_float or t.is_float or t.bits >= f.bits):
+            raise self.refuse(f"trunci narrows an integer format, not {from_} -> {to}")
+        elif op == "bitcast" and f.bits != t.bits:
+            raise self.refuse(f"bitcast between formats of different widths ({from_} -> {to})")
+        r = self.new("val", to, inf.shape)
+        self.emit("convert", (r,), op=op, from_=from_, to=to, shape=inf.shape, a=a)
+        return r
+
+
+@lowering("convert")
+def _lower_convert(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    shape = tuple(a["shape"])
+    lw.emit(ir.Cast(dst, a["op"], ir.tile(shape, a["from_"]), ir.tile(shape, a["to"]), lw.val(a["a"])))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+def _round_mode(x: np.ndarray, d, mode: str) -> np.ndarray:
+    """``x`` (f64) rounded into format ``d`` by ``mode``: nearest even via ml_dtypes; the directed
+    modes by stepping the nearest value one unit toward the wanted side where it overshot."""
+    near = to_format(d, x)
+    if mode == "nearest_even":
+        return near
+    back = near.astype(np.float64)
+    up = np.nextafter(near, np.asarray(np.inf, dtype=near.dtype)).astype(np.float64) if near.dtype != object else back
+    down = np.nextafter(near, np.asarray(-np.inf, dtype=near.dtype)).astype(np.float64)
+    if mode == "positive_inf":
+        out = np.where(back < x, up, back)
+    elif mode == "negative_inf":
+        out = np.where(back > x, down, back)
+    elif mode == "zero":
+        out = np.where(np.abs(back) > np.abs(x), np.where(x > 0, down, up), back)
+    else:  # nearest_away: ties away from zero
+        out = back
+    return to_format(d, out)
+
+
+_FTOF_MODE = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
+              "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}
+
+
+@interp("convert")
+def _ref_convert(it, op):
+    a = op.a
+    name = a["op"]
+    f, t = BY_NAME[a["from_"]], BY_NAME[a["to"]]
+    x = np.asarray(it.val(a["a"]))
+    if name in FTOF_OPS:
+        y = _round_mode(x.astype(np.float64), t, _FTOF_MODE[name])
+    elif name == "itof":
+        y = to_format(t, x.astype(np.int64).astype(np.float64))
+    elif name in ("ftoi", "ftoi_sat"):
+        v = x.astype(np.float64)
+        lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+        tr = np.trunc(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo))
+        y = wrap_int(t, np.clip(tr, lo, hi).astype(np.int64))
+    elif name == "exti":
+        y = wrap_int(t, x.astype(np.int64) & ((1 << f.bits) - 1))
+    elif name == "extis":
+        y = wrap_int(t, x.astype(np.int64))
+    elif name == "trunci":
+        y = wrap_int(t, x.astype(np.int64))
+    else:  # bitcast
+        y = np.ascontiguousarray(x).view(t.np_dtype)
+    it.set(op.res[0], y)

@@ -1,0 +1,360 @@
+"""The pointer path: block ids, scalar parameters, lanes, load and store -- recorded, lowered and
+computed on the host.
+
+A load at ``base`` of ``shape`` laid out by ``strides`` (elements) reads element
+``base + i*strides[0] + j*strides[1] + ..`` of the parameter. Lowered, it is the parameter's
+pointer reshaped and broadcast to ``shape``, an ``offset`` by the i32 ladder of element offsets
+(one iota per dimension, scaled by its stride, widened and summed, plus the base), and a
+``load_ptr_tko`` in the token chain. The ladder is memoised per scope, so a masked load (whose
+mask is built from the same lanes) costs no instruction more than an unmasked one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import ir
+from ..dtypes import BY_NAME, wrap_int
+from ..lower.core import lowering
+from ..ref.core import interp
+from .arith import spread_ref
+
+
+def pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+class MemoryRecording:
+    def check_shape(self, shape, what: str):
+        shape = tuple(shape)
+        for d in shape:
+            if not isinstance(d, int) or not pow2(d):
+                raise self.refuse(f"{what}: tile dimensions must be powers of two, got {list(shape)}",
+                                  "round each dimension up to a power of two and mask the tail "
+                                  "(tail_mask / axis_mask)")
+        return shape
+
+    def param_of(self, param, dtype, what: str):
+        params = self.prog.params
+        if not isinstance(param, int) or not 0 <= param < len(params):
+            raise self.refuse(f"{what}: parameter {param} does not exist (the kernel has {len(params)})")
+        p = params[param]
+        if p.dtype != dtype:
+            raise self.refuse(f"{what}: parameter {param} is {p.dtype}, not {dtype}",
+                              f"param({p.dtype.upper()}, {param})")
+        return p
+
+    def t_block_id(self, axis):
+        if axis not in (0, 1, 2):
+            raise self.refuse(f"block_id axis {axis}: the grid has axes 0, 1 and 2")
+        r = self.new("val", "i32", ())
+        self.emit("block_id", (r,), axis=axis)
+        return r
+
+    def t_num_blocks(self, axis):
+        if axis not in (0, 1, 2):
+            raise self.refuse(f"num_blocks axis {axis}: the grid has axes 0, 1 and 2")
+        r = self.new("val", "i32", ())
+        self.emit("num_blocks", (r,), axis=axis)
+        return r
+
+    def t_scalar(self, param, dtype):
+        p = self.param_of(param, dtype, "scalar")
+        if p.by_ptr:
+            raise self.refuse(f"scalar: parameter {param} is a buffer, not a value passed by value",
+                              "load(p, base, shape) reads a buffer; declare the parameter ByValue")
+        for h, pos in self.prog.arg_handles.items():
+            if pos == param:
+                return h
+        h = self.new("val", dtype, ())
+        self.prog.arg_handles[h] = param
+        return h
+
+    def _index(self, h, what):
+        inf = self.info(h)
+        if inf.kind != "val" or inf.dtype != "i32" or inf.shape != ():
+            raise self.refuse(f"{what} wants a rank-0 i32 index, got a {inf.dtype}{list(inf.shape)}",
+                              "an Idx: tile_at(block_id(0), n), idx_const(k), idx_of(t)")
+        return h
+
+    def _mask(self, mask, shape, what):
+        if mask is None:
+            return None
+        inf = self.info(mask)
+        if inf.dtype != "i1":
+            raise self.refuse(f"{what}'s mask is {inf.dtype}; a mask is an i1 tile",
+                              "a comparison (lt_i, lt ...) or tail_mask")
+        return self.operands(f"{what}'s mask", "i1", shape, [mask])[0]
+
+    def _buffer(self, param, dtype, what):
+        p = self.param_of(param, dtype, what)
+        if not p.by_ptr:
+            raise self.refuse(f"{what}: parameter {param} is passed by value", "scalar(p) reads it")
+        return p
+
+    def t_load(self, param, dtype, base, shape, strides, mask, pad, hints=()):
+        self._buffer(param, dtype, "load")
+        shape = self.check_shape(shape, "load")
+        if len(strides) != len(shape):
+            raise self.refuse(f"load: {len(strides)} strides for a rank-{len(shape)} tile")
+        self._index(base, "load's base")
+        if pad is not None and mask is None:
+            raise self.refuse("load with a pad and no mask: every lane is read, so the pad names a value "
+                              "nothing can answer", "give the mask the pad is for, or drop the pad")
+        self.memory_allowed("load")
+        mask = self._mask(mask, shape, "load")
+        if pad is not None:
+            pad = self.operands("load's pad", dtype, shape, [pad])[0]
+        r = self.new("val", dtype, shape)
+        tin, tout = self.next_token()
+        self.emit("load", (r, tout), param=param, dtype=dtype, base=base, shape=shape,
+                  strides=tuple(strides), mask=mask, pad=pad, hints=tuple(hints), tok=tin)
+        return r
+
+    def t_store(self, param, dtype, base, shape, strides, v, mask, hints=()):
+        self._buffer(param, dtype, "store")
+        inf = self.info(v)
+        if inf.shape == ():
+            raise self.refuse("store of a rank-0 tile: a store writes a tile with a dimension",
+                              "store(p, base, broadcast(v, [1]))")
+        shape = self.check_shape(shape, "store")
+        if len(strides) != len(shape):
+            raise self.refuse(f"store: {len(strides)} strides for a rank-{len(shape)} tile")
+        self._index(base, "store's base")
+        (v,) = self.operands("store", dtype, shape, [v])
+        self.memory_allowed("store")
+        mask = self._mask(mask, shape, "store")
+        tin, tout = self.next_token()
+        self.emit("store", (tout,), param=param, dtype=dtype, base=base, shape=shape, strides=tuple(strides),
+                  v=v, mask=mask, hints=tuple(hints), tok=tin)
+
+    def t_lanes(self, base, shape, strides):
+        shape = self.check_shape(shape, "lanes")
+        self._index(base, "lanes' base")
+        r = self.new("val", "i32", shape)
+        self.emit("lanes", (r,), base=base, shape=shape, strides=tuple(strides))
+        return r
+
+    def t_iota(self, n):
+        self.check_shape((n,), "arange")
+        r = self.new("val", "i32", (n,))
+        self.emit("iota", (r,), n=n)
+        return r
+
+
+# ---- lowering ----------------------------------------------------------------------------------
+
+I32 = ir.tile((), "i32")
+
+
+def _grid_values(lw, which):
+    key = ("grid", which)
+    got = lw.memo_get(key)
+    if got is None:
+        ids = (lw.fresh(), lw.fresh(), lw.fresh())
+        lw.emit((ir.BlockIds if which == "id" else ir.BlockCounts)(*ids))
+        got = lw.memo_put(key, tuple(ir.Val(i) for i in ids))
+    return got
+
+
+@lowering("block_id")
+def _lower_block_id(lw, op):
+    lw.bind(op.res[0], _grid_values(lw, "id")[op.a["axis"]])
+
+
+@lowering("num_blocks")
+def _lower_num_blocks(lw, op):
+    lw.bind(op.res[0], _grid_values(lw, "count")[op.a["axis"]])
+
+
+@lowering("make_token")
+def _lower_make_token(lw, op):
+    dst = lw.fresh()
+    lw.emit(ir.MakeTok(dst))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("return")
+def _lower_return(lw, op):
+    lw.emit(ir.Ret())
+
+
+def iota(lw, n) -> ir.Ref:
+    key = ("iota", n)
+    got = lw.memo_get(key)
+    if got is None:
+        dst = lw.fresh()
+        lw.emit(ir.IotaTile(dst, ir.tile((n,), "i32")))
+        got = lw.memo_put(key, ir.Val(dst))
+    return got
+
+
+def ladder(lw, base_h, shape, strides) -> ir.Ref:
+    """The i32 tile of element offsets a tile at ``base`` of ``shape`` laid out by ``strides`` reads."""
+    shape, strides = tuple(shape), tuple(strides)
+    key = ("lanes", base_h, shape, strides)
+    got = lw.memo_get(key)
+    if got is not None:
+        return got
+    full = ir.tile(shape, "i32")
+    terms = []
+    base_const = lw.prog.consts.get(base_h)
+    if base_const != 0:
+        terms.append(spread_ref(lw, lw.val(base_h), I32, shape))
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        if n == 1 or s == 0:
+            continue
+        t = iota(lw, n)
+        t_ty = ir.tile((n,), "i32")
+        if s != 1:
+            dst = lw.fresh()
+            lw.emit(ir.MulInt(dst, t_ty, t, lw.constant("i32", (n,), s)))
+            t = ir.Val(dst)
+        if len(shape) > 1:
+            one = tuple(n if j == k else 1 for j in range(len(shape)))
+            r1 = lw.fresh()
+            lw.emit(ir.Reshape(r1, t, t_ty, ir.tile(one, "i32")))
+            r2 = lw.fresh()
+            lw.emit(ir.Broadcast(r2, ir.Val(r1), ir.tile(one, "i32"), full))
+            t = ir.Val(r2)
+        terms.append(t)
+    if not terms:
+        acc = lw.constant("i32", shape, 0)
+    else:
+        acc = terms[0]
+        for t in terms[1:]:
+            dst = lw.fresh()
+            lw.emit(ir.AddInt(dst, full, acc, t))
+            acc = ir.Val(dst)
+    return lw.memo_put(key, acc)
+
+
+def param_ptrs(lw, pos, dtype, shape) -> ir.Ref:
+    key = ("ptrs", pos, tuple(shape))
+    got = lw.memo_get(key)
+    if got is None:
+        got = lw.memo_put(key, spread_ref(lw, ir.Arg(pos), ir.Tile((), ir.PtrTo(dtype)), shape))
+    return got
+
+
+def addresses(lw, a) -> tuple:
+    shape = tuple(a["shape"])
+    key = ("addr", a["param"], a["base"], shape, a["strides"])
+    pty = ir.Tile(shape, ir.PtrTo(a["dtype"]))
+    got = lw.memo_get(key)
+    if got is None:
+        ptrs = param_ptrs(lw, a["param"], a["dtype"], shape)
+        offs = ladder(lw, a["base"], shape, a["strides"])
+        dst = lw.fresh()
+        lw.emit(ir.Offset(dst, ptrs, offs, pty, ir.tile(shape, "i32")))
+        got = lw.memo_put(key, ir.Val(dst))
+    return got, pty
+
+
+@lowering("lanes")
+def _lower_lanes(lw, op):
+    a = op.a
+    lw.bind(op.res[0], ladder(lw, a["base"], a["shape"], a["strides"]))
+
+
+@lowering("iota")
+def _lower_iota(lw, op):
+    lw.bind(op.res[0], iota(lw, op.a["n"]))
+
+
+@lowering("load")
+def _lower_load(lw, op):
+    a = op.a
+    ptrs, pty = addresses(lw, a)
+    shape = tuple(a["shape"])
+    dst, tok = lw.fresh(), lw.fresh()
+    mask = lw.val(a["mask"]) if a["mask"] is not None else None
+    pad = lw.val(a["pad"]) if a["pad"] is not None else None
+    lw.emit(ir.LoadPtr(dst, tok, ptrs, mask, pad, lw.val(a["tok"]), pty,
+                       ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
+    lw.bind(op.res[0], ir.Val(dst))
+    lw.bind(op.res[1], ir.Val(tok))
+
+
+@lowering("store")
+def _lower_store(lw, op):
+    a = op.a
+    ptrs, pty = addresses(lw, a)
+    shape = tuple(a["shape"])
+    tok = lw.fresh()
+    mask = lw.val(a["mask"]) if a["mask"] is not None else None
+    lw.emit(ir.StorePtr(tok, ptrs, lw.val(a["v"]), mask, lw.val(a["tok"]), pty,
+                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
+    lw.bind(op.res[0], ir.Val(tok))
+
+
+# ---- host reference ---------------------------------------------------------------------------
+
+
+@interp("make_token", "return")
+def _ref_nothing(it, op):
+    return None
+
+
+@interp("block_id")
+def _ref_block_id(it, op):
+    it.set(op.res[0], np.asarray(it.block[op.a["axis"]], dtype=np.int32))
+
+
+@interp("num_blocks")
+def _ref_num_blocks(it, op):
+    it.set(op.res[0], np.asarray(it.grid[op.a["axis"]], dtype=np.int32))
+
+
+def lane_offsets(it, base_h, shape, strides) -> np.ndarray:
+    base = int(np.asarray(it.val(base_h)))
+    offs = np.full(shape, base, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(shape, strides)):
+        coord = np.arange(n, dtype=np.int64).reshape([n if j == k else 1 for j in range(len(shape))])
+        offs = offs + coord * s
+    return wrap_int(BY_NAME["i32"], offs).astype(np.int64)
+
+
+@interp("lanes")
+def _ref_lanes(it, op):
+    a = op.a
+    it.set(op.res[0], lane_offsets(it, a["base"], a["shape"], a["strides"]).astype(np.int32))
+
+
+@interp("iota")
+def _ref_iota(it, op):
+    it.set(op.res[0], np.arange(op.a["n"], dtype=np.int32))
+
+
+def _checked(it, buf, offs, active, what, param):
+    bad = active & ((offs < 0) | (offs >= buf.size))
+    if bad.any():
+        first = int(offs[bad].flat[0])
+        raise it.fail(f"{what} of parameter {param} touches element {first}, outside its {buf.size} "
+                      "elements (mask the lanes past the end)")
+
+
+@interp("load")
+def _ref_load(it, op):
+    a = op.a
+    buf = it.args[a["param"]]
+    offs = lane_offsets(it, a["base"], a["shape"], a["strides"])
+    mask = np.ones(a["shape"], dtype=bool) if a["mask"] is None else np.asarray(it.val(a["mask"]), dtype=bool)
+    _checked(it, buf, offs, mask, "load", a["param"])
+    safe = np.where(mask, offs, 0)
+    got = buf[safe] if buf.size else np.zeros(a["shape"], dtype=buf.dtype)
+    if a["mask"] is not None:
+        fill = it.val(a["pad"]) if a["pad"] is not None else np.zeros((), dtype=buf.dtype)
+        got = np.where(mask, got, fill).astype(buf.dtype)
+    it.set(op.res[0], got)
+
+
+@interp("store")
+def _ref_store(it, op):
+    a = op.a
+    buf = it.args[a["param"]]
+    offs = lane_offsets(it, a["base"], a["shape"], a["strides"])
+    mask = np.ones(a["shape"], dtype=bool) if a["mask"] is None else np.asarray(it.val(a["mask"]), dtype=bool)
+    _checked(it, buf, offs, mask, "store", a["param"])
+    v = np.broadcast_to(np.asarray(it.val(a["v"])), a["shape"])
+    buf[offs[mask]] = v[mask]

@@ -1,0 +1,96 @@
+"""The recorded program: what a kernel body said, operation by operation, before lowering.
+
+A ``TileProg`` holds the entry's parameters, the recorded operations (``Op``: a kind named after
+the ``t_*`` effect operation that recorded it, the handles it defines, its fields, its regions),
+and what the recorder knows about every handle (``HInfo``: value, token, pointer tile or view; its
+format and shape). Constants record no operation: their handles are kept in ``consts`` and made
+where they are used, at the shape the use wants.
+
+Operations are numbered depth first, a region's operation before its body, ``make_token`` being
+0: the number a refusal names and an ``Owner`` points at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .dtypes import Dtype, dtype
+from .ir import KParam
+
+
+@dataclass(eq=False)
+class Region:
+    params: tuple  # handles bound on entry (a loop's induction variable and carries; acc/elem pairs)
+    ops: list
+    yields: tuple = ()
+
+
+@dataclass(eq=False)
+class Op:
+    kind: str
+    res: tuple
+    a: dict
+    regions: tuple = ()
+    num: int = 0
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.a.items())
+        return f"#{self.num} {self.kind}{list(self.res)}({fields})"
+
+
+@dataclass(frozen=True)
+class HInfo:
+    kind: str  # val | token | ptrs | view
+    dtype: str
+    shape: tuple
+
+
+@dataclass(eq=False)
+class TileProg:
+    name: str
+    params: tuple  # KParam per entry parameter
+    ops: list = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+    consts: dict = field(default_factory=dict)
+    globals: list = field(default_factory=list)
+    hints: tuple = ()
+    calls: list = field(default_factory=list)  # the call tree (trace_calls)
+    arg_handles: dict = field(default_factory=dict)  # handle -> parameter position (scalar params)
+
+    def walk(self, ops=None):
+        """Every operation depth first, a region's operation before its body."""
+        for op in self.ops if ops is None else ops:
+            yield op
+            for r in op.regions:
+                yield from self.walk(r.ops)
+
+    def op_count(self) -> int:
+        return sum(1 for _ in self.walk())
+
+    def dump(self) -> str:
+        """The program as one line an operation, indented by region: for a reader and a test."""
+        lines = []
+
+        def go(ops, ind):
+            for op in ops:
+                lines.append(ind + repr(op))
+                for r in op.regions:
+                    lines.append(ind + f"  region{list(r.params)}:")
+                    go(r.ops, ind + "    ")
+                    lines.append(ind + f"    yield {list(r.yields)}")
+
+        go(self.ops, "")
+        return "\n".join(lines)
+
+
+def ByPtr(d) -> KParam:
+    """An entry parameter that is a buffer: the kernel receives a pointer to format ``d``."""
+    return KParam(dtype(d).name, True)
+
+
+def ByValue(d) -> KParam:
+    """An entry parameter passed by value: the kernel receives a rank-0 tile of format ``d``."""
+    return KParam(dtype(d).name, False)
+
+
+__all__ = ["Region", "Op", "HInfo", "TileProg", "ByPtr", "ByValue", "Dtype"]

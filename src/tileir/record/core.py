@@ -1,0 +1,235 @@
+"""The recording handler's machinery: handles, regions, carries, trials, the token, refusals.
+
+The recorder answers every ``t_*`` operation by appending an ``Op`` to the region being filled and
+issuing handles for what it defines. The family modules under ``tileir.ops`` add the operations
+themselves (their checks and what they record) as mixins on this class.
+
+Refusals name the kernel, the number of the operation about to be recorded and the public call
+the kernel made (``kernel 'softmax', op 12 (store): ...``), and say what to write instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import dev as _dev
+from ..dtypes import BY_NAME
+from ..errors import TileirError
+from ..ir import KParam
+from ..prog import HInfo, Op, Region, TileProg
+
+
+@dataclass(eq=False)
+class Frame:
+    kind: str  # entry | for | while | if | else | reduce | scan | trial
+    ops: list
+    op: Op | None = None
+    region: Region | None = None
+    saved: dict = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class CallNode:
+    """One public call of the kernel's (the spec's trace_calls): its name, the operations it
+    recorded (numbers, inclusive range), and the kernel's calls inside its bodies."""
+
+    name: str
+    first_op: int
+    last_op: int = -1
+    children: list = field(default_factory=list)
+    in_body: bool = False
+
+
+class RecorderCore(_dev.Dev):
+    MAX_DEPTH = 16  # regions nested deeper than this are refused (the spec: "the handler bounds the depth")
+
+    def __init__(self, name: str, params, hints=()):
+        self.prog = TileProg(name, tuple(params), hints=tuple(hints))
+        self.next_h = 0
+        self.num = 0
+        self.frames = [Frame("entry", self.prog.ops)]
+        self.carries: dict[int, int] = {}  # carry id -> handle it holds now
+        self.carry_info: dict[int, tuple] = {}
+        self.next_cid = 0
+        self.trials: list[dict] = []
+        self.calls: list[str] = []  # public calls open now, outermost first
+        self.call_nodes: list[CallNode] = []  # open call nodes
+        self.body_depth: list[int] = []  # call depth at each open body
+        tok = self.new("token", "token", ())
+        self.emit("make_token", (tok,))
+        self.tok_cid = self._carry_new_raw(tok, ("token", ()))
+
+    # -- handles and operations ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.prog.name
+
+    def new(self, kind: str, dtype: str, shape) -> int:
+        h = self.next_h
+        self.next_h += 1
+        self.prog.info[h] = HInfo(kind, dtype, tuple(shape))
+        return h
+
+    def emit(self, kind: str, res: tuple, regions=(), **a) -> Op:
+        op = Op(kind, tuple(res), a, tuple(regions), self.num)
+        self.num += 1
+        self.frames[-1].ops.append(op)
+        return op
+
+    def const(self, dtype: str, shape, value) -> int:
+        """A constant: a handle with no operation; lowering makes it where it is used."""
+        h = self.new("val", dtype, shape)
+        self.prog.consts[h] = value
+        return h
+
+    def info(self, h) -> HInfo:
+        try:
+            return self.prog.info[h]
+        except (KeyError, TypeError):
+            raise self.refuse(f"{h!r} is not a value of this kernel (a value from another kernel, or "
+                              "a Python object where a tile was expected)") from None
+
+    def is_const(self, h) -> bool:
+        return h in self.prog.consts
+
+    def refuse(self, message: str, fix: str | None = None) -> TileirError:
+        what = self.calls[0] if self.calls else None
+        return TileirError(message, kernel=self.name, op=self.num, what=what, fix=fix)
+
+    # -- the markers ------------------------------------------------------------------------------
+    def t_call_enter(self, name):
+        self.calls.append(name)
+        node = CallNode(name, self.num)
+        node.in_body = bool(self.body_depth) and self.body_depth[-1] == len(self.calls) - 1
+        if len(self.calls) == 1 or node.in_body:
+            parent = self.call_nodes[-1].children if self.call_nodes else self.prog.calls
+            if not self.trials:
+                parent.append(node)
+        self.call_nodes.append(node)
+
+    def t_call_exit(self):
+        node = self.call_nodes.pop()
+        node.last_op = self.num - 1
+        self.calls.pop()
+
+    def t_body_enter(self):
+        self.body_depth.append(len(self.calls))
+
+    def t_body_exit(self):
+        self.body_depth.pop()
+
+    # -- state queries ----------------------------------------------------------------------------
+    def t_shape_of(self, h):
+        inf = self.info(h)
+        if inf.kind == "token":
+            raise self.refuse("the memory ordering token has no shape")
+        return inf.dtype, list(inf.shape)
+
+    # -- regions ------------------------------------------------------------------------------------
+    def push(self, kind: str, op: Op | None, region: Region | None, ops: list | None = None) -> Frame:
+        if len(self.frames) > self.MAX_DEPTH:
+            raise self.refuse(f"regions nest deeper than {self.MAX_DEPTH}", "a flatter kernel")
+        f = Frame(kind, region.ops if region is not None else (ops if ops is not None else []), op, region)
+        self.frames.append(f)
+        return f
+
+    def pop(self, kind: str) -> Frame:
+        f = self.frames[-1]
+        if f.kind != kind:
+            raise self.refuse(f"a {kind} region was closed while a {f.kind} region is open (a body that "
+                              "ended early: break, return or an exception inside a d_range body?)")
+        return self.frames.pop()
+
+    def inside(self, *kinds) -> str | None:
+        """The innermost open region of one of ``kinds`` (trials look through to what they try)."""
+        for f in reversed(self.frames):
+            if f.kind in kinds:
+                return f.kind
+        return None
+
+    # -- carries and trials -----------------------------------------------------------------------
+    def _carry_new_raw(self, h: int, info) -> int:
+        cid = self.next_cid
+        self.next_cid += 1
+        self.carries[cid] = h
+        self.carry_info[cid] = info
+        return cid
+
+    def t_carry_new(self, init):
+        inf = self.info(init)
+        if inf.kind != "val":
+            raise self.refuse("carry takes a tile", "carry(full([..], 0.0)) or carry(zeros(p))")
+        return self._carry_new_raw(init, (inf.dtype, inf.shape))
+
+    def t_carry_get(self, c):
+        return self.carries[c]
+
+    def t_carry_set(self, c, h):
+        if self.inside("reduce", "scan"):
+            raise self.refuse("set inside a reduction or scan body: those regions carry nothing",
+                              "compute the value in the body and use what the reduction answers")
+        if c != self.tok_cid:
+            inf = self.info(h)
+            want = self.carry_info[c]
+            if (inf.dtype, inf.shape) != want:
+                raise self.refuse(f"set of a carry of {want[0]}{list(want[1])} to a {inf.dtype}"
+                                  f"{list(inf.shape)} tile: a carry keeps its first tile's format and shape",
+                                  "convert (to / float_to_float) or broadcast/reshape the tile first")
+        self.carries[c] = h
+        for t in self.trials:
+            if c < t["first_cid"] and c not in t["set"]:
+                t["set"].append(c)
+
+    def t_trial_begin(self):
+        self.trials.append({"first_cid": self.next_cid, "set": [], "carries": dict(self.carries),
+                            "num": self.num, "frames": len(self.frames)})
+        self.push("trial", None, None, [])
+
+    def t_trial_end(self):
+        self.pop("trial")
+        t = self.trials.pop()
+        self.carries = t["carries"]
+        self.num = t["num"]
+        order = {self.tok_cid: -1}
+        return sorted(t["set"], key=lambda c: order.get(c, c))
+
+    # -- the token --------------------------------------------------------------------------------
+    def t_tok_get(self):
+        return self.carries[self.tok_cid]
+
+    def t_tok_set(self, tok):
+        self.t_carry_set(self.tok_cid, tok)
+
+    def next_token(self) -> tuple[int, int]:
+        """(the token a memory operation takes, a fresh one it defines); the fresh one is current."""
+        tin = self.carries[self.tok_cid]
+        tout = self.new("token", "token", ())
+        self.t_carry_set(self.tok_cid, tout)
+        return tin, tout
+
+    def memory_allowed(self, what: str) -> None:
+        k = self.inside("reduce", "scan", "if", "else")
+        if k:
+            region = {"else": "an if", "if": "an if"}.get(k, f"a {k}")
+            raise self.refuse(f"a {what} inside {region} region: the dialect requires that region to be "
+                              "pure and it does not carry the memory ordering token",
+                              "move the memory operation out of the region, and choose values inside "
+                              "it with select")
+
+    # -- finishing ----------------------------------------------------------------------------------
+    def finish(self) -> TileProg:
+        if len(self.frames) != 1:
+            raise self.refuse(f"the kernel ended with a {self.frames[-1].kind} region still open (a "
+                              "break, return or exception inside a d_range body?)",
+                              "let every d_range body run to its end; a data-dependent exit is d_loop")
+        self.emit("return", ())
+        return self.prog
+
+
+def check_dtype_name(rec: RecorderCore, name) -> str:
+    if name not in BY_NAME:
+        raise rec.refuse(f"unknown element format {name!r}")
+    return name
+
+
+__all__ = ["RecorderCore", "Frame", "CallNode", "KParam", "check_dtype_name"]

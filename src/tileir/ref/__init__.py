@@ -1,0 +1,5 @@
+"""The host reference (the spec's tileref): interprets a TileProg on numpy / ml_dtypes."""
+
+from .core import Interp, interp, run_host
+
+__all__ = ["Interp", "interp", "run_host"]

@@ -1,0 +1,107 @@
+"""The host reference's machinery: it interprets a TileProg (not the lowered Kernel, so a
+lowering bug shows as a difference) on numpy arrays held in each operation's own format.
+
+The rules live with their families (``tileir.ops.*``), registered here by the recorded
+operation's kind. A kernel runs once per block of the grid, blocks in order; parameters are the
+caller's host arrays (buffers, written in place) or scalars.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..dtypes import BY_NAME
+from ..errors import TileirError
+from ..prog import TileProg
+
+RULES: dict = {}
+
+
+def interp(*kinds):
+    def reg(fn):
+        for k in kinds:
+            RULES[k] = fn
+        return fn
+
+    return reg
+
+
+class Interp:
+    def __init__(self, prog: TileProg, args, grid):
+        from .. import ops as _families  # noqa: F401  (registers the rules)
+
+        self.prog = prog
+        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        if len(args) != len(prog.params):
+            raise TileirError(f"{len(args)} arguments for {len(prog.params)} parameters", kernel=prog.name)
+        self.args = []
+        for i, (a, p) in enumerate(zip(args, prog.params)):
+            d = BY_NAME[p.dtype]
+            if p.by_ptr:
+                if not isinstance(a, np.ndarray):
+                    raise TileirError(f"parameter {i} is a {p.dtype} buffer: pass a numpy array",
+                                      kernel=prog.name)
+                if a.dtype != d.np:
+                    raise TileirError(f"parameter {i} is a {p.dtype} buffer but the array holds {a.dtype}",
+                                      kernel=prog.name, fix=f"array.astype({d.np})")
+                if not a.flags.c_contiguous:
+                    raise TileirError(f"parameter {i}'s array is not contiguous", kernel=prog.name,
+                                      fix="np.ascontiguousarray(array)")
+                self.args.append(a.reshape(-1))
+            else:
+                self.args.append(np.asarray(a).astype(d.np).reshape(()))
+        self.vals: dict = {}
+        self.block = (0, 0, 0)
+        self.cur_op = 0
+
+    def val(self, h):
+        v = self.vals.get(h)
+        if v is not None:
+            return v
+        if h in self.prog.consts:
+            inf = self.prog.info[h]
+            d = BY_NAME[inf.dtype]
+            from ..dtypes import to_format
+
+            v = np.broadcast_to(to_format(d, self.prog.consts[h]), inf.shape)
+            self.vals[h] = v
+            return v
+        if h in self.prog.arg_handles:
+            return self.args[self.prog.arg_handles[h]]
+        raise TileirError(f"host reference: value {h} has no value here", kernel=self.prog.name, op=self.cur_op)
+
+    def set(self, h, v) -> None:
+        self.vals[h] = v
+
+    def fail(self, message: str) -> TileirError:
+        return TileirError(message, kernel=self.prog.name, op=self.cur_op)
+
+    def exec(self, ops) -> None:
+        for op in ops:
+            rule = RULES.get(op.kind)
+            if rule is None:
+                raise TileirError(f"the host reference has no rule for {op.kind}", kernel=self.prog.name,
+                                  op=op.num)
+            self.cur_op = op.num
+            rule(self, op)
+
+    def run(self) -> None:
+        for bz, by, bx in itertools.product(range(self.grid[2]), range(self.grid[1]), range(self.grid[0])):
+            self.block = (bx, by, bz)
+            self.vals = {}
+            try:
+                self.exec(self.prog.ops)
+            except _Return:
+                pass
+
+
+class _Return(Exception):
+    """A block ended (d_return_if)."""
+
+
+def run_host(prog: TileProg, args, grid) -> None:
+    """Run ``prog`` on the host over ``grid``; buffers in ``args`` are written in place."""
+    with np.errstate(all="ignore"):
+        Interp(prog, args, grid).run()

@@ -1,0 +1,166 @@
+"""The CUDA driver through cuda-bindings: error checks, the primary context, loaded modules.
+
+Every function here imports ``cuda.bindings.driver`` lazily, so importing tileir.runtime works on
+a machine without cuda-bindings or without a GPU; ``available()`` says whether launching can.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..errors import TileirError
+
+INSTALL_HINT = "pip install 'tileir[cuda]'"
+
+# Words added to the driver's own for the errors a tileir user is most likely to meet.
+_HINTS = {
+    "CUDA_ERROR_ASSERT": "an assert in the kernel failed on the device. The CUDA context is now unusable: "
+                         "every later CUDA call in this process fails, so restart it after fixing the kernel",
+    "CUDA_ERROR_ILLEGAL_ADDRESS": "the kernel read or wrote outside its memory: check the grid against the "
+                                  "array sizes. The CUDA context is now unusable; restart the process",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU": "the cubin was assembled for another target than this GPU: assemble for "
+                                    "tileir.assemble.gpu_name_of_device()",
+    "CUDA_ERROR_INVALID_IMAGE": "the cubin was assembled for another target than this GPU, or is damaged",
+    "CUDA_ERROR_NOT_FOUND": "no such symbol in the cubin",
+}
+
+
+def cu():
+    """The cuda.bindings.driver module, or a TileirError saying how to install it."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        raise TileirError("launching needs cuda-bindings (the CUDA driver's Python bindings), which is "
+                          "not installed.", fix=INSTALL_HINT) from None
+    return driver
+
+
+def _error_words(err) -> tuple[str, str]:
+    """(name, description) of a CUresult, from the driver when it answers, else the enum's name."""
+    d = cu()
+    name = getattr(err, "name", str(err))
+    text = ""
+    try:
+        e, s = d.cuGetErrorName(err)
+        if e == d.CUresult.CUDA_SUCCESS and s:
+            name = s.decode() if isinstance(s, bytes) else str(s)
+        e, s = d.cuGetErrorString(err)
+        if e == d.CUresult.CUDA_SUCCESS and s:
+            text = s.decode() if isinstance(s, bytes) else str(s)
+    except Exception:
+        pass
+    return name, text
+
+
+def check(result, what: str, kernel: str | None = None):
+    """The values of a cuda-bindings call's ``(CUresult, ...)`` answer, or a TileirError naming the
+    error, the driver's words for it and ``what`` was being done."""
+    d = cu()
+    if isinstance(result, tuple):
+        err, values = result[0], result[1:]
+    else:
+        err, values = result, ()
+    if err != d.CUresult.CUDA_SUCCESS:
+        name, text = _error_words(err)
+        msg = f"{what} failed: {name}" + (f" ({text})" if text else "")
+        hint = _HINTS.get(name)
+        if hint:
+            msg += f". {hint[0].upper()}{hint[1:]}."
+        raise TileirError(msg, kernel=kernel)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+_state_lock = threading.RLock()
+_available: bool | None = None
+_device = None
+_context = None
+
+
+def available() -> bool:
+    """Whether the driver loads, initialises and sees at least one GPU. Never raises."""
+    global _available
+    with _state_lock:
+        if _available is None:
+            _available = _probe()
+        return _available
+
+
+def _probe() -> bool:
+    try:
+        from cuda.bindings import driver as d
+
+        (err,) = d.cuInit(0)
+        if err != d.CUresult.CUDA_SUCCESS:
+            return False
+        err, count = d.cuDeviceGetCount()
+        return err == d.CUresult.CUDA_SUCCESS and count >= 1
+    except Exception:
+        return False
+
+
+def context():
+    """The primary context of device 0: retained once, and made current on the calling thread."""
+    global _device, _context
+    d = cu()
+    with _state_lock:
+        if _context is None:
+            if not available():
+                raise TileirError("no CUDA GPU is usable here: the driver did not load, did not initialise, "
+                                  "or reports no device.",
+                                  fix="run on a machine with an NVIDIA GPU and driver (tileir.runtime.available() "
+                                      "says whether this one can)")
+            check(d.cuInit(0), "cuInit")
+            _device = check(d.cuDeviceGet(0), "cuDeviceGet(0)")
+            _context = check(d.cuDevicePrimaryCtxRetain(_device), "retaining the primary context of GPU 0")
+        ctx = _context
+    current = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if current is None or int(current) != int(ctx):
+        check(d.cuCtxSetCurrent(ctx), "making the primary context of GPU 0 current")
+    return ctx
+
+
+class Module:
+    """A cubin loaded into the primary context of GPU 0."""
+
+    def __init__(self, cubin: bytes, kernel: str):
+        d = cu()
+        self.kernel = kernel
+        self._functions: dict[str, object] = {}
+        self._lock = threading.Lock()
+        context()
+        self._handle = check(d.cuModuleLoadData(bytes(cubin)), "loading the cubin (cuModuleLoadData)", kernel)
+
+    @property
+    def handle(self):
+        if self._handle is None:
+            raise TileirError("this module was unloaded.", kernel=self.kernel)
+        return self._handle
+
+    def function(self, name: str):
+        """The CUfunction ``name`` (cached)."""
+        with self._lock:
+            f = self._functions.get(name)
+            if f is None:
+                context()
+                f = check(cu().cuModuleGetFunction(self.handle, name.encode()),
+                          f"finding the entry '{name}' in the cubin (cuModuleGetFunction)", self.kernel)
+                self._functions[name] = f
+            return f
+
+    def global_ptr(self, name: str) -> tuple[int, int]:
+        """(device pointer, size in bytes) of the global ``name``."""
+        context()
+        dptr, size = check(cu().cuModuleGetGlobal(self.handle, name.encode()),
+                           f"finding the global '{name}' in the cubin (cuModuleGetGlobal)", self.kernel)
+        return int(dptr), int(size)
+
+    def unload(self) -> None:
+        with self._lock:
+            if self._handle is None:
+                return
+            handle, self._handle = self._handle, None
+            self._functions.clear()
+        context()
+        check(cu().cuModuleUnload(handle), "unloading the module (cuModuleUnload)", self.kernel)

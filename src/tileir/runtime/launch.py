@@ -1,0 +1,169 @@
+"""One kernel launch: check the call, load the cubin once, pass the arguments, run, copy back.
+
+tileiras decides the threads of a block itself (FACTS.md), so every launch is a grid of blocks
+of (1, 1, 1) with no dynamic shared memory. kernelParams is passed to ``cuLaunchKernel`` as the
+integer address of a C array of ``void*``, each pointing at an 8-byte zeroed slot holding one
+argument (a device pointer, or a scalar in its format's bytes): the one form every cuda-bindings
+release accepts, from 12.x through 13.x.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import threading
+
+from ..errors import TileirError
+from .arrays import DeviceArg, HostArg, HostStaging, prepare
+from .driver import Module, check, context, cu
+
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+_modules: dict[str, Module] = {}
+_modules_lock = threading.Lock()
+
+
+def normalize_grid(grid, kernel: str | None = None) -> tuple[int, int, int]:
+    """``grid`` (an int, or 1-3 positive ints) as three ints, padded with 1s."""
+    dims = (grid,) if not isinstance(grid, (tuple, list)) else tuple(grid)
+    if not 1 <= len(dims) <= 3:
+        raise TileirError(f"the grid must be 1 to 3 positive ints, not {grid!r}.", kernel=kernel, what="grid")
+    out = []
+    for axis, (n, limit) in enumerate(zip(dims, _GRID_LIMITS)):
+        if isinstance(n, bool) or not hasattr(n, "__index__"):
+            raise TileirError(f"grid dimension {axis} must be an int, not {type(n).__name__} {n!r}.",
+                              kernel=kernel, what="grid")
+        n = n.__index__()
+        if not 1 <= n <= limit:
+            raise TileirError(f"grid dimension {axis} is {n}; it must be between 1 and {limit}.",
+                              kernel=kernel, what="grid")
+        out.append(n)
+    return tuple(out + [1] * (3 - len(out)))
+
+
+def normalize_params(params, kernel: str | None = None) -> list[tuple[str, bool]]:
+    """``params`` as (dtype name, by pointer) pairs; ir.KParam-like objects are accepted too."""
+    out = []
+    for i, p in enumerate(params):
+        if hasattr(p, "dtype") and hasattr(p, "by_ptr"):
+            p = (p.dtype, p.by_ptr)
+        if not (isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[0], str)):
+            raise TileirError(f"parameter {i} must be described as (dtype name, by_ptr), not {p!r}.",
+                              kernel=kernel, what=f"argument {i}")
+        out.append((p[0], bool(p[1])))
+    return out
+
+
+def stream_handle(stream, kernel: str | None = None) -> int:
+    """The raw CUstream handle of None (the default stream), a torch or cupy stream, a cuda.core
+    stream (``__cuda_stream__``), a cuda.bindings CUstream, or an int."""
+    if stream is None:
+        return 0
+    if isinstance(stream, int) and not isinstance(stream, bool):
+        if stream < 0:
+            raise TileirError(f"a stream handle cannot be negative ({stream}).", kernel=kernel, what="stream")
+        return stream
+    if hasattr(stream, "__cuda_stream__"):  # cuda.core
+        return int(stream.__cuda_stream__()[1])
+    if hasattr(stream, "cuda_stream"):  # torch.cuda.Stream
+        return int(stream.cuda_stream)
+    if isinstance(getattr(stream, "ptr", None), int):  # cupy
+        return int(stream.ptr)
+    if type(stream).__name__ == "CUstream":
+        return int(stream)
+    raise TileirError(f"stream must be None, a torch/cupy/cuda.core stream, a CUstream or an int handle, not "
+                      f"{type(stream).__name__}.", kernel=kernel, what="stream")
+
+
+def module_for(cubin: bytes, kernel: str) -> Module:
+    """The loaded Module of ``cubin`` (loaded once per cubin, by its sha256)."""
+    key = hashlib.sha256(bytes(cubin)).hexdigest()
+    with _modules_lock:
+        mod = _modules.get(key)
+        if mod is None:
+            mod = Module(cubin, kernel)
+            _modules[key] = mod
+        return mod
+
+
+def clear_modules() -> None:
+    """Unload every cached module."""
+    with _modules_lock:
+        mods = list(_modules.values())
+        _modules.clear()
+    for m in mods:
+        m.unload()
+
+
+def _param_size(by_ptr: bool, packed) -> int:
+    return 8 if by_ptr else ctypes.sizeof(packed)
+
+
+def check_param_info(function, expected: list[int], kernel: str) -> None:
+    """Where the driver has cuFuncGetParamInfo, hold the entry's parameter count and sizes to
+    ``expected``; where it has not (older driver or bindings), check nothing."""
+    d = cu()
+    get = getattr(d, "cuFuncGetParamInfo", None)
+    if get is None:
+        return
+    sizes = []
+    try:
+        for i in range(len(expected) + 64):
+            res = get(function, i)
+            if res[0] == d.CUresult.CUDA_ERROR_INVALID_VALUE:
+                break
+            if res[0] != d.CUresult.CUDA_SUCCESS:
+                return
+            sizes.append(int(res[2]))
+        else:
+            return
+    except Exception:
+        return
+    if sizes != expected:
+        raise TileirError(f"the cubin's entry takes {len(sizes)} parameter(s) of sizes {sizes} bytes, but this "
+                          f"launch describes {len(expected)} of sizes {expected}.", kernel=kernel, what="launch",
+                          fix="pass the params (and arguments) of the kernel that was assembled into this cubin")
+
+
+def launch(cubin: bytes, kernel: str, grid, args, params, stream=None, sync: bool = True) -> None:
+    """Run entry ``kernel`` of ``cubin`` on ``grid`` blocks with ``args``; ``params[i]`` is
+    ``(dtype name, by_ptr)`` of parameter i. Host numpy arrays are copied in and back (and the
+    stream is then always synchronised); device arrays are passed by pointer."""
+    params = normalize_params(params, kernel)
+    args = list(args)
+    if len(args) != len(params):
+        raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
+    gx, gy, gz = normalize_grid(grid, kernel)
+    handle = stream_handle(stream, kernel)
+    prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
+                for i, (a, (dt, bp)) in enumerate(zip(args, params))]
+
+    d = cu()
+    context()
+    function = module_for(cubin, kernel).function(kernel)
+    check_param_info(function, [_param_size(bp, p) for (_, bp), p in zip(params, prepared)], kernel)
+    hstream = d.CUstream(handle)
+    staging = HostStaging(kernel, hstream)
+    ok = False
+    try:
+        slots = []
+        for i, p in enumerate(prepared):
+            slot = ctypes.c_uint64(0)  # 8 zeroed bytes: no parameter reads past its slot
+            if isinstance(p, HostArg):
+                slot.value = staging.upload(p.array, i)
+            elif isinstance(p, DeviceArg):
+                slot.value = p.ptr
+            else:
+                ctypes.memmove(ctypes.addressof(slot), ctypes.addressof(p), ctypes.sizeof(p))
+            slots.append(slot)
+        pointers = (ctypes.c_void_p * max(1, len(slots)))(*[ctypes.addressof(s) for s in slots])
+        kernel_params = ctypes.addressof(pointers) if slots else None
+        check(d.cuLaunchKernel(function, gx, gy, gz, 1, 1, 1, 0, hstream, kernel_params, 0),
+              f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
+        if staging or sync:
+            check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)", kernel)
+        if staging:
+            staging.download()
+        ok = True
+    finally:
+        staging.free(quiet=not ok)

@@ -1,0 +1,75 @@
+"""Parameters and the pointer path's load and store."""
+
+from __future__ import annotations
+
+from ..dev import dev, public
+from ..dtypes import dtype as _dtype
+from ..values import Param, Tile
+from ._util import dname, h, info, refuse
+from .index import as_idx, row_major
+
+
+def param(d, pos: int) -> Param:
+    """Parameter ``pos`` of the entry, of format ``d``. Positions count from zero and must agree
+    with the kernel's parameter list; a load or store that disagrees is refused."""
+    return Param(pos, _dtype(d).name)
+
+
+def position(p: Param) -> int:
+    """The position ``p`` was declared at."""
+    return p.pos
+
+
+def param_dtype(p: Param) -> str:
+    """The dtype name ``p`` was declared with."""
+    return p.dtype
+
+
+def _param(p) -> Param:
+    if not isinstance(p, Param):
+        raise refuse(f"expected a kernel parameter, got {type(p).__name__}", "param(F32, pos) or the kernel's argument")
+    return p
+
+
+@public
+def scalar(p: Param) -> Tile:
+    """Parameter ``p`` read as a rank-0 tile: the value the launch passed by value. Nothing is
+    loaded and reading it twice reads one SSA value."""
+    p = _param(p)
+    return Tile(dev().t_scalar(p.pos, p.dtype))
+
+
+def _hints(hints):
+    return tuple((arch, tuple(items)) for arch, items in (hints or ()))
+
+
+@public
+def load(p: Param, base, shape, strides=None, mask=None, pad=None, hints=()) -> Tile:
+    """The tile of p's format and ``shape`` whose element [i, j, ..] is element
+    base + i*strides[0] + j*strides[1] + .. of p (strides None: row_major(shape), a contiguous
+    tile). ``mask`` reads only the lanes whose bit is 1; ``pad`` (a tile of p's format, rank 0
+    widens) is what a masked-off lane answers. A pad with no mask is refused."""
+    p = _param(p)
+    shape = list(shape)
+    strides = row_major(shape) if strides is None else list(strides)
+    if pad is not None and not isinstance(pad, Tile):
+        from .arith import _as_const
+
+        pad = _as_const(pad, p.dtype)
+    return Tile(dev().t_load(p.pos, p.dtype, as_idx(base).h, shape, strides,
+                             h(mask) if mask is not None else None, h(pad) if pad is not None else None,
+                             _hints(hints)))
+
+
+@public
+def store(p: Param, base, v: Tile, strides=None, mask=None, hints=()) -> None:
+    """Write tile ``v`` at ``base`` (its shape is v's own; a rank-0 v is refused). ``mask`` writes
+    only the lanes whose bit is 1 and leaves memory as it was under the rest."""
+    p = _param(p)
+    d, shape = info(v)
+    strides = row_major(shape) if strides is None else list(strides)
+    dev().t_store(p.pos, p.dtype, as_idx(base).h, list(shape), strides, h(v),
+                  h(mask) if mask is not None else None, _hints(hints))
+
+
+__all__ = ["param", "position", "param_dtype", "scalar", "load", "store", "dname"]

@@ -1,0 +1,260 @@
+"""The values a kernel body holds: ``Tile``, ``Idx``, ``Param``, ``Ptrs``, ``Carry`` and ``Lit``.
+
+Each is a handle the handler issued, nothing more; its format and shape belong to the handler
+(``t_shape_of``). ``Tile`` supports Python's operators by calling the spec's functions (``a + b``
+is ``add``/``addi`` by format, a Python number is a ``lit`` of the other operand's format), and
+nothing an operator does is unavailable by name.
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from .dev import dev
+from .errors import TileirError
+
+D = TypeVar("D")
+
+
+class Lit:
+    """A float constant with no format of its own (the spec's ``lit``): it takes the format of
+    the element-wise operation it meets. A place that needs a format refuses it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float):
+        self.value = float(value)
+
+    def __repr__(self) -> str:
+        return f"lit({self.value!r})"
+
+
+def _surface():
+    from . import surface
+
+    return surface
+
+
+class Tile(Generic[D]):
+    """A tile value inside a kernel: any rank, rank 0 included."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h
+
+    @property
+    def dtype(self) -> str:
+        return dev().t_shape_of(self.h)[0]
+
+    @property
+    def shape(self) -> list:
+        return list(dev().t_shape_of(self.h)[1])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Tile(h={self.h})"
+
+    def __bool__(self):
+        raise TileirError("a Tile has no value on the host while the kernel records; branch on the "
+                          "device with d_if(cond, then_fn, else_fn) or choose lanes with select(cond, a, b)")
+
+    def __iter__(self):
+        raise TileirError("a Tile cannot be iterated on the host; index a subtile with extract(), "
+                          "or loop on the device with d_range")
+
+    def _bin(self, name, other, swap=False):
+        return _surface().operator(name, other, self) if swap else _surface().operator(name, self, other)
+
+    def __add__(self, o):
+        return self._bin("add", o)
+
+    def __radd__(self, o):
+        return self._bin("add", o, True)
+
+    def __sub__(self, o):
+        return self._bin("sub", o)
+
+    def __rsub__(self, o):
+        return self._bin("sub", o, True)
+
+    def __mul__(self, o):
+        return self._bin("mul", o)
+
+    def __rmul__(self, o):
+        return self._bin("mul", o, True)
+
+    def __truediv__(self, o):
+        return self._bin("div", o)
+
+    def __rtruediv__(self, o):
+        return self._bin("div", o, True)
+
+    def __floordiv__(self, o):
+        return self._bin("floordiv", o)
+
+    def __mod__(self, o):
+        return self._bin("mod", o)
+
+    def __and__(self, o):
+        return self._bin("and", o)
+
+    def __or__(self, o):
+        return self._bin("or", o)
+
+    def __xor__(self, o):
+        return self._bin("xor", o)
+
+    def __lshift__(self, o):
+        return self._bin("lshift", o)
+
+    def __rshift__(self, o):
+        return self._bin("rshift", o)
+
+    def __lt__(self, o):
+        return self._bin("lt", o)
+
+    def __le__(self, o):
+        return self._bin("le", o)
+
+    def __gt__(self, o):
+        return self._bin("gt", o)
+
+    def __ge__(self, o):
+        return self._bin("ge", o)
+
+    def eq(self, o):
+        """``==`` by name: Python's ``==`` on a Tile stays identity (a Tile is a handle)."""
+        return self._bin("eq", o)
+
+    def ne(self, o):
+        return self._bin("ne", o)
+
+    def __neg__(self):
+        return _surface().operator_un("neg", self)
+
+    def __abs__(self):
+        return _surface().operator_un("abs", self)
+
+    def __matmul__(self, o):
+        return _surface().matmul_operator(self, o)
+
+    def to(self, fmt):
+        """This tile in float format ``fmt`` (nearest even); nothing is recorded if it already is."""
+        return _surface().to(self, fmt)
+
+    def reshape(self, shape):
+        return _surface().reshape(self, list(shape))
+
+    def broadcast(self, shape):
+        return _surface().broadcast(self, list(shape))
+
+    def sum(self, dim: int = -1, keepdims: bool = False):
+        return _surface().reduce_sum(self, dim, keepdims)
+
+    def max(self, dim: int = -1, keepdims: bool = False):
+        return _surface().reduce_max(self, dim, keepdims)
+
+    def min(self, dim: int = -1, keepdims: bool = False):
+        return _surface().reduce_min(self, dim, keepdims)
+
+    __hash__ = object.__hash__
+
+
+class Idx:
+    """A scalar index (i32) inside a kernel: a block id, a loop variable, a computed offset."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h
+
+    def __repr__(self) -> str:
+        return f"Idx(h={self.h})"
+
+    def __bool__(self):
+        raise TileirError("an Idx has no value on the host while the kernel records; compare on the "
+                          "device with idx_lt/idx_eq and branch with d_if")
+
+    def _op(self, name, o, swap=False):
+        s = _surface()
+        a, b = (o, self) if swap else (self, o)
+        return getattr(s, name)(s.as_idx(a), s.as_idx(b))
+
+    def __add__(self, o):
+        return self._op("idx_add", o)
+
+    def __radd__(self, o):
+        return self._op("idx_add", o, True)
+
+    def __mul__(self, o):
+        return self._op("idx_mul", o)
+
+    def __rmul__(self, o):
+        return self._op("idx_mul", o, True)
+
+    def __sub__(self, o):
+        return self._op("idx_sub", o)
+
+    def __rsub__(self, o):
+        return self._op("idx_sub", o, True)
+
+    def __floordiv__(self, o):
+        return self._op("idx_div", o)
+
+    def __mod__(self, o):
+        return self._op("idx_rem", o)
+
+    __hash__ = object.__hash__
+
+
+class Param(Generic[D]):
+    """A kernel parameter: its position in the entry signature and its format's name."""
+
+    __slots__ = ("pos", "dtype", "by_ptr", "name")
+
+    def __init__(self, pos: int, dtype: str, by_ptr: bool = True, name: str = ""):
+        self.pos = pos
+        self.dtype = dtype
+        self.by_ptr = by_ptr
+        self.name = name or f"arg{pos}"
+
+    def __repr__(self) -> str:
+        return f"Param({self.name}: {self.dtype}{'*' if self.by_ptr else ''})"
+
+
+class Ptrs(Generic[D]):
+    """A tile of pointers to format D."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h
+
+
+class Carry(Generic[D]):
+    """A device variable: a tile a region's body replaces as it goes (carry / get / set)."""
+
+    __slots__ = ("cid",)
+
+    def __init__(self, cid: int):
+        self.cid = cid
+
+    def get(self):
+        return _surface().get(self)
+
+    def set(self, t) -> None:
+        _surface().set(self, t)
+
+
+def position(p: Param) -> int:
+    """The position ``p`` was declared at."""
+    return p.pos
+
+
+def param_dtype(p: Param) -> str:
+    """The dtype name ``p`` was declared with."""
+    return p.dtype
