@@ -18,7 +18,6 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench tools
 	$(PY) -m pytest -q -n 2
-	$(PY) -m tileir ledger --quiet
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench tools

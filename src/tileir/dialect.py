@@ -18,7 +18,7 @@ template language read by ``render``:
   view operations print index types (", T" once when they are all the same, else ", T1, T2 ...";
   nothing for an empty group), ``@0`` a result's type, ``@*`` all of them;
 * ``#a`` an attribute printed by its kind (nothing at its default, a unit attribute its name);
-* ``[...]`` an optional group, printed only when every directive in it prints something;
+* ``{...}`` an optional group, printed only when every directive in it prints something;
 * anything else is literal. ``<name>`` instead of a template names a printer in ``render_ops``.
 
 ``names`` are the result names the disassembler gives (MLIR's asm result names): one per result,
@@ -93,7 +93,7 @@ def _ibin(name, opcode, attrs=()):
 
 def _term(name, opcode):
     return OpDef(name, opcode, results="seq", operands=("operands",), counted=True,
-                 asm="[$operands : ^operands]")
+                 asm="{$operands : ^operands}")
 
 
 _SEM = Attr("memory_semantics", "enum:memory_semantics")
@@ -120,19 +120,19 @@ OPS = [
     _plain("atan2", 110, ("x", "y"), since=V13_2),
     OpDef("atomic_cas_tko", 7, flags=(Flag("mask"), Flag("token")), attrs=(_SEM, _SCOPE),
           operands=("pointers", "cmp", "val", "mask?", "token?"),
-          asm="#memory_semantics #memory_scope $pointers, $cmp, $val[, $mask][ token=$token]"
-              " : ^pointers, ^val[, ^mask] -> @0, @1",
+          asm="#memory_semantics #memory_scope $pointers, $cmp, $val{, $mask}{ token=$token}"
+              " : ^pointers, ^val{, ^mask} -> @0, @1",
           names=_PTR_RESULT),
     OpDef("atomic_rmw_tko", 8, flags=(Flag("mask"), Flag("token")),
           attrs=(_SEM, _SCOPE, Attr("mode", "enum:atomic_mode")),
           operands=("pointers", "arg", "mask?", "token?"),
-          asm="#memory_semantics #memory_scope $pointers, #mode, $arg[, $mask][ token=$token]"
-              " : ^pointers, ^arg[, ^mask] -> @0, @1",
+          asm="#memory_semantics #memory_scope $pointers, #mode, $arg{, $mask}{ token=$token}"
+              " : ^pointers, ^arg{, ^mask} -> @0, @1",
           names=_PTR_RESULT),
     OpDef("atomic_red_view_tko", 117, results="seq", flags=(Flag("token"),),
           attrs=(_SEM, _SCOPE, Attr("mode", "enum:atomic_mode")),
           operands=("view", "index*", "value", "token?"), since=V13_3,
-          asm="#memory_semantics #memory_scope $view[$index], #mode, $value[ token = $token]"
+          asm="#memory_semantics #memory_scope $view[$index], #mode, $value{ token = $token}"
               " : ^value, ^view~index -> @0"),
     _cast("bitcast", 9),
     _term("break", 10),
@@ -185,14 +185,14 @@ OPS = [
                                      Flag("token")),
           attrs=(_SEM, _SCOPE_OPT, _HINTS_OPT),
           operands=("source", "mask?", "paddingValue?", "token?"),
-          asm="#memory_semantics[ #memory_scope] $source[, $mask][, $paddingValue][ token=$token]"
-              "[ optimization_hints = #hints] : ^source[, ^mask][, ^paddingValue] -> @0, @1",
+          asm="#memory_semantics{ #memory_scope} $source{, $mask}{, $paddingValue}{ token=$token}"
+              "{ optimization_hints = #hints} : ^source{, ^mask}{, ^paddingValue} -> @0, @1",
           names=_PTR_RESULT),
     OpDef("load_view_tko", 62, results="seq", flags=(Flag("memory_scope"), Flag("hints"), Flag("token")),
           attrs=(_SEM, _SCOPE_OPT, _HINTS_OPT, _INBOUNDS),
           operands=("view", "index*", "token?"),
-          asm="#memory_semantics[ #memory_scope] $view[$index][ token = $token][ optimization_hints = #hints]"
-              "[ #inbounds] : ^view~index -> @0, @1",
+          asm="#memory_semantics{ #memory_scope} $view[$index]{ token = $token}{ optimization_hints = #hints}"
+              "{ #inbounds} : ^view~index -> @0, @1",
           names=("tile", "result_token")),
     _plain("log", 63),
     _plain("log2", 64),
@@ -225,7 +225,7 @@ OPS = [
     _plain("pow", 84, ("source", "exponent")),
     OpDef("print_tko", 85, results="seq", results_since=V13_2, flags=(Flag("token", since=V13_2),),
           attrs=(Attr("str", "str"),), operands=("args*", "token?"),
-          asm="#str[, $args][ token=$token][ : ^args] -> @0"),
+          asm="#str{, $args}{ token=$token}{ : ^args} -> @0"),
     _cast("ptr_to_int", 86),
     _cast("ptr_to_ptr", 87),
     OpDef("reduce", 88, results="seq", attrs=(Attr("dim", "int"), Attr("identities", "tagged*")),
@@ -248,13 +248,13 @@ OPS = [
     OpDef("store_ptr_tko", 101, flags=(Flag("memory_scope"), Flag("hints"), Flag("mask"), Flag("token")),
           attrs=(_SEM, _SCOPE_OPT, _HINTS_OPT),
           operands=("destination", "value", "mask?", "token?"),
-          asm="#memory_semantics[ #memory_scope] $destination, $value[, $mask][ token=$token]"
-              "[ optimization_hints = #hints] : ^destination, ^value[, ^mask] -> @0"),
+          asm="#memory_semantics{ #memory_scope} $destination, $value{, $mask}{ token=$token}"
+              "{ optimization_hints = #hints} : ^destination, ^value{, ^mask} -> @0"),
     OpDef("store_view_tko", 102, results="seq", flags=(Flag("memory_scope"), Flag("hints"), Flag("token")),
           attrs=(_SEM, _SCOPE_OPT, _HINTS_OPT, _INBOUNDS),
           operands=("tile", "view", "index*", "token?"),
-          asm="#memory_semantics[ #memory_scope] $tile, $view[$index][ token = $token]"
-              "[ optimization_hints = #hints][ #inbounds] : ^tile, ^view~index -> @0"),
+          asm="#memory_semantics{ #memory_scope} $tile, $view[$index]{ token = $token}"
+              "{ optimization_hints = #hints}{ #inbounds} : ^tile, ^view~index -> @0"),
     _fbin("subf", 103),
     _ibin("subi", 104, (_OVF,)),
     _plain("tan", 105),
@@ -274,9 +274,9 @@ OPS = [
     OpDef("insert", 118, results="seq", operands=("source", "destination", "indices"), counted=True,
           since=V13_4, asm="$source into $destination[$indices] : ^source -> @0"),
     OpDef("gdc_launch_dependents_tko", 119, flags=(Flag("token"),), operands=("token?",), since=V13_4,
-          asm="[token = $token] : @0"),
+          asm="{token = $token} : @0"),
     OpDef("gdc_wait_tko", 120, flags=(Flag("token"),), operands=("token?",), since=V13_4,
-          asm="[token = $token] : @0"),
+          asm="{token = $token} : @0"),
     OpDef("fpowi", 121, operands=("source", "exponent"), since=V13_4, asm="$source, $exponent : @0, ^exponent"),
     OpDef("memory_fence_alias_tko", 122, operands=("token",), since=V13_4, asm="$token : @0"),
 ]

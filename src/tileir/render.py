@@ -2,25 +2,27 @@
 for the bytes the writer makes of it.
 
 Two things make that possible. The operations print from the same table the writer reads
-(``dialect.OPS``: each entry's ``asm`` template), and values are named the way MLIR's printer
-names them: result and block-argument names the operation suggests (``%blockId_x``, ``%for``,
-``%loopIdx``), made unique within a scope by a suffix from one counter (``%reshape_0``), and
-the rest numbered ``%0, %1 ...``; a region numbers on from where its parent region ended, and
-its siblings each start again from there.
+(``dialect.OPS``: each entry's ``asm`` template, or a named printer in ``render_ops`` for the
+operations with regions or mixed lists), and values are named the way MLIR's printer names them
+(``SSANameState``): result and block-argument names the operation suggests (``%blockId_x``,
+``%for``, ``%loopIdx``), made unique within a scope by a suffix from one counter
+(``%reshape_0``), the rest numbered ``%0, %1 ...``; a region numbers on from where its parent
+region ended, and its siblings each start again from there.
+
+Floats print through ``render_float`` (APFloat's own digits), from the very bit pattern the
+writer stores.
 """
 
 from __future__ import annotations
 
-import math
-import struct
-
-import numpy as np
-
 from . import ir
+from .bytecode.tables import float_pattern
 from .dialect import BY_NAME, GOp
 from .dtypes import BY_NAME as DTYPES
-from .dtypes import to_format
+from .dtypes import wrap_int
 from .generic import to_generic
+from .render_float import print_float
+from .render_ops import SpecialPrinters, global_line, hints_str, tagged_str
 
 # ---- types ----------------------------------------------------------------------------------
 
@@ -33,86 +35,177 @@ def _dim(d) -> str:
     return "?" if d == ir.DYN_DIM else str(d)
 
 
+def _view_tail(t) -> str:
+    pad = f"padding_value = {t.padding.value}, " if ir.padding_present(t.padding) else ""
+    return pad + type_str(ir.tensor_view_of(t))
+
+
+def _dim_map(dim_map) -> str:
+    if list(dim_map) == list(range(len(dim_map))):
+        return ""
+    return f", dim_map=[{', '.join(str(d) for d in dim_map)}]"
+
+
 def type_str(t) -> str:
+    """A type as the dialect prints it (without the ``!cuda_tile.`` prefix)."""
     if isinstance(t, ir.Token):
         return "token"
     if isinstance(t, ir.Tile):
         dims = "".join(f"{d}x" for d in t.shape)
         return f"tile<{dims}{elem_str(t.elem)}>"
     if isinstance(t, ir.TensorView):
-        shape = "x".join(_dim(d) for d in t.shape)
-        strides = ",".join(_dim(d) for d in t.strides)
-        sep = "x" if t.shape else ""
-        return f"tensor_view<{shape}{sep}{elem_str(t.elem)}, strides=[{strides}]>"
+        dims = "".join(f"{_dim(d)}x" for d in t.shape)
+        strides = f", strides=[{','.join(_dim(d) for d in t.strides)}]" if t.shape else ""
+        return f"tensor_view<{dims}{elem_str(t.elem)}{strides}>"
     if isinstance(t, ir.PartitionView):
         tile_s = "x".join(str(d) for d in t.tile_shape)
-        tv = type_str(ir.tensor_view_of(t))
-        out = f"partition_view<tile=({tile_s}), {tv}"
-        if list(t.dim_map) != list(range(len(t.tile_shape))):
-            out += f", dim_map=[{', '.join(str(d) for d in t.dim_map)}]"
-        if ir.padding_present(t.padding):
-            out += f", padding_value = {t.padding.value}"
-        return out + ">"
+        return f"partition_view<tile=({tile_s}), {_view_tail(t)}{_dim_map(t.dim_map)}>"
+    if isinstance(t, ir.StridedView):
+        tile_s = "x".join(str(d) for d in t.tile_shape)
+        trav = ",".join(str(d) for d in t.traversal)
+        return (f"strided_view<tile=({tile_s}), traversal_strides=[{trav}], {_view_tail(t)}"
+                f"{_dim_map(t.dim_map)}>")
+    if isinstance(t, ir.GatherScatterView):
+        tile_s = "x".join(str(d) for d in t.tile_shape)
+        return f"gather_scatter_view<tile=({tile_s}), {_view_tail(t)}, sparse_dim={t.sparse_dim}>"
     raise NotImplementedError(f"no text for type {t!r}")
 
 
-# ---- floats as MLIR prints them ---------------------------------------------------------------
-
-
-def _bits_of(dtype: str, x: float) -> int:
-    arr = to_format(DTYPES[dtype], [x])
-    width = {"f64": 8, "f32": 4, "tf32": 4, "f16": 2, "bf16": 2}.get(dtype, 1)
-    return int.from_bytes(np.asarray(arr).tobytes()[:width], "little")
+# ---- attribute values ------------------------------------------------------------------------
 
 
 def float_str(dtype: str, x: float) -> str:
-    """MLIR's float printing: %e with 6 digits when that reads back to the same value, else the
-    shortest decimal that does, else the bit pattern in hex (inf, NaN)."""
-    d = DTYPES[dtype]
-    x = float(to_format(d, [x])[0])
-    if math.isinf(x) or math.isnan(x):
-        width = 16 if dtype == "f64" else (8 if d.bits > 16 else (4 if d.bits > 8 else 2))
-        return "0x" + format(_bits_of(dtype, x), f"0{width}X")
-    s = f"{x:.6e}"
-    if float(to_format(d, [float(s)])[0]) == x:
-        return s
-    r = repr(x if dtype == "f64" else float(np.float32(x)) if dtype in ("f32", "tf32") else x)
-    return r
+    """``x`` rounded to ``dtype`` as MLIR prints a float attribute of that format."""
+    return print_float(dtype, float_pattern(dtype, x))
 
 
-def int_attr_str(dtype: str, v: int) -> str:
+def int_str(dtype: str, v: int) -> str:
+    """An integer element as MLIR prints it: i1 as true/false, the rest signed in their width."""
     if dtype == "i1":
-        return "true" if v & 1 else "false"
-    return str(v)
+        return "true" if int(v) & 1 else "false"
+    return str(int(wrap_int(DTYPES[dtype], int(v))))
+
+
+def _elements(value) -> list:
+    _kind, _dtype, v = value
+    return list(v) if isinstance(v, (tuple, list)) else [v]
+
+
+def elem_text(kind: str, dtype: str, v) -> str:
+    return int_str(dtype, v) if kind == "int" else float_str(dtype, v)
+
+
+def is_splat(value) -> bool:
+    """Whether a constant is stored (and so printed) as one element: a scalar value."""
+    return len(_elements(value)) == 1
+
+
+def dense_str(value, shape) -> str:
+    """A DenseElementsAttr's value text: one element for a splat, else nested lists."""
+    kind, dtype, _ = value
+    items = [elem_text(kind, dtype, x) for x in _elements(value)]
+    if len(items) == 1:
+        return items[0]
+    shape = list(shape) or [len(items)]
+
+    def nest(flat, dims):
+        if len(dims) == 1:
+            return "[" + ", ".join(flat) + "]"
+        step = len(flat) // dims[0]
+        return "[" + ", ".join(nest(flat[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])) + "]"
+
+    return nest(items, shape)
+
+
+def const_name(value) -> str:
+    """ConstantOp's asm name: true/false, cst_<value>_<type> for a splat with an integral value."""
+    kind, dtype, _ = value
+    elems = _elements(value)
+    if dtype == "i1":
+        bits = {int(x) & 1 for x in elems}
+        return "true" if bits == {1} else "false" if bits == {0} else "cst_i1"
+    name = "cst"
+    if is_splat(value):
+        x = elems[0]
+        if kind == "int":
+            name += f"_{int(wrap_int(DTYPES[dtype], int(x)))}"
+        else:
+            exact = _exact_uint(dtype, x)
+            if exact == "nan":
+                name += "_NaN"
+            elif exact is not None:
+                name += f"_{exact}"
+    return f"{name}_{dtype}"
+
+
+def _exact_uint(dtype: str, x: float):
+    """APFloat::convertToInteger(64 bits, unsigned, toward zero): the value when exact."""
+    from .render_float import decode
+
+    v = decode(dtype, float_pattern(dtype, x))
+    if v[0] == "nan":
+        return "nan"
+    if v[0] != "num":
+        return None
+    _, neg, m, e = v
+    if m == 0:
+        return None if neg else 0
+    if neg:
+        return None
+    if e < 0:
+        if m % (1 << -e):
+            return None
+        n = m >> -e
+    else:
+        n = m << e
+    return n if n < (1 << 64) else None
+
+
+def escape_str(s: str) -> str:
+    """llvm::printEscapedString inside double quotes."""
+    out = []
+    for c in s.encode():
+        if c == 0x5C:
+            out.append("\\\\")
+        elif 0x20 <= c < 0x7F and c != 0x22:
+            out.append(chr(c))
+        else:
+            out.append("\\" + format(c, "02X"))
+    return '"' + "".join(out) + '"'
+
+
+def symbol_str(name: str) -> str:
+    ok = name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c in "_$." for c in name[1:])
+    return "@" + (name if ok and name.isascii() else escape_str(name))
 
 
 # ---- naming ------------------------------------------------------------------------------------
 
 
-def _const_name(value) -> str:
-    kind, dtype, v = value
-    if kind == "int":
-        if dtype == "i1":
-            return "true" if v & 1 else "false"
-        return f"cst_{v}_{dtype}"
-    return f"cst_{dtype}"
-
-
 def _sanitize(name: str) -> str:
     ok = set("$._-")
+
+    def valid(c):
+        return (c.isascii() and c.isalnum()) or c in ok
+
+    def copy():
+        return "".join(c if valid(c) else ("_" if c == " " else "".join(f"{b:X}" for b in c.encode()))
+                       for c in name)
+
     if name[0].isdigit():
-        return "_" + "".join(c if (c.isalnum() or c in ok) else ("_" if c == " " else f"{ord(c):X}")
-                             for c in name)
-    if all(c.isalnum() or c in ok for c in name):
+        return "_" + copy()
+    if all(valid(c) for c in name):
         return name
-    return "".join(c if (c.isalnum() or c in ok) else ("_" if c == " " else f"{ord(c):X}") for c in name)
+    return copy()
 
 
-class _Names:
+class Names:
     """MLIR's SSANameState, for the shapes of program this package writes."""
 
     def __init__(self):
         self.text: dict = {}  # value -> printed reference
+        self.asm_name: dict = {}  # value -> the name its operation suggested (for assume)
+        self.producer: dict = {}  # value -> the GOp that defines it
         self.groups: dict = {}  # id(op) -> list of (name, size)
         self.scopes: list[set] = [set()]
         self.next_value = 0
@@ -125,9 +218,8 @@ class _Names:
     def unique(self, name: str) -> str:
         name = _sanitize(name)
         if self._used(name):
-            base = name + "_"
             while True:
-                probe = base + str(self.next_conflict)
+                probe = f"{name}_{self.next_conflict}"
                 self.next_conflict += 1
                 if not self._used(probe):
                     name = probe
@@ -135,24 +227,34 @@ class _Names:
         self.scopes[-1].add(name)
         return name
 
+    def suggested(self, g: GOp) -> list:
+        """The names an operation gives its results ("" for none)."""
+        n = len(g.results)
+        if g.name == "constant":
+            return [const_name(g.attrs["value"])]
+        if g.name == "assume":
+            src = g.operands["value"]
+            if isinstance(src, ir.Arg) or src not in self.producer:
+                return ["assume"]
+            return ["assume_" + self.asm_name.get(src, "")]
+        names = list(BY_NAME[g.name].names)
+        return (names + [""] * n)[:n]
+
     def name_op(self, g: GOp) -> None:
-        d = BY_NAME[g.name]
         n = len(g.results)
         if n == 0:
             return
-        names = list(d.names)
-        if g.name == "constant":
-            names = [_const_name(g.attrs["value"])]
-        # result groups: one starts at 0 and at every result given a name
-        suggested = {}
-        for i, nm in enumerate(names[:n]):
+        suggested = self.suggested(g)
+        for (ref, _t), nm in zip(g.results, suggested):
+            self.producer[ref] = g
             if nm:
-                suggested[i] = nm
-        starts = sorted({0} | set(suggested))
+                self.asm_name[ref] = nm
+        # result groups: one starts at 0 and at every result given a name
+        starts = sorted({0} | {i for i, nm in enumerate(suggested) if nm})
         groups = []
         for gi, s in enumerate(starts):
             e = starts[gi + 1] if gi + 1 < len(starts) else n
-            if s in suggested:
+            if suggested[s]:
                 label = self.unique(suggested[s])
             else:
                 label = str(self.next_value)
@@ -163,16 +265,15 @@ class _Names:
                 self.text[ref] = f"%{label}" if e - s == 1 else f"%{label}#{k - s}"
         self.groups[id(g)] = groups
 
-    def name_region_args(self, g: GOp, ri: int, region) -> None:
-        arg_names = _region_arg_names(g, ri, len(region.args))
-        for (ref, _t), nm in zip(region.args, arg_names):
-            if nm:
-                self.text[ref] = "%" + self.unique(nm)
-            else:
-                self.text[ref] = "%" + self.unique(f"arg{self.next_arg}")
+    def name_args(self, refs, names) -> None:
+        """Block arguments: the suggested names, else argN (an entry block's default)."""
+        for ref, nm in zip(refs, names):
+            if not nm:
+                nm = f"arg{self.next_arg}"
                 self.next_arg += 1
+            self.text[ref] = "%" + self.unique(nm)
 
-    def number(self, ops, region_owner=None) -> None:
+    def number(self, ops) -> None:
         """Name the values of one region (its ops, not their regions), then each nested region
         from the state this one ends in, siblings each from that same state."""
         for g in ops:
@@ -182,31 +283,33 @@ class _Names:
             for ri, region in enumerate(g.regions):
                 self.next_value, self.next_arg, self.next_conflict = state
                 self.scopes.append(set())
-                self.name_region_args(g, ri, region)
+                self.name_args([r for r, _ in region.args], region_arg_names(g, ri, len(region.args)))
                 self.number(region.ops)
                 self.scopes.pop()
 
 
-def _region_arg_names(g: GOp, ri: int, n: int) -> list:
+def region_arg_names(g: GOp, ri: int, n: int) -> list:
     if g.name == "for":
         return ["loopIdx"] + [f"iterArg{i}" for i in range(n - 1)]
-    if g.name == "loop":
+    if g.name in ("loop",):
         return [f"iterArg{i}" for i in range(n)]
     if g.name in ("reduce", "scan"):
-        k = n // 2
-        if k == 1:
-            return [f"{g.name}_lhs", f"{g.name}_rhs"]
-        return [f"{g.name}_{side}_{i}" for i in range(k) for side in ("lhs", "rhs")]
+        suffix = (lambda i: str(i // 2)) if n > 2 else (lambda i: "")
+        return [f"{g.name}_{'lhs' if i % 2 == 0 else 'rhs'}{suffix(i)}" for i in range(n)]
     return [""] * n
 
 
 # ---- printing ----------------------------------------------------------------------------------
 
+_DIRECTIVES = "$^~@#"
 
-class _Printer:
-    def __init__(self, names: _Names):
+
+class Printer(SpecialPrinters):
+    def __init__(self, names: Names):
         self.n = names
         self.lines: list[str] = []
+
+    ty = staticmethod(type_str)
 
     def ref(self, r) -> str:
         return self.n.text[r]
@@ -217,68 +320,78 @@ class _Printer:
             return ""
         return ", ".join(f"%{lab}" + (f":{size}" if size > 1 else "") for lab, size in groups) + " = "
 
+    # -- attributes ------------------------------------------------------------------------
     def attr(self, g: GOp, name: str) -> str:
         d = BY_NAME[g.name]
         for a in d.attrs:
             if a.name == name:
-                return self._attr_value(g, a)
+                return self.attr_value(g, a)
         for f in d.flags:  # a unit attribute
             if f.name == name:
                 return name if g.attrs.get(name) else ""
         raise KeyError(f"{g.name} has no attribute {name}")
 
-    def _attr_value(self, g: GOp, a) -> str:
+    def attr_value(self, g: GOp, a) -> str:
         v = g.attrs.get(a.name)
-        if v is None:
+        if v is None or (a.default is not None and v == a.default):
             return ""
-        if a.default is not None and v == a.default:
-            return ""
-        if a.kind == "enum:rounding":
+        k = a.kind
+        if k == "enum:rounding":
             return f"rounding<{v}>"
-        if a.kind == "enum:overflow":
+        if k == "enum:overflow":
             return f"overflow<{v}>"
-        if a.kind.startswith("enum:"):
+        if k.startswith("enum:"):
             return str(v)
-        if a.kind == "dense":
-            kind, dtype, x = v
-            return f"<{dtype}: {int_attr_str(dtype, x) if kind == 'int' else float_str(dtype, x)}>"
-        if a.kind == "i32s":
+        if k == "dense":
+            return f"<{v[1]}: {dense_str(v, g.results[0][1].shape)}>"
+        if k == "i32s":
             return "[" + ", ".join(str(x) for x in v) + "]"
-        if a.kind in ("int",):
+        if k == "bools":
+            return "inbounds = [" + ", ".join("true" if x else "false" for x in v) + "]" if any(v) else ""
+        if k == "int":
             return str(v)
-        if a.kind == "str":
-            return '"' + v + '"'
-        if a.kind == "symbol":
-            return "@" + v
-        if a.kind == "tagged":
-            return _tagged_str(v)
-        raise NotImplementedError(a.kind)
+        if k == "bool":
+            return "true" if v else "false"
+        if k == "str":
+            return escape_str(v)
+        if k == "symbol":
+            return symbol_str(v)
+        if k == "tagged":
+            return tagged_str(v)
+        if k == "hints":
+            return hints_str(v)
+        raise NotImplementedError(k)
 
+    # -- the template language (see dialect's docstring) ----------------------------------
     def template(self, g: GOp, tmpl: str) -> str:
-        out = []
-        for tok in tmpl.split(" "):
-            out.append(self._expand(g, tok))
-        return " ".join(x for x in out if x)
+        text, _ok, _end = self._seq(g, tmpl, 0)
+        return text
 
-    def _expand(self, g: GOp, tok: str) -> str:
-        # a token may hold several directives glued to punctuation: "$lhs," "^ptr," "$view[$index],"
-        res = []
-        i = 0
-        while i < len(tok):
-            c = tok[i]
-            if c in "$^#@":
+    def _seq(self, g: GOp, t: str, i: int):
+        """Expand from ``i`` to the end or the closing brace: (text, every directive non-empty, end)."""
+        out = []
+        ok = True
+        while i < len(t):
+            c = t[i]
+            if c == "}":
+                return "".join(out), ok, i + 1
+            if c == "{":
+                text, sub_ok, i = self._seq(g, t, i + 1)
+                if sub_ok:
+                    out.append(text)
+                continue
+            if c in _DIRECTIVES:
                 j = i + 1
-                while j < len(tok) and (tok[j].isalnum() or tok[j] in "_*"):
+                while j < len(t) and (t[j].isalnum() or t[j] in "_*"):
                     j += 1
-                key = tok[i + 1:j]
-                res.append(self._directive(g, c, key))
+                text = self._directive(g, c, t[i + 1:j])
+                ok = ok and text != ""
+                out.append(text)
                 i = j
-            else:
-                res.append(c)
-                i += 1
-        s = "".join(res)
-        return "" if s.strip(",") == "" and tok.strip(",") != tok and all(p == "" for p in res if p != ",") \
-            else s
+                continue
+            out.append(c)
+            i += 1
+        return "".join(out), ok, i
 
     def _directive(self, g: GOp, c: str, key: str) -> str:
         if c == "$":
@@ -287,10 +400,19 @@ class _Printer:
                 return ", ".join(self.ref(r) for r in x)
             return self.ref(x) if x is not None else ""
         if c == "^":
+            if g.operands.get(key) is None or g.operands.get(key) == ():
+                return ""
             t = g.operand_tys.get(key)
             if isinstance(t, tuple):
                 return ", ".join(type_str(y) for y in t)
-            return type_str(t) if t is not None else ""
+            return type_str(t)
+        if c == "~":
+            tys = list(g.operand_tys.get(key) or ())
+            if not tys:
+                return ""
+            if all(t == tys[0] for t in tys):
+                tys = tys[:1]
+            return "".join(", " + type_str(t) for t in tys)
         if c == "@":
             if key == "*":
                 return ", ".join(type_str(t) for _, t in g.results)
@@ -299,150 +421,31 @@ class _Printer:
 
     # -- operations --------------------------------------------------------------------------
     def op(self, g: GOp, indent: str) -> None:
-        d = BY_NAME[g.name]
-        special = getattr(self, "_op_" + g.name, None)
-        if special is not None:
-            special(g, indent)
+        asm = BY_NAME[g.name].asm
+        if asm.startswith("<"):
+            getattr(self, "op_" + asm[1:-1])(g, indent)
             return
-        body = self.template(g, d.asm)
+        body = self.template(g, asm)
         self.lines.append(f"{indent}{self.defs(g)}{g.name} {body}".rstrip())
-
-    def _terminator(self, g: GOp, indent: str) -> None:
-        vals = g.operands.get("operands", ())
-        if vals:
-            self.lines.append(f"{indent}{g.name} {', '.join(self.ref(v) for v in vals)} : "
-                              f"{', '.join(type_str(t) for t in g.operand_tys['operands'])}")
-        else:
-            self.lines.append(f"{indent}{g.name}")
-
-    _op_return = _op_yield = _op_continue = _op_break = _terminator
-
-    def _mem_tail(self, g: GOp, names) -> str:
-        parts = []
-        for n in names:
-            if g.operands.get(n) is not None:
-                parts.append(self.ref(g.operands[n]))
-        return ", ".join(parts)
-
-    def _op_load_ptr_tko(self, g: GOp, indent: str) -> None:
-        ops = self._mem_tail(g, ("source", "mask", "paddingValue"))
-        tys = [type_str(g.operand_tys["source"])]
-        if g.operands.get("mask") is not None:
-            tys.append(type_str(g.operand_tys["mask"]))
-        if g.operands.get("paddingValue") is not None:
-            tys.append(type_str(g.operand_tys["paddingValue"]))
-        tok = f" token={self.ref(g.operands['token'])}" if g.operands.get("token") is not None else ""
-        self.lines.append(f"{indent}{self.defs(g)}load_ptr_tko weak {ops}{tok}{_hints_str(g)} : "
-                          f"{', '.join(tys)} -> {type_str(g.results[0][1])}, token")
-
-    def _op_store_ptr_tko(self, g: GOp, indent: str) -> None:
-        ops = self._mem_tail(g, ("destination", "value", "mask"))
-        tys = [type_str(g.operand_tys["destination"]), type_str(g.operand_tys["value"])]
-        if g.operands.get("mask") is not None:
-            tys.append(type_str(g.operand_tys["mask"]))
-        tok = f" token={self.ref(g.operands['token'])}" if g.operands.get("token") is not None else ""
-        self.lines.append(f"{indent}{self.defs(g)}store_ptr_tko weak {ops}{tok}{_hints_str(g)} : "
-                          f"{', '.join(tys)} -> token")
-
-    def _op_for(self, g: GOp, indent: str) -> None:
-        o = g.operands
-        region = g.regions[0]
-        iv = self.ref(region.args[0][0])
-        head = (f"{indent}{self.defs(g)}for {iv} in ({self.ref(o['lowerBound'])} to "
-                f"{self.ref(o['upperBound'])}, step {self.ref(o['step'])}) : tile<i32>")
-        if g.attrs.get("unsignedCmp"):
-            head = head.replace(f"for {iv} in", f"for unsigned {iv} in")
-        inits = o["initValues"]
-        if inits:
-            pairs = ", ".join(f"{self.ref(a)} = {self.ref(x)}" for (a, _), x in zip(region.args[1:], inits))
-            head += f" iter_values({pairs}) -> ({', '.join(type_str(t) for _, t in g.results)})"
-        self.lines.append(head + " {")
-        self.block(region.ops, indent + "  ")
-        self.lines.append(f"{indent}}}")
-
-    def _op_if(self, g: GOp, indent: str) -> None:
-        head = f"{indent}{self.defs(g)}if {self.ref(g.operands['condition'])}"
-        if g.results:
-            head += f" -> ({', '.join(type_str(t) for _, t in g.results)})"
-        self.lines.append(head + " {")
-        self.block(g.regions[0].ops, indent + "  ")
-        if g.regions[1].ops and not _only_empty_yield(g.regions[1].ops):
-            self.lines.append(f"{indent}}} else {{")
-            self.block(g.regions[1].ops, indent + "  ")
-        self.lines.append(f"{indent}}}")
-
-    def _op_reduce(self, g: GOp, indent: str, scan=False) -> None:
-        o = g.operands["operands"]
-        ids = ", ".join(_tagged_str(x) for x in g.attrs["identities"])
-        head = f"{indent}{self.defs(g)}{g.name} {', '.join(self.ref(x) for x in o)} dim={g.attrs['dim']}"
-        if scan:
-            head += f" reverse={'true' if g.attrs['reverse'] else 'false'}"
-        head += (f" identities=[{ids}] : {', '.join(type_str(t) for t in g.operand_tys['operands'])} -> "
-                 f"{', '.join(type_str(t) for _, t in g.results)}")
-        region = g.regions[0]
-        args = ", ".join(f"{self.ref(r)}: {type_str(t)}" for r, t in region.args)
-        self.lines.append(head)
-        self.lines.append(f"{indent}({args}) {{")
-        self.block(region.ops, indent + "  ")
-        self.lines.append(f"{indent}}}")
-
-    def _op_scan(self, g: GOp, indent: str) -> None:
-        self._op_reduce(g, indent, scan=True)
 
     def block(self, ops, indent: str) -> None:
         for g in ops:
             self.op(g, indent)
 
 
-def _only_empty_yield(ops) -> bool:
-    return len(ops) == 1 and ops[0].name == "yield" and not ops[0].operands.get("operands")
-
-
-def _hints_str(g: GOp) -> str:
-    h = g.attrs.get("hints")
-    if not h:
-        return ""
-    inner = ", ".join(f"{arch} = {{{', '.join(f'{k} = {v}' for k, v in items)}}}" for arch, items in h)
-    return f" optimization_hints = <{inner}>"
-
-
-def _tagged_str(a) -> str:
-    if isinstance(a, ir.IdF):
-        return f"{float_str(a.dtype, a.value)} : {a.dtype}"
-    if isinstance(a, ir.IdI):
-        return f"{a.value} : {a.dtype}"
-    if isinstance(a, ir.DivBy):
-        s = f"div_by<{a.divisor}"
-        if a.every is not None:
-            s += f", every {a.every} along {a.along}"
-        return s + ">"
-    if isinstance(a, ir.SameElements):
-        return f"same_elements<[{', '.join(str(x) for x in a.groups)}]>"
-    if isinstance(a, ir.Bounded):
-        lb = "?" if a.lb is None else str(a.lb)
-        ub = "?" if a.ub is None else str(a.ub)
-        return f"bounded<{lb}, {ub}>"
-    raise NotImplementedError(repr(a))
-
-
 def render_kernel(k: ir.Kernel) -> str:
     """``k`` as the cuda_tile text ``tileirdisasm`` prints for its bytes."""
     ops = [to_generic(x) for x in k.body]
-    names = _Names()
-    params = []
-    for i, p in enumerate(k.params):
-        nm = names.unique(f"arg{names.next_arg}")
-        names.next_arg += 1
-        names.text[ir.Arg(i)] = "%" + nm
-        params.append(f"%{nm}: {type_str(p.ty)}")
+    names = Names()
+    args = [ir.Arg(i) for i in range(len(k.params))]
+    names.name_args(args, [""] * len(args))
     names.number(ops)
-    pr = _Printer(names)
-    lines = []
-    for gl in k.globals:
-        lines.append(_global_line(gl))
-    head = f"entry @{k.name}({', '.join(params)})"
+    pr = Printer(names)
+    lines = [global_line(gl) for gl in k.globals]
+    params = ", ".join(f"{names.text[a]}: {type_str(p.ty)}" for a, p in zip(args, k.params))
+    head = f"entry {symbol_str(k.name)}({params})"
     if k.hints:
-        head += " optimization_hints=" + _hints_str(GOp("x", attrs={"hints": k.hints})).split("= ", 1)[1]
+        head += " optimization_hints=" + hints_str(k.hints)
     lines.append(head + " {")
     pr.block(ops, "  ")
     lines += pr.lines
@@ -450,14 +453,9 @@ def render_kernel(k: ir.Kernel) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _global_line(gl: ir.Global) -> str:
-    vals = ", ".join(float_str(gl.dtype, v) if DTYPES[gl.dtype].is_float else str(int(v)) for v in gl.values)
-    return f"global @{gl.sym} <{gl.dtype}: [{vals}]> : tile<{len(gl.values)}x{gl.dtype}>"
-
-
 def normalise(text: str) -> str:
     """Text with every run of whitespace made one space: what the layer-1 comparison compares."""
     return " ".join(text.split())
 
 
-__all__ = ["render_kernel", "type_str", "float_str", "normalise", "struct"]
+__all__ = ["render_kernel", "type_str", "float_str", "normalise", "dense_str", "const_name"]

@@ -225,6 +225,9 @@ class _FnWriter:
 
     def region(self, out: bytearray, region) -> None:
         saved = self.next_id
+        if not region.args and not region.ops:
+            out.append(0)  # an empty region: no block at all (an if without else)
+            return
         out.append(1)  # one block per region
         put_varint(out, len(region.args))
         for r, t in region.args:

@@ -1,0 +1,53 @@
+"""Element-wise kernels over vectors of any length: vadd (f32) and saxpy (f32)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import F32, I32
+from ..kernel import cdiv, kernel
+from ..prog import ByPtr, ByValue
+from .registry import Case, register
+
+
+@kernel(grid=lambda n, tile: (cdiv(n, tile),))
+def vadd(a=ByPtr(F32), b=ByPtr(F32), c=ByPtr(F32), *, n: int, tile: int = 1024):
+    """c = a + b over n elements; the last block's tail is masked."""
+    base = ti.tile_at(ti.block_id(0), tile)
+    m = ti.tail_mask(base, [tile], n) if n % tile else None
+    ti.store(c, base, ti.load(a, base, [tile], mask=m) + ti.load(b, base, [tile], mask=m), mask=m)
+
+
+@kernel(grid=lambda tile, n_hint: (cdiv(n_hint, tile),))
+def saxpy(alpha=ByValue(F32), x=ByPtr(F32), y=ByPtr(F32), n=ByValue(I32), *, tile: int = 1024, n_hint: int = 1):
+    """y = alpha * x + y (one fused multiply-add a lane) over n elements, n passed at launch: one
+    cubin serves every length (the grid covers n_hint)."""
+    base = ti.tile_at(ti.block_id(0), tile)
+    m = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+    xv = ti.load(x, base, [tile], mask=m)
+    yv = ti.load(y, base, [tile], mask=m)
+    ti.store(y, base, ti.fma(ti.scalar(alpha), xv, yv), mask=m)
+
+
+def _vadd_inputs(n, rng):
+    return [rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32),
+            np.zeros(n, np.float32)]
+
+
+register(Case("vadd", vadd, "c = a + b, f32, any length", 100_003, lambda n: {"n": n}, _vadd_inputs,
+              lambda args: args[0] + args[1], output=2))
+
+
+def _saxpy_inputs(n, rng):
+    return [np.float32(rng.standard_normal()), rng.standard_normal(n).astype(np.float32),
+            rng.standard_normal(n).astype(np.float32), n]
+
+
+def _saxpy_expected(args):
+    a, x, y, _n = args
+    return (np.float64(a) * x.astype(np.float64) + y.astype(np.float64)).astype(np.float32)
+
+
+register(Case("saxpy", saxpy, "y = alpha * x + y, f32, length passed at launch", 100_003,
+              lambda n: {"n_hint": n}, _saxpy_inputs, _saxpy_expected, output=2))

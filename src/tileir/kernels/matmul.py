@@ -1,0 +1,97 @@
+"""Matrix multiply C = A @ B for row-major A [M, K] and B [K, N] of f16 or bf16 (f32 operands go
+through tf32), accumulated in f32, any M, N, K: the tiles at the edges are masked and padded
+with zeros. Tile sizes are configuration; each block computes one [tm, tn] tile of C.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import BF16, F16, F32, TF32, dtype
+from ..kernel import cdiv, kernel
+from ..prog import ByPtr
+from .registry import Case, register
+
+
+def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt):
+    bm, bn = ti.block_id(0), ti.block_id(1)
+    row0, col0 = ti.tile_at(bm, tm), ti.tile_at(bn, tn)
+    zero = ti.f_const(fmt, 0.0)
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(0, cdiv(k, tk)):
+        k0 = ti.tile_at(kk, tk)
+        a_base = ti.idx_add(ti.tile_at(row0, k), k0)
+        b_base = ti.idx_add(ti.tile_at(k0, n), col0)
+        a_mask = b_mask = None
+        if m % tm or k % tk:
+            a_mask = ti.and_mask(ti.axis_mask(row0, [tm, tk], 0, m), ti.axis_mask(k0, [tm, tk], 1, k))
+        if k % tk or n % tn:
+            b_mask = ti.and_mask(ti.axis_mask(k0, [tk, tn], 0, k), ti.axis_mask(col0, [tk, tn], 1, n))
+        at = ti.load(a, a_base, [tm, tk], strides=[k, 1], mask=a_mask, pad=zero if a_mask is not None else None)
+        bt = ti.load(b, b_base, [tk, tn], strides=[n, 1], mask=b_mask, pad=zero if b_mask is not None else None)
+        if fmt == F32:  # the dialect's f32 matrix product runs as tf32
+            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
+        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+    c_mask = None
+    if m % tm or n % tn:
+        c_mask = ti.and_mask(ti.axis_mask(row0, [tm, tn], 0, m), ti.axis_mask(col0, [tm, tn], 1, n))
+    out = ti.get(acc) if fmt == F32 else ti.to(ti.get(acc), fmt)
+    ti.store(c, ti.idx_add(ti.tile_at(row0, n), col0), out, strides=[n, 1], mask=c_mask)
+
+
+def _grid(m, n, k, tm, tn, tk):
+    return (cdiv(m, tm), cdiv(n, tn))
+
+
+@kernel(name="matmul_f16", grid=_grid)
+def matmul_f16(a=ByPtr(F16), b=ByPtr(F16), c=ByPtr(F16), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
+               tk: int = 64):
+    """C = A @ B, f16 operands and result, f32 accumulation."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F16)
+
+
+@kernel(name="matmul_bf16", grid=_grid)
+def matmul_bf16(a=ByPtr(BF16), b=ByPtr(BF16), c=ByPtr(BF16), *, m: int, n: int, k: int, tm: int = 128,
+                tn: int = 128, tk: int = 64):
+    """C = A @ B, bf16 operands and result, f32 accumulation."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, BF16)
+
+
+@kernel(name="matmul_tf32", grid=_grid)
+def matmul_tf32(a=ByPtr(F32), b=ByPtr(F32), c=ByPtr(F32), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
+                tk: int = 32):
+    """C = A @ B for f32 matrices, the products in tf32, f32 accumulation."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F32)
+
+
+def matmul(fmt=F16):
+    """The matmul kernel for operand format ``fmt`` (F16, BF16, or F32 via tf32)."""
+    return {F16: matmul_f16, BF16: matmul_bf16, F32: matmul_tf32}[dtype(fmt)]
+
+
+def _size(s):
+    return (s, s, s) if isinstance(s, int) else tuple(s)
+
+
+def _case(name, kern, fmt, rtol, atol):
+    npd = dtype(fmt).np
+
+    def inputs(s, rng):
+        m, n, k = _size(s)
+        a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
+        b = rng.standard_normal((k, n)).astype(npd)
+        return [a, b, np.zeros((m, n), npd)]
+
+    def expected(args):
+        return args[0].astype(np.float64) @ args[1].astype(np.float64)
+
+    cfg = {"m": 0, "n": 0, "k": 0}
+    return register(Case(name, kern, f"C = A @ B, {dtype(fmt).name} operands, f32 accumulate, any M N K",
+                         (200, 136, 300), lambda s: dict(cfg, **dict(zip("mnk", _size(s)))), inputs, expected,
+                         output=2, rtol=rtol, atol=atol))
+
+
+_case("matmul_f16", matmul_f16, F16, 1e-2, 2e-2)
+_case("matmul_bf16", matmul_bf16, BF16, 2e-2, 5e-2)
+_case("matmul_tf32", matmul_tf32, F32, 5e-3, 1e-2)

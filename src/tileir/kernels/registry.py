@@ -1,0 +1,49 @@
+"""The library's kernels as runnable cases: fresh random inputs, an independent reference, a
+tolerance, and the configuration a size implies. ``tileir run NAME`` and the tests use these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..kernel import KernelFn
+
+
+@dataclass
+class Case:
+    name: str
+    kernel: KernelFn
+    summary: str
+    default_size: int
+    config: Callable  # size -> dict of the kernel's configuration
+    inputs: Callable  # (size, rng) -> list of arguments in parameter order (numpy arrays / numbers)
+    expected: Callable  # (args) -> the output array an independent numpy computation gives
+    output: int  # which argument the kernel writes
+    rtol: float = 0.0
+    atol: float = 0.0  # both 0: bit-exact
+    variants: dict = field(default_factory=dict)
+
+    def check(self, got, want) -> tuple[float, bool]:
+        """(max abs error, within tolerance)."""
+        g = np.asarray(got, dtype=np.float64)
+        w = np.asarray(want, dtype=np.float64)
+        err = float(np.max(np.abs(g - w))) if g.size else 0.0
+        if self.rtol == 0 and self.atol == 0:
+            ok = np.array_equal(np.asarray(got), np.asarray(want).astype(np.asarray(got).dtype))
+        else:
+            ok = bool(np.allclose(g, w, rtol=self.rtol, atol=self.atol))
+        return err, ok
+
+
+CASES: dict[str, Case] = {}
+
+
+def register(case: Case) -> Case:
+    CASES[case.name] = case
+    return case
+
+
+def rng_for(seed=None):
+    return np.random.default_rng(seed)
