@@ -50,3 +50,10 @@ def test_matmul_reference_detects_a_wrong_answer():
     bad = want.copy()
     bad[3, 4] += 1.0
     assert not case.check(bad, want)[1]
+
+
+def test_saxpy_records_once_for_every_length():
+    case = CASES["saxpy"]
+    progs = {id(case.kernel.program(**case.config(n))) for n in (1, 10, 5000)}
+    assert len(progs) == 1
+    assert case.kernel.grid(1.0, None, None, 5000) == (5,)

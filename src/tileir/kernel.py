@@ -117,11 +117,18 @@ class KernelFn:
             self._cubins[key] = got
         return got
 
-    def grid(self, **static) -> tuple:
+    def grid(self, *arrays, **static) -> tuple:
+        """The launch grid: ``@kernel(grid=fn)`` called with the configuration and, by name, the
+        values of the by-value parameters given at launch (so a length passed by value can size it)."""
         cfg = self.config(**static)
         if self.grid_fn is None:
             raise TileirError("no grid: pass grid=(x, y, z) to the call, or give @kernel(grid=...)", kernel=self.name)
-        g = self.grid_fn(**cfg)
+        names = dict(cfg)
+        for (pname, kp), value in zip(self.params, arrays):
+            if not kp.by_ptr:
+                names[pname] = value
+        wanted = inspect.signature(self.grid_fn).parameters
+        g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
         return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
 
     # -- running --------------------------------------------------------------------------------
@@ -131,9 +138,9 @@ class KernelFn:
 
         cfg = self.config(**static)
         prog = self.program(**cfg)
-        run_host(prog, list(arrays), tuple(grid) if grid is not None else self.grid(**cfg))
+        run_host(prog, list(arrays), tuple(grid) if grid is not None else self.grid(*arrays, **cfg))
 
-    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, **static) -> None:
+    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=True, **static) -> None:
         """Run on the GPU: torch/cupy arrays (no copies) or numpy arrays (copied in and out)."""
         from .assemble import gpu_name_of_device
         from .runtime import launch
@@ -144,8 +151,9 @@ class KernelFn:
             raise TileirError("there is no GPU here; run_host(...) runs the kernel on the host reference",
                               kernel=self.name)
         cubin = self.cubin(target, opt_level, **cfg)
-        g = tuple(grid) if grid is not None else self.grid(**cfg)
-        launch(cubin, self.name, g, list(arrays), [(kp.dtype, kp.by_ptr) for kp in self.kparams], stream=stream)
+        g = tuple(grid) if grid is not None else self.grid(*arrays, **cfg)
+        launch(cubin, self.name, g, list(arrays), [(kp.dtype, kp.by_ptr) for kp in self.kparams], stream=stream,
+               sync=sync)
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=()):
