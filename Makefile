@@ -16,11 +16,11 @@ demo: $(STAMP)
 	$(PY) -m tileir demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m pytest -q -n 2
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench tools
+	$(VENV)/bin/ruff check src tests bench
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

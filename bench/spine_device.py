@@ -15,7 +15,6 @@ import datetime
 import json
 import statistics
 
-import numpy as np
 import torch
 
 from tileir.assemble import gpu_name_of_device, tileiras_args, tileiras_version
@@ -106,7 +105,7 @@ def main():
                         ok = bool(torch.equal(run_ins[case.output], want.to(run_ins[case.output].dtype)))
                     else:
                         ok = bool(torch.allclose(got, want.double(), rtol=case.rtol, atol=case.atol))
-                    ms = time_it(lambda: case.kernel(*run_ins, opt_level=level, sync=False, **cfg))
+                    ms = time_it(lambda k=case.kernel, a=run_ins, lv=level, c=cfg: k(*a, opt_level=lv, sync=False, **c))
                     row[label] = {"max_abs_err": err, "ok": ok, "median_ms": round(ms, 4)}
                 except Exception as e:  # record the failure, keep measuring the rest
                     row[label] = {"error": f"{type(e).__name__}: {e}"[:500]}

@@ -62,6 +62,14 @@ class OpDef:
     asm: str = ""
     names: tuple = ()  # asm result names, "" where the value is numbered
     results_since: tuple = V13_1  # before this version the op has no results on the wire
+    asm_iface: bool = False  # implements OpAsmOpInterface without naming results (see ``names_results``)
+
+    @property
+    def names_results(self) -> bool:
+        """Whether the op implements MLIR's OpAsmOpInterface: an ``assume`` of its result is then
+        named ``assume_<the name it suggests>`` (``assume_`` where it suggests none), else
+        ``assume``."""
+        return self.asm_iface or bool(self.names)
 
 
 ROUND = "enum:rounding"
@@ -116,7 +124,7 @@ OPS = [
     OpDef("assert", 5, results="none", attrs=(Attr("message", "str"),), operands=("condition",),
           asm="$condition, #message : ^condition"),
     OpDef("assume", 6, attrs=(Attr("predicate", "tagged"),), operands=("value",),
-          asm="#predicate, $value : ^value"),
+          asm="#predicate, $value : ^value", asm_iface=True),  # named by render (assume_<producer's>)
     _plain("atan2", 110, ("x", "y"), since=V13_2),
     OpDef("atomic_cas_tko", 7, flags=(Flag("mask"), Flag("token")), attrs=(_SEM, _SCOPE),
           operands=("pointers", "cmp", "val", "mask?", "token?"),
@@ -144,7 +152,8 @@ OPS = [
           operands=("lhs", "rhs"), asm="#predicate #ordering $lhs, $rhs : ^lhs -> @0"),
     OpDef("cmpi", 15, attrs=(Attr("predicate", "enum:predicate"), _SIGNED),
           operands=("lhs", "rhs"), asm="#predicate $lhs, $rhs, #signedness : ^lhs -> @0"),
-    OpDef("constant", 16, attrs=(Attr("value", "dense"),), asm="#value : @0"),
+    OpDef("constant", 16, attrs=(Attr("value", "dense"),), asm="#value : @0",
+          asm_iface=True),  # named by render from the value (cst_1024_i32, true)
     _term("continue", 17),
     _plain("cos", 18),
     _plain("cosh", 19),
@@ -176,7 +185,7 @@ OPS = [
           attrs=(Attr("sym_name", "str"), Attr("value", "dense"), Attr("alignment", "int"),
                  Attr("visibility", "enum:visibility", since=V13_3, legacy="public")),
           asm="<global>"),
-    OpDef("if", 50, results="seq", operands=("condition",), regions=2, asm="<if>"),
+    OpDef("if", 50, results="seq", operands=("condition",), regions=2, asm="<if>", asm_iface=True),
     _cast("int_to_ptr", 51),
     OpDef("iota", 58, asm=": @0"),
     _cast("itof", 59, operand="from", attrs=(_SIGNED, Attr("rounding", ROUND, default="nearest_even"))),
@@ -196,7 +205,8 @@ OPS = [
           names=("tile", "result_token")),
     _plain("log", 63),
     _plain("log2", 64),
-    OpDef("loop", 65, results="seq", operands=("initValues",), counted=True, regions=1, asm="<loop>"),
+    OpDef("loop", 65, results="seq", operands=("initValues",), counted=True, regions=1, asm="<loop>",
+          asm_iface=True),
     OpDef("make_partition_view", 66, operands=("tensor_view",), asm="$tensor_view : @0", names=("pview",)),
     OpDef("make_tensor_view", 67, results="seq", operands=("base", "dynamicShape*", "dynamicStrides*"),
           asm="<make_tensor_view>", names=("tview",)),
@@ -222,7 +232,7 @@ OPS = [
     _ibin("ori", 82),
     OpDef("permute", 83, attrs=(Attr("permutation", "i32s"),), operands=("source",),
           asm="$source #permutation : ^source -> @0"),
-    _plain("pow", 84, ("source", "exponent")),
+    _plain("fpowf", 84, ("source", "exponent")),
     OpDef("print_tko", 85, results="seq", results_since=V13_2, flags=(Flag("token", since=V13_2),),
           attrs=(Attr("str", "str"),), operands=("args*", "token?"),
           asm="#str{, $args}{ token=$token}{ : ^args} -> @0"),
@@ -236,7 +246,7 @@ OPS = [
     _term("return", 92),
     OpDef("rsqrt", 93, flags=(FTZ,), operands=("source",), asm="$source #flush_to_zero : @0"),
     OpDef("scan", 94, results="seq", attrs=(Attr("dim", "int"), Attr("reverse", "bool"), Attr("identities", "tagged*")),
-          operands=("operands",), counted=True, regions=1, asm="<scan>"),
+          operands=("operands",), counted=True, regions=1, asm="<scan>", asm_iface=True),
     OpDef("select", 95, operands=("cond", "val_if_true", "val_if_false"),
           asm="$cond, $val_if_true, $val_if_false : ^cond, @0"),
     _ibin("shli", 96, (_OVF,)),
@@ -272,13 +282,13 @@ OPS = [
     OpDef("make_strided_view", 116, operands=("tensor_view",), since=V13_3, asm="$tensor_view : @0",
           names=("sview",)),
     OpDef("insert", 118, results="seq", operands=("source", "destination", "indices"), counted=True,
-          since=V13_4, asm="$source into $destination[$indices] : ^source -> @0"),
+          since=V13_4, asm="$source, $destination[$indices] : ^source, ^destination"),
     OpDef("gdc_launch_dependents_tko", 119, flags=(Flag("token"),), operands=("token?",), since=V13_4,
-          asm="{token = $token} : @0"),
+          asm="{token = $token} -> @0"),
     OpDef("gdc_wait_tko", 120, flags=(Flag("token"),), operands=("token?",), since=V13_4,
-          asm="{token = $token} : @0"),
+          asm="{token = $token} -> @0"),
     OpDef("fpowi", 121, operands=("source", "exponent"), since=V13_4, asm="$source, $exponent : @0, ^exponent"),
-    OpDef("memory_fence_alias_tko", 122, operands=("token",), since=V13_4, asm="$token : @0"),
+    OpDef("memory_fence_alias_tko", 122, operands=("token",), since=V13_4, asm="$token"),
 ]
 
 BY_NAME = {op.name: op for op in OPS}

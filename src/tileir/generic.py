@@ -26,7 +26,9 @@ _FLOAT_UN = {
 }
 _FLOAT_BIN_ROUNDED = {"addf", "subf", "mulf", "divf"}
 _FLOAT_BIN_NAN = {"maxf", "minf"}
-_FLOAT_BIN_PLAIN = {"remf": ("lhs", "rhs"), "pow": ("source", "exponent"), "atan2": ("x", "y")}
+# FloatBin op -> (dialect op, operand names): the dialect spells pow "fpowf"
+_FLOAT_BIN_PLAIN = {"remf": ("remf", ("lhs", "rhs")), "pow": ("fpowf", ("source", "exponent")),
+                    "atan2": ("atan2", ("x", "y"))}
 
 # IntBin op -> dialect op; which attributes it carries
 _INT_BIN = {
@@ -142,8 +144,8 @@ def _float_bin(ins) -> GOp:
                    {"propagate_nan": ins.propagate_nan, "flush_to_zero": ins.ftz})
     if ins.op not in _FLOAT_BIN_PLAIN:
         raise TileirError(f"unknown float binary operation {ins.op!r}")
-    a, b = _FLOAT_BIN_PLAIN[ins.op]
-    return GOp(ins.op, res, {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
+    name, (a, b) = _FLOAT_BIN_PLAIN[ins.op]
+    return GOp(name, res, {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
 
 
 def _fma(ins) -> GOp:
@@ -360,12 +362,17 @@ def _shape_query(name):
     return conv
 
 
+def _inbounds(ins) -> tuple:
+    """One flag per index (13.4 requires the full vector; all false where the Instr has none)."""
+    return tuple(ins.inbounds) or (False,) * len(ins.indices)
+
+
 def _load_view(ins) -> GOp:
     return GOp("load_view_tko", ((V(ins.dst), ins.ty), (V(ins.tok_out), ir.TOKEN)),
                {"view": ins.view, "index": tuple(ins.indices), "token": ins.tok_in},
                {"view": ins.view_ty, "index": tuple(ins.idx_tys), "token": ir.TOKEN},
                {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None,
-                "inbounds": tuple(ins.inbounds)})
+                "inbounds": _inbounds(ins)})
 
 
 def _store_view(ins) -> GOp:
@@ -373,7 +380,7 @@ def _store_view(ins) -> GOp:
                {"tile": ins.value, "view": ins.view, "index": tuple(ins.indices), "token": ins.tok_in},
                {"tile": ins.val_ty, "view": ins.view_ty, "index": tuple(ins.idx_tys), "token": ir.TOKEN},
                {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None,
-                "inbounds": tuple(ins.inbounds)})
+                "inbounds": _inbounds(ins)})
 
 
 def _red_view(ins) -> GOp:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Optional, Union
+from typing import Union
 
 # The marker of a dimension whose extent (or stride) an operand carries; the dialect prints it ?.
 DYN_DIM = -1
@@ -179,8 +179,8 @@ RedId = Union[IdF, IdI]
 @dataclass(frozen=True)
 class DivBy:
     divisor: int
-    every: Optional[int] = None
-    along: Optional[int] = None
+    every: int | None = None
+    along: int | None = None
 
 
 @dataclass(frozen=True)
@@ -190,8 +190,8 @@ class SameElements:
 
 @dataclass(frozen=True)
 class Bounded:
-    lb: Optional[int] = None
-    ub: Optional[int] = None
+    lb: int | None = None
+    ub: int | None = None
 
 
 AssumePred = Union[DivBy, SameElements, Bounded]
@@ -291,15 +291,15 @@ class LoadPtr:
     dst: int
     tok_out: int
     ptrs: Ref
-    mask: Optional[Ref]
-    pad: Optional[Ref]
+    mask: Ref | None
+    pad: Ref | None
     tok_in: Ref
     ptr_ty: Ty
-    mask_ty: Optional[Ty]
+    mask_ty: Ty | None
     val_ty: Ty
     hints: Hints = ()
     sem: str = "weak"  # memory ordering: weak | relaxed | acquire
-    scope: Optional[str] = None  # memory scope: tl_blk | device | sys (None: absent)
+    scope: str | None = None  # memory scope: tl_blk | device | sys (None: absent)
 
 
 @dataclass(frozen=True)
@@ -307,14 +307,14 @@ class StorePtr:
     tok_out: int
     ptrs: Ref
     value: Ref
-    mask: Optional[Ref]
+    mask: Ref | None
     tok_in: Ref
     ptr_ty: Ty
-    mask_ty: Optional[Ty]
+    mask_ty: Ty | None
     val_ty: Ty
     hints: Hints = ()
     sem: str = "weak"  # memory ordering: weak | relaxed | release
-    scope: Optional[str] = None
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -324,10 +324,10 @@ class AtomicRMWPtr:
     ptrs: Ref
     mode: str
     arg: Ref
-    mask: Optional[Ref]
+    mask: Ref | None
     tok_in: Ref
     ptr_ty: Ty
-    mask_ty: Optional[Ty]
+    mask_ty: Ty | None
     val_ty: Ty
     sem: str = "relaxed"
     scope: str = "device"
@@ -340,10 +340,10 @@ class AtomicCASPtr:
     ptrs: Ref
     cmp: Ref
     val: Ref
-    mask: Optional[Ref]
+    mask: Ref | None
     tok_in: Ref
     ptr_ty: Ty
-    mask_ty: Optional[Ty]
+    mask_ty: Ty | None
     val_ty: Ty
     sem: str = "relaxed"
     scope: str = "device"
@@ -508,7 +508,7 @@ class ForLoop:
     inits: tuple
     carried: tuple
     body: tuple
-    iv_ty: Optional[Ty] = None  # the bounds' and induction variable's type (None: tile<i32>)
+    iv_ty: Ty | None = None  # the bounds' and induction variable's type (None: tile<i32>)
 
 
 @dataclass(frozen=True)
@@ -518,7 +518,7 @@ class WhileLoop:
     inits: tuple
     carried: tuple
     body: tuple
-    carried_tys: Optional[tuple] = None  # the carried values' types where not ``tys``
+    carried_tys: tuple | None = None  # the carried values' types where not ``tys``
 
 
 @dataclass(frozen=True)
@@ -764,7 +764,7 @@ class LoadViewTile:
     inbounds: tuple = ()
     hints: Hints = ()
     sem: str = "weak"
-    scope: Optional[str] = None
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -780,7 +780,7 @@ class StoreViewTile:
     inbounds: tuple = ()
     hints: Hints = ()
     sem: str = "weak"
-    scope: Optional[str] = None
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -851,8 +851,8 @@ class Kernel:
     globals: tuple = ()
     body: tuple = ()
     hints: Hints = ()
-    producer: Optional[str] = None
-    debug: Optional[object] = None
+    producer: str | None = None
+    debug: object | None = None
     owners: tuple = field(default=(), compare=False)
 
 

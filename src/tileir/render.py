@@ -16,7 +16,7 @@ writer stores.
 from __future__ import annotations
 
 from . import ir
-from .bytecode.tables import float_pattern
+from .bytecode.tables import dense_bytes, float_pattern
 from .dialect import BY_NAME, GOp
 from .dtypes import BY_NAME as DTYPES
 from .dtypes import wrap_int
@@ -96,16 +96,24 @@ def elem_text(kind: str, dtype: str, v) -> str:
 
 
 def is_splat(value) -> bool:
-    """Whether a constant is stored (and so printed) as one element: a scalar value."""
-    return len(_elements(value)) == 1
+    """Whether a constant prints as one element: a scalar value, or a tuple whose elements all
+    have the same bits (the reader makes that a splat too)."""
+    kind, dtype, _ = value
+    elems = _elements(value)
+    if kind == "int":
+        return len({int(wrap_int(DTYPES[dtype], int(x))) for x in elems}) == 1
+    return len({float_pattern(dtype, x) for x in elems}) == 1
 
 
 def dense_str(value, shape) -> str:
     """A DenseElementsAttr's value text: one element for a splat, else nested lists."""
     kind, dtype, _ = value
-    items = [elem_text(kind, dtype, x) for x in _elements(value)]
-    if len(items) == 1:
-        return items[0]
+    elems = _elements(value)
+    if is_splat(value):
+        return elem_text(kind, dtype, elems[0])
+    if len(elems) > 100:  # MLIR prints a large non-splat as its raw bytes in hex
+        return '"0x' + dense_bytes(dtype, elems).hex().upper() + '"'
+    items = [elem_text(kind, dtype, x) for x in elems]
     shape = list(shape) or [len(items)]
 
     def nest(flat, dims):
@@ -234,7 +242,8 @@ class Names:
             return [const_name(g.attrs["value"])]
         if g.name == "assume":
             src = g.operands["value"]
-            if isinstance(src, ir.Arg) or src not in self.producer:
+            prod = self.producer.get(src)
+            if prod is None or not BY_NAME[prod.name].names_results:
                 return ["assume"]
             return ["assume_" + self.asm_name.get(src, "")]
         names = list(BY_NAME[g.name].names)
@@ -291,9 +300,7 @@ class Names:
 def region_arg_names(g: GOp, ri: int, n: int) -> list:
     if g.name == "for":
         return ["loopIdx"] + [f"iterArg{i}" for i in range(n - 1)]
-    if g.name in ("loop",):
-        return [f"iterArg{i}" for i in range(n)]
-    if g.name in ("reduce", "scan"):
+    if g.name == "reduce":
         suffix = (lambda i: str(i // 2)) if n > 2 else (lambda i: "")
         return [f"{g.name}_{'lhs' if i % 2 == 0 else 'rhs'}{suffix(i)}" for i in range(n)]
     return [""] * n
@@ -441,7 +448,8 @@ def render_kernel(k: ir.Kernel) -> str:
     names.name_args(args, [""] * len(args))
     names.number(ops)
     pr = Printer(names)
-    lines = [global_line(gl) for gl in k.globals]
+    lines = [f"// Producer: {k.producer}"] if k.producer is not None else []
+    lines += [global_line(gl) for gl in k.globals]
     params = ", ".join(f"{names.text[a]}: {type_str(p.ty)}" for a, p in zip(args, k.params))
     head = f"entry {symbol_str(k.name)}({params})"
     if k.hints:

@@ -136,12 +136,13 @@ def hints_str(hints) -> str:
 def tagged_str(a) -> str:
     """A tagged attribute: a reduction identity or an assume predicate."""
     r = _render()
+    # MLIR leaves out the type of an f64 float and an i64 integer (its defaults); an i1 is a bool
     if isinstance(a, ir.IdF):
-        return f"{r.float_str(a.dtype, a.value)} : {a.dtype}"
+        return r.float_str(a.dtype, a.value) + ("" if a.dtype == "f64" else f" : {a.dtype}")
     if isinstance(a, ir.IdI):
         if a.dtype == "i1":
             return "true" if a.value & 1 else "false"
-        return f"{r.int_str(a.dtype, a.value)} : {a.dtype}"
+        return r.int_str(a.dtype, a.value) + ("" if a.dtype == "i64" else f" : {a.dtype}")
     if isinstance(a, ir.DivBy):
         s = f"div_by<{a.divisor}"
         if a.every is not None:

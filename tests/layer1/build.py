@@ -116,6 +116,10 @@ class B:
             v, ty = Val(d), i64
         dtype = ty.elem.name
         p = self.ptrs(dtype, ty.shape)
+        if dtype == "f4E2M1FN":  # sub-byte stores need provably contiguous pointers: base + iota
+            d = self.n()
+            self.emit(ir.Offset(d, p, self.iota(ty.shape[0]), P(ty.shape, dtype), T(ty.shape, "i32")))
+            p = Val(d)
         self.emit(ir.StorePtr(self.n(), p, v, None, self.tok(), P(ty.shape, dtype), None, ty))
 
     # -- regions ---------------------------------------------------------------------------

@@ -142,7 +142,8 @@ def element_bytes(dtype_name: str, values) -> bytes:
     """The little-endian bytes of ``values`` in format ``dtype_name``, element after element.
 
     Sub-byte formats (i4, f4E2M1FN) pack two elements a byte, the even one in the low nibble;
-    i1 takes a byte an element.
+    i1 takes a byte an element. This is the layout in memory (``global_payload``); a constant's
+    bytes on the wire are ``dense_bytes``.
     """
     d = BY_NAME[dtype_name]
     arr = to_format(d, np.atleast_1d(np.asarray(values, dtype=np.float64 if d.is_float else np.int64)))
@@ -154,17 +155,42 @@ def element_bytes(dtype_name: str, values) -> bytes:
             nib = np.append(nib, np.uint8(0))
         return bytes((nib[0::2] | (nib[1::2] << 4)).astype(np.uint8))
     if d.name == "tf32":
-        # 19 significant bits stored in 3 bytes (MLIR's dense storage width rounds up to bytes)
-        bits = arr.astype(np.float32).view(np.uint32) >> np.uint32(13)
-        return b"".join(int(x).to_bytes(3, "little") for x in bits)
+        return arr.astype(np.float32).tobytes()
     return arr.astype(arr.dtype.newbyteorder("<")).tobytes()
 
 
+def dense_bytes(dtype_name: str, values) -> bytes:
+    """A constant's payload as MLIR's DenseElementsAttr stores it (what the reader validates):
+    every element in a whole number of bytes -- tf32's 19 bits in 3, i4 and f4E2M1FN a byte each --
+    except i1, packed eight a byte (the first in the low bit), whose splat is one byte of 0 or 0xFF.
+    The reader also accepts a single element as a splat of any shape."""
+    d = BY_NAME[dtype_name]
+    vals = list(values)
+    if d.name == "i1":
+        bits = [int(v) & 1 for v in vals]
+        if len(set(bits)) == 1:
+            return bytes([0xFF if bits[0] else 0])
+        packed = bytearray((len(bits) + 7) // 8)
+        for i, bit in enumerate(bits):
+            packed[i // 8] |= bit << (i % 8)
+        return bytes(packed)
+    if d.is_float:
+        width = (d.bits + 7) // 8
+        return b"".join(float_pattern(dtype_name, v).to_bytes(width, "little") for v in vals)
+    if d.bits == 4:
+        return bytes(int(x) & 0xF for x in to_format(d, vals).astype(np.int64))
+    return element_bytes(dtype_name, vals)
+
+
 def float_pattern(dtype_name: str, value: float) -> int:
-    """The bit pattern of ``value`` rounded to float format ``dtype_name`` (tf32: its 19 bits)."""
-    raw = element_bytes(dtype_name, [value])
-    bits = BY_NAME[dtype_name].bits
-    return int.from_bytes(raw, "little") & ((1 << bits) - 1)
+    """The bit pattern of ``value`` rounded (nearest even) to float format ``dtype_name``;
+    tf32's is its 19 bits (sign, 8 exponent, 10 fraction)."""
+    d = BY_NAME[dtype_name]
+    arr = to_format(d, np.atleast_1d(np.asarray([value], dtype=np.float64)))
+    if d.name == "tf32":
+        return int(arr.astype(np.float32).view(np.uint32)[0]) >> 13
+    raw = arr.tobytes()
+    return int.from_bytes(raw, "little") & ((1 << d.bits) - 1)
 
 
 def global_payload(dtype: str, values) -> bytes:

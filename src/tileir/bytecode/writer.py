@@ -21,7 +21,7 @@ from ..dtypes import BY_NAME as DTYPES
 from ..errors import TileirError
 from ..generic import to_generic
 from . import enums as E
-from .tables import Interned, TypeTable, _pad, element_bytes, float_pattern, int_list
+from .tables import Interned, TypeTable, _pad, dense_bytes, float_pattern, int_list
 from .varint import put_signed_varint, put_varint, sign_extend
 from .version import DEFAULT, parse_version, vstr
 
@@ -77,7 +77,7 @@ class _FnWriter:
     def _dense(self, value) -> bytes:
         """A constant's payload: one element for a splat, else every element in order."""
         _kind, dtype, v = value
-        return element_bytes(dtype, list(v) if isinstance(v, (tuple, list)) else [v])
+        return dense_bytes(dtype, list(v) if isinstance(v, (tuple, list)) else [v])
 
     def tagged(self, out: bytearray, a) -> None:
         if isinstance(a, ir.IdF):
@@ -309,7 +309,7 @@ def encode_kernel(k: ir.Kernel, version=None) -> bytes:
                 fw._refuse(f"the global {gl.sym}'s visibility/constant field", (13, 3))
             put_varint(glob, mod.strings[gl.sym.encode()])
             put_varint(glob, mod.types.ty(ir.tile((len(gl.values),), gl.dtype)))
-            put_varint(glob, mod.constant(element_bytes(gl.dtype, list(gl.values))))
+            put_varint(glob, mod.constant(dense_bytes(gl.dtype, list(gl.values))))
             put_varint(glob, gl.align)
             if v >= (13, 3):
                 glob.append(E.ENUMS["visibility"]["private" if gl.private else "public"])

@@ -3,8 +3,8 @@ tolerance, and the configuration a size implies. ``tileir run NAME`` and the tes
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -64,7 +64,7 @@ def _extreme(dtype: str, high: bool):
 
 
 def _op(dtype: str, float_op: str, int_op: str):
-    from .arith import _bini, _binf
+    from .arith import _binf, _bini
 
     if BY_NAME[dtype].is_float:
         return lambda a, b: _binf(float_op, a, b)

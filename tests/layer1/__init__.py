@@ -1,0 +1,1 @@
+"""Layer-1 goldens: hand-made Kernels whose bytes tileirdisasm prints exactly as render prints them."""
