@@ -5,14 +5,57 @@ Every public name of the spec lives here under the same name (``ti.load``, ``ti.
 ``ti.reduce_sum``, ``ti.tileiras_args`` ...).
 """
 
-from .bytecode import (BYTECODE_MAJOR, BYTECODE_MINOR, bytecode_version, encode, encode_kernel,  # noqa: F401
-                       global_payload, ieee_bits, put_varint, put_varint_u64, zigzag)
+from .bytecode import (  # noqa: F401
+    BYTECODE_MAJOR,
+    BYTECODE_MINOR,
+    bytecode_version,
+    encode,
+    encode_kernel,
+    global_payload,
+    ieee_bits,
+    put_varint,
+    put_varint_u64,
+    zigzag,
+)
 from .dev import Dev  # noqa: F401
-from .dtypes import (BF16, BOOL, F4E2M1FN, F8E4M3FN, F8E5M2, F8E8M0FNU, F16, F32, F64, I1, I4, I8, I16,  # noqa: F401
-                     I32, I64, TF32, Dtype, float_dtype, is_float_dtype)
+from .dtypes import (  # noqa: F401
+    BF16,
+    BOOL,
+    F4E2M1FN,
+    F8E4M3FN,
+    F8E5M2,
+    F8E8M0FNU,
+    F16,
+    F32,
+    F64,
+    I1,
+    I4,
+    I8,
+    I16,
+    I32,
+    I64,
+    TF32,
+    Dtype,
+    float_dtype,
+    is_float_dtype,
+)
 from .errors import TileirError  # noqa: F401
-from .ir import (DYN_DIM, Kernel, NoPadding, Owner, PadNan, PadNegInf, PadNegZero, PadPosInf,  # noqa: F401
-                 Padding, PadZero, padding_is_special, padding_name, padding_present, tensor_view_of)
+from .ir import (  # noqa: F401
+    DYN_DIM,
+    Kernel,
+    NoPadding,
+    Owner,
+    Padding,
+    PadNan,
+    PadNegInf,
+    PadNegZero,
+    PadPosInf,
+    PadZero,
+    padding_is_special,
+    padding_name,
+    padding_present,
+    tensor_view_of,
+)
 from .kernel import KernelFn, cdiv, kernel, trace_kernel  # noqa: F401
 from .lower import lower  # noqa: F401
 from .prog import ByPtr, ByValue, TileProg  # noqa: F401

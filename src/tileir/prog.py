@@ -56,6 +56,7 @@ class TileProg:
     hints: tuple = ()
     calls: list = field(default_factory=list)  # the call tree (trace_calls)
     arg_handles: dict = field(default_factory=dict)  # handle -> parameter position (scalar params)
+    views: dict = field(default_factory=dict)  # view handle -> its Tile IR type (ir.TensorView, ...)
 
     def walk(self, ops=None):
         """Every operation depth first, a region's operation before its body."""
