@@ -61,7 +61,7 @@ from .lower import lower  # noqa: F401
 from .prog import ByPtr, ByValue, TileProg  # noqa: F401
 from .render import render_kernel  # noqa: F401
 from .surface import *  # noqa: F401,F403
-from .values import Carry, Idx, Lit, Param, Ptrs, Tile  # noqa: F401
+from .values import Carry, GridView, Idx, Lit, Param, Ptrs, TensorView, Tile  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -258,3 +258,23 @@ def position(p: Param) -> int:
 def param_dtype(p: Param) -> str:
     """The dtype name ``p`` was declared with."""
     return p.dtype
+
+
+class TensorView(Generic[D]):
+    """A tensor_view inside a kernel: a region of global memory with an extent and a stride (in
+    elements) along each dimension, any of them possibly computed (DYN_DIM)."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h
+
+
+class GridView(Generic[D]):
+    """A tensor_view cut into a grid of equal tiles (a partition_view, or a strided_view): load_view
+    and store_view index the grid, one index a tile dimension."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h

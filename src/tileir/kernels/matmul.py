@@ -9,12 +9,15 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
+from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..prog import ByPtr
 from .registry import Case, register
 
 
-def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt):
+def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt, path="view"):
+    if path == "view":
+        return _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt)
     bm, bn = ti.block_id(0), ti.block_id(1)
     row0, col0 = ti.tile_at(bm, tm), ti.tile_at(bn, tn)
     zero = ti.f_const(fmt, 0.0)
@@ -40,29 +43,46 @@ def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt):
     ti.store(c, ti.idx_add(ti.tile_at(row0, n), col0), out, strides=[n, 1], mask=c_mask)
 
 
-def _grid(m, n, k, tm, tn, tk):
+def _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt):
+    """The same product through tensor and partition views: the edge tiles are padded with zeros by
+    the view (reads) and clipped by it (writes), and tileiras may move the tiles with the bulk copy
+    engine."""
+    bm, bn = ti.block_id(0), ti.block_id(1)
+    av = ti.partition_view(ti.tensor_view(a, 0, [m, k], [k, 1]), [tm, tk], padding=PadZero)
+    bv = ti.partition_view(ti.tensor_view(b, 0, [k, n], [n, 1]), [tk, tn], padding=PadZero)
+    cv = ti.partition_view(ti.tensor_view(c, 0, [m, n], [n, 1]), [tm, tn])
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(0, cdiv(k, tk)):
+        at, bt = ti.load_view(av, [bm, kk]), ti.load_view(bv, [kk, bn])
+        if fmt == F32:  # the dialect's f32 matrix product runs as tf32
+            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
+        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+    ti.store_view(cv, [bm, bn], ti.to(ti.get(acc), fmt))
+
+
+def _grid(m, n, k, tm, tn, tk, path="view"):
     return (cdiv(m, tm), cdiv(n, tn))
 
 
 @kernel(name="matmul_f16", grid=_grid)
 def matmul_f16(a=ByPtr(F16), b=ByPtr(F16), c=ByPtr(F16), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
-               tk: int = 64):
-    """C = A @ B, f16 operands and result, f32 accumulation."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, F16)
+               tk: int = 64, path: str = "view"):
+    """C = A @ B, f16 operands and result, f32 accumulation (path: "view" or "ptr")."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F16, path)
 
 
 @kernel(name="matmul_bf16", grid=_grid)
 def matmul_bf16(a=ByPtr(BF16), b=ByPtr(BF16), c=ByPtr(BF16), *, m: int, n: int, k: int, tm: int = 128,
-                tn: int = 128, tk: int = 64):
-    """C = A @ B, bf16 operands and result, f32 accumulation."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, BF16)
+                tn: int = 128, tk: int = 64, path: str = "view"):
+    """C = A @ B, bf16 operands and result, f32 accumulation (path: "view" or "ptr")."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, BF16, path)
 
 
 @kernel(name="matmul_tf32", grid=_grid)
 def matmul_tf32(a=ByPtr(F32), b=ByPtr(F32), c=ByPtr(F32), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
-                tk: int = 32):
-    """C = A @ B for f32 matrices, the products in tf32, f32 accumulation."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, F32)
+                tk: int = 32, path: str = "view"):
+    """C = A @ B for f32 matrices, the products in tf32, f32 accumulation (path: "view" or "ptr")."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F32, path)
 
 
 def matmul(fmt=F16):

@@ -9,8 +9,9 @@ from .memory import MemoryRecording
 from .mma import MmaRecording
 from .reduce import ReduceRecording
 from .shape import ShapeRecording
+from .views import ViewRecording
 
 FAMILIES = (ArithRecording, MemoryRecording, ControlRecording, ReduceRecording, ShapeRecording,
-            ConvertRecording, MmaRecording)
+            ConvertRecording, MmaRecording, ViewRecording)
 
 __all__ = ["FAMILIES"]

@@ -1,0 +1,275 @@
+"""Views: tensor_view (where a tensor is and how it is laid out), partition_view (the tensor cut
+into a grid of tiles), and load_view / store_view of one tile of the grid -- recorded, lowered,
+computed on the host.
+
+Device facts the host honours: a lane of a load_view outside the tensor reads the view's padding
+value (unspecified without one); a lane of a store_view outside the tensor is not written. Every
+stride of a tensor view is strictly positive (make_tensor_view refuses zero). The special padding
+values (neg_zero, nan, pos_inf, neg_inf) are legal only over a float format; zero over any.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ir
+from ..dtypes import BY_NAME
+from ..lower.core import lowering
+from ..ref.core import interp
+from .memory import pow2
+
+
+def index_space(shape, tile_shape, dim_map) -> list:
+    """ceil(shape[dim_map[k]] / tile_shape[k]) along each tile dimension k."""
+    return [-(-shape[d] // t) for t, d in zip(tile_shape, dim_map)]
+
+
+class ViewRecording:
+    def _view(self, h, kinds, what):
+        v = self.prog.views.get(h)
+        if v is None or not isinstance(v["ty"], kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise self.refuse(f"{what} takes a {names} value", "tensor_view(p, ...) then partition_view(tv, ...)")
+        return v
+
+    def t_tensor_view(self, param, dtype, base, shape, strides, dyn_shape=(), dyn_strides=()):
+        self._buffer(param, dtype, "tensor_view")
+        self._index(base, "tensor_view's base")
+        shape, strides = tuple(shape), tuple(strides)
+        if len(shape) != len(strides) or not shape:
+            raise self.refuse(f"tensor_view with {len(shape)} extents and {len(strides)} strides",
+                              "one extent and one stride per dimension")
+        for label, vals, dyn in (("extent", shape, dyn_shape), ("stride", strides, dyn_strides)):
+            for v in vals:
+                if v != ir.DYN_DIM and (not isinstance(v, int) or v <= 0):
+                    raise self.refuse(f"a tensor view {label} of {v}: every static extent and stride is strictly "
+                                      "positive (make_tensor_view refuses zero)",
+                                      "a strided load (load with strides=) reads a stride of zero")
+            want = sum(1 for v in vals if v == ir.DYN_DIM)
+            if want != len(dyn):
+                raise self.refuse(f"tensor_view has {want} dynamic {label}s (DYN_DIM) and {len(dyn)} operands for "
+                                  "them", "one Dyn(idx) operand per DYN_DIM, in order")
+            for h in dyn:
+                self._index(h, f"a dynamic {label}")
+        h = self.new("view", dtype, shape)
+        self.prog.views[h] = {"ty": ir.TensorView(ir.Num(dtype), shape, strides)}
+        self.emit("tensor_view", (h,), param=param, dtype=dtype, base=base, shape=shape, strides=strides,
+                  dyn_shape=tuple(dyn_shape), dyn_strides=tuple(dyn_strides))
+        return h
+
+    def t_partition_view(self, dtype, view, tile_shape, dim_map, padding):
+        tv = self._view(view, (ir.TensorView,), "partition_view")["ty"]
+        tile_shape = tuple(tile_shape)
+        rank = len(tv.shape)
+        dim_map = tuple(range(rank)) if dim_map is None else tuple(dim_map)
+        if len(tile_shape) != rank:
+            raise self.refuse(f"a [{', '.join(map(str, tile_shape))}] tile over a rank-{rank} tensor view: the tile "
+                              "has one dimension per tensor dimension", "reshape the tile after loading it")
+        for t in tile_shape:
+            if not pow2(t):
+                raise self.refuse(f"partition tile {list(tile_shape)}: tile dimensions are powers of two",
+                                  "a power-of-two tile; the edge tiles are padded")
+        if sorted(dim_map) != list(range(rank)):
+            raise self.refuse(f"dim_map {list(dim_map)} is not a permutation of the tensor's {rank} dimensions")
+        padding = ir.Padding(padding) if not isinstance(padding, ir.Padding) else padding
+        if ir.padding_is_special(padding) and not BY_NAME[dtype].is_float:
+            raise self.refuse(f"padding {ir.padding_name(padding)} over {dtype}: the special padding values are "
+                              "legal only over a float format", "PadZero, or NoPadding")
+        ty = ir.PartitionView(tile_shape, tv.elem, tv.shape, tv.strides, dim_map, padding)
+        h = self.new("view", dtype, tile_shape)
+        self.prog.views[h] = {"ty": ty}
+        self.emit("partition_view", (h,), dtype=dtype, src=view, tile_shape=tile_shape, dim_map=dim_map,
+                  padding=padding)
+        return h
+
+    def _grid_indices(self, ty, indices, inbounds, what):
+        rank = len(ty.tile_shape)
+        if len(indices) != rank:
+            raise self.refuse(f"{what} with {len(indices)} indices into a rank-{rank} grid", "one index a tile dimension")
+        for h in indices:
+            self._index(h, f"{what}'s index")
+        if inbounds and len(inbounds) != rank:
+            raise self.refuse(f"{what}: inbounds holds {len(inbounds)} entries for a rank-{rank} grid",
+                              "[] (no promise) or one bool a dimension")
+
+    def t_load_view(self, dtype, view, indices, inbounds=()):
+        ty = self._view(view, (ir.PartitionView,), "load_view")["ty"]
+        self._grid_indices(ty, indices, inbounds, "load_view")
+        self.memory_allowed("load_view")
+        r = self.new("val", dtype, ty.tile_shape)
+        tin, tout = self.next_token()
+        self.emit("load_view", (r, tout), dtype=dtype, view=view, indices=tuple(indices),
+                  inbounds=tuple(bool(b) for b in inbounds), tok=tin)
+        return r
+
+    def t_store_view(self, dtype, view, indices, value, inbounds=()):
+        ty = self._view(view, (ir.PartitionView,), "store_view")["ty"]
+        self._grid_indices(ty, indices, inbounds, "store_view")
+        (value,) = self.operands("store_view", dtype, ty.tile_shape, [value])
+        self.memory_allowed("store_view")
+        tin, tout = self.next_token()
+        self.emit("store_view", (tout,), dtype=dtype, view=view, indices=tuple(indices), value=value,
+                  inbounds=tuple(bool(b) for b in inbounds), tok=tin)
+
+    def t_tensor_shape(self, view, dim):
+        tv = self._view(view, (ir.TensorView,), "tensor_dim")["ty"]
+        if not 0 <= dim < len(tv.shape):
+            raise self.refuse(f"tensor_dim {dim} of a rank-{len(tv.shape)} tensor view")
+        r = self.new("val", "i32", ())
+        self.emit("tensor_shape", (r,), view=view, dim=dim)
+        return r
+
+    def t_index_space_shape(self, view, dim):
+        ty = self._view(view, (ir.PartitionView,), "index_space_dim")["ty"]
+        if not 0 <= dim < len(ty.tile_shape):
+            raise self.refuse(f"index_space_dim {dim} of a rank-{len(ty.tile_shape)} grid")
+        r = self.new("val", "i32", ())
+        self.emit("index_space_shape", (r,), view=view, dim=dim)
+        return r
+
+
+# ---- lowering ----------------------------------------------------------------------------------
+
+I32 = ir.tile((), "i32")
+
+
+@lowering("tensor_view")
+def _lower_tensor_view(lw, op):
+    a = op.a
+    base_ty = ir.Tile((), ir.PtrTo(a["dtype"]))
+    base = ir.Arg(a["param"])
+    if lw.prog.consts.get(a["base"]) != 0:
+        dst = lw.fresh()
+        lw.emit(ir.Offset(dst, base, lw.val(a["base"]), base_ty, I32))
+        base = ir.Val(dst)
+    dst = lw.fresh()
+    ty = lw.prog.views[op.res[0]]["ty"]
+    lw.emit(ir.MakeTensorView(dst, base, base_ty, ty, tuple(lw.val(h) for h in a["dyn_shape"]),
+                              tuple(lw.val(h) for h in a["dyn_strides"]), I32))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("partition_view")
+def _lower_partition_view(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.MakePartitionView(dst, lw.val(a["src"]), lw.prog.views[a["src"]]["ty"], lw.prog.views[op.res[0]]["ty"]))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@lowering("load_view")
+def _lower_load_view(lw, op):
+    a = op.a
+    ty = lw.prog.views[a["view"]]["ty"]
+    dst, tok = lw.fresh(), lw.fresh()
+    idx = tuple(lw.val(h) for h in a["indices"])
+    lw.emit(ir.LoadViewTile(dst, tok, lw.val(a["view"]), ty, idx, (I32,) * len(idx),
+                            ir.tile(ty.tile_shape, a["dtype"]), lw.val(a["tok"]), a["inbounds"]))
+    lw.bind(op.res[0], ir.Val(dst))
+    lw.bind(op.res[1], ir.Val(tok))
+
+
+@lowering("store_view")
+def _lower_store_view(lw, op):
+    a = op.a
+    ty = lw.prog.views[a["view"]]["ty"]
+    tok = lw.fresh()
+    idx = tuple(lw.val(h) for h in a["indices"])
+    lw.emit(ir.StoreViewTile(tok, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
+                             idx, (I32,) * len(idx), lw.val(a["tok"]), a["inbounds"]))
+    lw.bind(op.res[0], ir.Val(tok))
+
+
+def _shape_query(lw, op, cls, n):
+    a = op.a
+    key = (cls.__name__, a["view"])
+    got = lw.memo_get(key)
+    if got is None:
+        dsts = tuple(lw.fresh() for _ in range(n))
+        src_ty = lw.prog.views[a["view"]]["ty"]
+        lw.emit(cls(dsts, lw.val(a["view"]), src_ty, I32))
+        got = lw.memo_put(key, tuple(ir.Val(d) for d in dsts))
+    lw.bind(op.res[0], got[a["dim"]])
+
+
+@lowering("tensor_shape")
+def _lower_tensor_shape(lw, op):
+    _shape_query(lw, op, ir.GetTensorShape, len(lw.prog.views[op.a["view"]]["ty"].shape))
+
+
+@lowering("index_space_shape")
+def _lower_index_space_shape(lw, op):
+    _shape_query(lw, op, ir.GetIndexSpaceShape, len(lw.prog.views[op.a["view"]]["ty"].tile_shape))
+
+
+# ---- host reference ---------------------------------------------------------------------------
+
+_PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": math.nan, "pos_inf": math.inf, "neg_inf": -math.inf}
+
+
+@interp("tensor_view")
+def _ref_tensor_view(it, op):
+    a = op.a
+    dyn_s = iter(int(np.asarray(it.val(h))) for h in a["dyn_shape"])
+    dyn_t = iter(int(np.asarray(it.val(h))) for h in a["dyn_strides"])
+    shape = [next(dyn_s) if d == ir.DYN_DIM else d for d in a["shape"]]
+    strides = [next(dyn_t) if d == ir.DYN_DIM else d for d in a["strides"]]
+    it.set(op.res[0], {"buf": it.args[a["param"]], "base": int(np.asarray(it.val(a["base"]))), "shape": shape,
+                       "strides": strides, "param": a["param"]})
+
+
+@interp("partition_view")
+def _ref_partition_view(it, op):
+    a = op.a
+    it.set(op.res[0], {"tv": it.val(a["src"]), "tile": list(a["tile_shape"]), "dim_map": list(a["dim_map"]),
+                       "padding": a["padding"]})
+
+
+def _tile_geometry(it, view, indices):
+    """(element offsets, in-bounds mask) of the tile of ``view``'s grid at ``indices``."""
+    tv = view["tv"]
+    tile, dim_map = view["tile"], view["dim_map"]
+    idx = [int(np.asarray(it.val(h))) for h in indices]
+    offs = np.full(tile, tv["base"], dtype=np.int64)
+    inb = np.ones(tile, dtype=bool)
+    for k, (t, d) in enumerate(zip(tile, dim_map)):
+        c = idx[k] * t + np.arange(t, dtype=np.int64).reshape([t if j == k else 1 for j in range(len(tile))])
+        inb &= (c >= 0) & (c < tv["shape"][d])
+        offs = offs + c * tv["strides"][d]
+    return offs, inb
+
+
+@interp("load_view")
+def _ref_load_view(it, op):
+    a = op.a
+    view = it.val(a["view"])
+    buf = view["tv"]["buf"]
+    offs, inb = _tile_geometry(it, view, a["indices"])
+    got = buf[np.where(inb, offs, 0)] if buf.size else np.zeros(offs.shape, buf.dtype)
+    pad = view["padding"]
+    fill = _PAD[pad.value] if ir.padding_present(pad) else 0
+    it.set(op.res[0], np.where(inb, got, np.asarray(fill).astype(buf.dtype)).astype(buf.dtype))
+
+
+@interp("store_view")
+def _ref_store_view(it, op):
+    a = op.a
+    view = it.val(a["view"])
+    buf = view["tv"]["buf"]
+    offs, inb = _tile_geometry(it, view, a["indices"])
+    v = np.broadcast_to(np.asarray(it.val(a["value"])), offs.shape)
+    buf[offs[inb]] = v[inb]
+
+
+@interp("tensor_shape")
+def _ref_tensor_shape(it, op):
+    it.set(op.res[0], np.asarray(it.val(op.a["view"])["shape"][op.a["dim"]], dtype=np.int32))
+
+
+@interp("index_space_shape")
+def _ref_index_space_shape(it, op):
+    v = it.val(op.a["view"])
+    grid = index_space(v["tv"]["shape"], v["tile"], v["dim_map"])
+    it.set(op.res[0], np.asarray(grid[op.a["dim"]], dtype=np.int32))
