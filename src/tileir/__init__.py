@@ -68,8 +68,8 @@ __version__ = "0.1.0"
 
 def __getattr__(name):
     # the assembler and the runtime load on first use (they look for tileiras and the CUDA driver)
-    if name in ("tileiras_args", "assembler_defect", "assemble"):
-        from . import assemble as _a
+    if name in ("tileiras_args", "assembler_defect"):
+        import importlib
 
-        return getattr(_a, name)
+        return getattr(importlib.import_module("tileir.assemble"), name)
     raise AttributeError(f"module 'tileir' has no attribute {name!r}")

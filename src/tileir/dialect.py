@@ -22,7 +22,16 @@ template language read by ``render``:
 * anything else is literal. ``<name>`` instead of a template names a printer in ``render_ops``.
 
 ``names`` are the result names the disassembler gives (MLIR's asm result names): one per result,
-"" where the value is numbered.
+"" where the value is numbered. tileirdisasm names every result of a multi-result op after its
+ODS name (``%result, %result_token``); of single-result ops only those listed here have a name.
+``asm_iface`` marks the ops that implement MLIR's OpAsmOpInterface without naming their results
+(if, loop, scan): ``assume`` names its result after its operand's producer only for those.
+
+Names and formats checked against tileirdisasm 13.4.92 by tests/test_layer1_ops.py; where the
+dialect spells an op differently from the encoder (FPowFOp is ``fpowf``) the table uses the
+dialect's spelling. Some values the wire can carry are refused by the reader's verifier (the
+goldens found them): rounding modes outside each op's list, i4 constants, pointers to i4, weak
+atomics, a memory scope on a weak load or store.
 """
 
 from __future__ import annotations

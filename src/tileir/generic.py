@@ -210,6 +210,12 @@ def _int_bin(ins) -> GOp:
 
 def _cast(ins) -> GOp:
     op = ins.op
+    if ins.rounding and op not in ("itof", "ftoi", "ftoi_sat"):
+        raise TileirError(f"{op} takes no rounding field (ftof's is in its name: ftof_zero ...); got {ins.rounding!r}")
+    if ins.overflow != "none" and op != "trunci":
+        raise TileirError(f"{op} takes no overflow field; got {ins.overflow!r}")
+    if not ins.signed and op not in ("itof", "ftoi", "ftoi_sat"):
+        raise TileirError(f"{op} takes no signedness field (exti's is in its name: exti / extis)")
     res = _one(ins.dst, ins.to)
     opnd = {"from": ins.src}
     tys = {"from": ins.from_}

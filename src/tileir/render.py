@@ -21,7 +21,7 @@ from .dialect import BY_NAME, GOp
 from .dtypes import BY_NAME as DTYPES
 from .dtypes import wrap_int
 from .generic import to_generic
-from .render_float import print_float
+from .render_float import decode, print_float
 from .render_ops import SpecialPrinters, global_line, hints_str, tagged_str
 
 # ---- types ----------------------------------------------------------------------------------
@@ -148,8 +148,6 @@ def const_name(value) -> str:
 
 def _exact_uint(dtype: str, x: float):
     """APFloat::convertToInteger(64 bits, unsigned, toward zero): the value when exact."""
-    from .render_float import decode
-
     v = decode(dtype, float_pattern(dtype, x))
     if v[0] == "nan":
         return "nan"

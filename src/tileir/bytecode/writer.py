@@ -27,7 +27,7 @@ from .version import DEFAULT, parse_version, vstr
 
 
 class _FnWriter:
-    def __init__(self, mod: "_Module", kernel_name: str, nparams: int):
+    def __init__(self, mod: _Module, kernel_name: str, nparams: int):
         self.mod = mod
         self.v = mod.version
         self.kernel = kernel_name
@@ -123,7 +123,8 @@ class _FnWriter:
             put_signed_varint(out, sign_extend(pattern, 64) if width == 64 else pattern)
 
     def hints(self, out: bytearray, hints) -> None:
-        """The dialect's nested dictionary: per architecture, a dictionary of i32 values."""
+        """The dialect's nested dictionary: per architecture, a dictionary of i32 values (a Python
+        bool is written as a bool attribute: allow_tma = false)."""
         m = self.mod
         put_varint(out, len(hints))
         for arch, items in hints:
