@@ -43,6 +43,7 @@ class Lowerer:
         self.next_id = 0
         self.scopes = [_Scope()]
         self.cur_op = 0
+        self.tokens = None  # made when the entry token is (lower/tokens.py)
         for h, pos in prog.arg_handles.items():
             self.scopes[0].env[h] = ir.Arg(pos)
 

@@ -88,30 +88,65 @@ class ControlRecording:
 # ---- lowering ----------------------------------------------------------------------------------
 
 
-def _region_body(lw, region, yields_cls, param_ids):
+def _region_body(lw, region, yields_cls, param_ids, extra=None):
+    """Lower a region's body; ``extra`` (the loop's token plan) adds carried tokens at the end."""
     with lw.region() as got:
         for h, i in zip(region.params, param_ids):
             lw.bind(h, ir.Val(i))
         lw.ops(region.ops)
-        vals = tuple(lw.val(y) for y in region.yields)
-        lw.emit(yields_cls(vals, tuple(lw.ty(y) for y in region.yields)))
+        vals = [lw.val(y) for y in region.yields if not _is_token(lw, y)]
+        tys = [lw.ty(y) for y in region.yields if not _is_token(lw, y)]
+        if extra is not None:
+            toks = lw.tokens.body_yields(extra)
+            vals += toks
+            tys += [ir.TOKEN] * len(toks)
+        lw.emit(yields_cls(tuple(vals), tuple(tys)))
     return got
+
+
+def _is_token(lw, h) -> bool:
+    return lw.prog.info[h].kind == "token"
 
 
 @lowering("for")
 def _lower_for(lw, op):
+    """The recorded loop carries the recorder's one token when the body touches memory; the
+    lowering drops it and carries the per-parameter tokens of lower/tokens.py instead."""
     a = op.a
     (region,) = op.regions
-    tys = tuple(lw.ty(p) for p in region.params[1:])
+    keep = [i for i, p in enumerate(region.params[1:]) if not _is_token(lw, p)]
+    tys = [lw.ty(region.params[1 + i]) for i in keep]
     lower, upper, step = lw.val(a["lower"]), lw.val(a["upper"]), lw.val(a["step"])
-    inits = tuple(lw.val(h) for h in a["inits"])
+    inits = [lw.val(a["inits"][i]) for i in keep]
+    plan = lw.tokens.loop_plan(region.ops)
+    tok_inits = lw.tokens.loop_inits(plan)
     iv = lw.fresh()
-    carried = tuple(lw.fresh() for _ in tys)
-    body, owners = _region_body(lw, region, ir.Cont, (iv, *carried))
-    results = tuple(lw.fresh() for _ in tys)
-    lw.emit(ir.ForLoop(results, tys, iv, lower, upper, step, a["unsigned"], inits, carried, body), (owners,))
-    for h, r in zip(op.res, results):
-        lw.bind(h, ir.Val(r))
+    carried = [lw.fresh() for _ in tys]
+    tok_carried = [lw.fresh() for _ in tok_inits]
+    for p in region.params[1:]:
+        if _is_token(lw, p):
+            lw.bind(p, lw.tokens.entry)
+    saved = lw.tokens.enter_body(plan, [ir.Val(t) for t in tok_carried])
+    kept_params = [region.params[0]] + [region.params[1 + i] for i in keep]
+    body, owners = _region_body(lw, _Kept(region, kept_params), ir.Cont, [iv, *carried], plan)
+    results = [lw.fresh() for _ in tys]
+    tok_results = [lw.fresh() for _ in tok_inits]
+    lw.tokens.leave_body(saved, plan, [ir.Val(t) for t in tok_results])
+    all_tys = tuple(tys) + (ir.TOKEN,) * len(tok_inits)
+    lw.emit(ir.ForLoop(tuple(results + tok_results), all_tys, iv, lower, upper, step, a["unsigned"],
+                       tuple(inits + tok_inits), tuple(carried + tok_carried), body), (owners,))
+    it = iter(results)
+    for h in op.res:
+        lw.bind(h, lw.tokens.entry if _is_token(lw, h) else ir.Val(next(it)))
+
+
+class _Kept:
+    """A region seen with its token parameters and yields left out (the lowering carries its own)."""
+
+    def __init__(self, region, params):
+        self.params = params
+        self.ops = region.ops
+        self.yields = region.yields
 
 
 @lowering("if")

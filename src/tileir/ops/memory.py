@@ -169,9 +169,12 @@ def _lower_num_blocks(lw, op):
 
 @lowering("make_token")
 def _lower_make_token(lw, op):
+    from ..lower.tokens import TokenState
+
     dst = lw.fresh()
     lw.emit(ir.MakeTok(dst))
     lw.bind(op.res[0], ir.Val(dst))
+    lw.tokens = TokenState(lw, ir.Val(dst))
 
 
 @lowering("return")
@@ -270,8 +273,9 @@ def _lower_load(lw, op):
     dst, tok = lw.fresh(), lw.fresh()
     mask = lw.val(a["mask"]) if a["mask"] is not None else None
     pad = lw.val(a["pad"]) if a["pad"] is not None else None
-    lw.emit(ir.LoadPtr(dst, tok, ptrs, mask, pad, lw.val(a["tok"]), pty,
+    lw.emit(ir.LoadPtr(dst, tok, ptrs, mask, pad, lw.tokens.for_read(a["param"]), pty,
                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
+    lw.tokens.after_read(a["param"], ir.Val(tok))
     lw.bind(op.res[0], ir.Val(dst))
     lw.bind(op.res[1], ir.Val(tok))
 
@@ -283,8 +287,9 @@ def _lower_store(lw, op):
     shape = tuple(a["shape"])
     tok = lw.fresh()
     mask = lw.val(a["mask"]) if a["mask"] is not None else None
-    lw.emit(ir.StorePtr(tok, ptrs, lw.val(a["v"]), mask, lw.val(a["tok"]), pty,
+    lw.emit(ir.StorePtr(tok, ptrs, lw.val(a["v"]), mask, lw.tokens.for_write(a["param"]), pty,
                         ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
+    lw.tokens.after_write(a["param"], ir.Val(tok))
     lw.bind(op.res[0], ir.Val(tok))
 
 

@@ -54,7 +54,7 @@ class ViewRecording:
             for h in dyn:
                 self._index(h, f"a dynamic {label}")
         h = self.new("view", dtype, shape)
-        self.prog.views[h] = {"ty": ir.TensorView(ir.Num(dtype), shape, strides)}
+        self.prog.views[h] = {"ty": ir.TensorView(ir.Num(dtype), shape, strides), "param": param}
         self.emit("tensor_view", (h,), param=param, dtype=dtype, base=base, shape=shape, strides=strides,
                   dyn_shape=tuple(dyn_shape), dyn_strides=tuple(dyn_strides))
         return h
@@ -79,7 +79,7 @@ class ViewRecording:
                               "legal only over a float format", "PadZero, or NoPadding")
         ty = ir.PartitionView(tile_shape, tv.elem, tv.shape, tv.strides, dim_map, padding)
         h = self.new("view", dtype, tile_shape)
-        self.prog.views[h] = {"ty": ty}
+        self.prog.views[h] = {"ty": ty, "param": self.prog.views[view]["param"]}
         self.emit("partition_view", (h,), dtype=dtype, src=view, tile_shape=tile_shape, dim_map=dim_map,
                   padding=padding)
         return h
@@ -165,8 +165,10 @@ def _lower_load_view(lw, op):
     ty = lw.prog.views[a["view"]]["ty"]
     dst, tok = lw.fresh(), lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
+    p = lw.prog.views[a["view"]]["param"]
     lw.emit(ir.LoadViewTile(dst, tok, lw.val(a["view"]), ty, idx, (I32,) * len(idx),
-                            ir.tile(ty.tile_shape, a["dtype"]), lw.val(a["tok"]), a["inbounds"]))
+                            ir.tile(ty.tile_shape, a["dtype"]), lw.tokens.for_read(p), a["inbounds"]))
+    lw.tokens.after_read(p, ir.Val(tok))
     lw.bind(op.res[0], ir.Val(dst))
     lw.bind(op.res[1], ir.Val(tok))
 
@@ -177,8 +179,10 @@ def _lower_store_view(lw, op):
     ty = lw.prog.views[a["view"]]["ty"]
     tok = lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
+    p = lw.prog.views[a["view"]]["param"]
     lw.emit(ir.StoreViewTile(tok, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
-                             idx, (I32,) * len(idx), lw.val(a["tok"]), a["inbounds"]))
+                             idx, (I32,) * len(idx), lw.tokens.for_write(p), a["inbounds"]))
+    lw.tokens.after_write(p, ir.Val(tok))
     lw.bind(op.res[0], ir.Val(tok))
 
 
