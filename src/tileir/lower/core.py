@@ -44,6 +44,7 @@ class Lowerer:
         self.scopes = [_Scope()]
         self.cur_op = 0
         self.tokens = None  # made when the entry token is (lower/tokens.py)
+        self.param_refs: dict = {}  # buffer parameter -> its pointer with the alignment claim attached
         for h, pos in prog.arg_handles.items():
             self.scopes[0].env[h] = ir.Arg(pos)
 

@@ -145,6 +145,7 @@ class MemoryRecording:
 # ---- lowering ----------------------------------------------------------------------------------
 
 I32 = ir.tile((), "i32")
+ALIGN = 16  # bytes every buffer parameter is claimed (and at launch checked) to be aligned to
 
 
 def _grid_values(lw, which):
@@ -175,6 +176,14 @@ def _lower_make_token(lw, op):
     lw.emit(ir.MakeTok(dst))
     lw.bind(op.res[0], ir.Val(dst))
     lw.tokens = TokenState(lw, ir.Val(dst))
+    # Every buffer parameter is claimed 16-byte aligned (assume div_by<16>), as cuTile claims its
+    # arrays; the launch refuses a pointer that is not (runtime/launch.py), so the claim holds.
+    for pos, kp in enumerate(lw.prog.params):
+        if kp.by_ptr:
+            a = lw.fresh()
+            t = ir.Tile((), ir.PtrTo(kp.dtype))
+            lw.emit(ir.AssumeTile(a, ir.Arg(pos), ir.DivBy(ALIGN), t))
+            lw.param_refs[pos] = ir.Val(a)
 
 
 @lowering("return")
@@ -236,7 +245,7 @@ def param_ptrs(lw, pos, dtype, shape) -> ir.Ref:
     key = ("ptrs", pos, tuple(shape))
     got = lw.memo_get(key)
     if got is None:
-        got = lw.memo_put(key, spread_ref(lw, ir.Arg(pos), ir.Tile((), ir.PtrTo(dtype)), shape))
+        got = lw.memo_put(key, spread_ref(lw, lw.param_refs.get(pos, ir.Arg(pos)), ir.Tile((), ir.PtrTo(dtype)), shape))
     return got
 
 

@@ -139,7 +139,7 @@ I32 = ir.tile((), "i32")
 def _lower_tensor_view(lw, op):
     a = op.a
     base_ty = ir.Tile((), ir.PtrTo(a["dtype"]))
-    base = ir.Arg(a["param"])
+    base = lw.param_refs.get(a["param"], ir.Arg(a["param"]))
     if lw.prog.consts.get(a["base"]) != 0:
         dst = lw.fresh()
         lw.emit(ir.Offset(dst, base, lw.val(a["base"]), base_ty, I32))

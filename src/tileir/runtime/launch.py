@@ -18,6 +18,7 @@ from .arrays import DeviceArg, HostArg, HostStaging, prepare
 from .driver import Module, check, context, cu
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
+ALIGN = 16  # every buffer parameter's address must be a multiple of this (ops/memory.py claims it)
 
 _modules: dict[str, Module] = {}
 _modules_lock = threading.Lock()
@@ -138,6 +139,12 @@ def launch(cubin: bytes, kernel: str, grid, args, params, stream=None, sync: boo
     prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
                 for i, (a, (dt, bp)) in enumerate(zip(args, params))]
 
+    for i, p in enumerate(prepared):
+        if isinstance(p, DeviceArg) and p.ptr % ALIGN:
+            raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the kernel "
+                              f"claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one would read "
+                              "wrong", kernel=kernel, what=f"argument {i}",
+                              fix="pass an aligned buffer (a fresh tensor, or .clone() of an offset view)")
     d = cu()
     context()
     function = module_for(cubin, kernel).function(kernel)
