@@ -87,7 +87,8 @@ class ViewRecording:
     def _grid_indices(self, ty, indices, inbounds, what):
         rank = len(ty.tile_shape)
         if len(indices) != rank:
-            raise self.refuse(f"{what} with {len(indices)} indices into a rank-{rank} grid", "one index a tile dimension")
+            raise self.refuse(f"{what} with {len(indices)} indices into a rank-{rank} grid",
+                              "one index a tile dimension")
         for h in indices:
             self._index(h, f"{what}'s index")
         if inbounds and len(inbounds) != rank:

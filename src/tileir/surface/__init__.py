@@ -128,5 +128,19 @@ from .mma import mma  # noqa: F401
 from .operators import matmul_operator, operator, operator_un  # noqa: F401
 from .reduce import d_reduce, d_scan, reduce_max, reduce_min, reduce_sum, scan_sum  # noqa: F401
 from .shape import broadcast, permute_tile, reshape, transpose  # noqa: F401
-from .views import (Dyn, Fixed, dim_extent, dim_operands, inbounds_note, index_space_dim, load_view,  # noqa: F401
-                    partition_view, store_view, strided_grid, tensor_dim, tensor_view, tensor_view_dyn, view_grid)
+from .views import (  # noqa: F401
+                    Dyn,
+                    Fixed,
+                    dim_extent,
+                    dim_operands,
+                    inbounds_note,
+                    index_space_dim,
+                    load_view,
+                    partition_view,
+                    store_view,
+                    strided_grid,
+                    tensor_dim,
+                    tensor_view,
+                    tensor_view_dyn,
+                    view_grid,
+)
