@@ -58,6 +58,7 @@ from .ir import (  # noqa: F401
 )
 from .kernel import KernelFn, cdiv, kernel, trace_kernel  # noqa: F401
 from .lower import lower  # noqa: F401
+from .markers import FREE_AXIS, Cells, In, Marker, Out, Shared, Whole, cells  # noqa: F401
 from .prog import ByPtr, ByValue, TileProg  # noqa: F401
 from .render import render_kernel  # noqa: F401
 from .surface import *  # noqa: F401,F403

@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TileirError
@@ -83,47 +85,107 @@ def tileiras_version(path: str | None = None) -> str:
 # ---------------------------------------------------------------------------------------------
 # Arguments, and the assembler defects they work around
 
-# (tileiras version, gpu name) -> (what triggers the defect, the arguments that avoid it, the
-# sentence assembler_defect answers). The spec states --opt-level 0 for these five targets of
-# 13.4.92; nobody here has reproduced the failure yet, so the trigger is "every kernel" until
-# issue 6 narrows it (then narrow the trigger, or drop entries, here and only here).
-_DEFECT_TRIGGER = "any kernel (the spec does not yet say which operations trigger it)"
-_DEFECT_TARGETS_13_4_92 = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
-DEFECTS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
-    ("13.4.92", gpu): (
-        _DEFECT_TRIGGER,
+# Issue 6 (docs/assembler-defect.md): the spec asks for --opt-level 0 with tileiras 13.4.92 on five
+# targets without saying what breaks. Each (version, target) the project knows about has one
+# Defect here: ``trigger`` is a predicate over a kernel's instruction kinds (``instr_kinds``) that
+# says which kernels reach the defect, EVERY_KERNEL when it cannot be narrowed, or None when it
+# was looked for and not reproduced (then nothing is added and ``sentence`` records the search);
+# ``workaround`` is what tileiras then needs. Narrow a trigger, or add a reproduced one, here and
+# only here; tests/test_assembler_defect.py holds the decision.
+
+
+def instr_kinds(kernel) -> frozenset[str]:
+    """The class names of every instruction of an ``ir.Kernel``, those inside regions included."""
+    seen: set[str] = set()
+    stack = list(kernel.body)
+    while stack:
+        ins = stack.pop()
+        seen.add(type(ins).__name__)
+        for region in ("body", "on_true", "on_false"):
+            stack.extend(getattr(ins, region, None) or ())
+    return frozenset(seen)
+
+
+def EVERY_KERNEL(kinds: frozenset[str]) -> bool:  # noqa: N802 - a constant, used by identity
+    """The trigger of a defect that could not be narrowed: every kernel reaches it."""
+    return True
+
+
+def uses(*kinds: str) -> Callable[[frozenset[str]], bool]:
+    """The trigger "the kernel has an instruction of one of these kinds" (ir class names)."""
+    wanted = frozenset(kinds)
+
+    def trigger(have: frozenset[str]) -> bool:
+        return bool(wanted & have)
+
+    trigger.__name__ = f"uses({', '.join(sorted(wanted))})"
+    return trigger
+
+
+@dataclass(frozen=True)
+class Defect:
+    trigger: Callable[[frozenset[str]], bool] | None  # None: looked for, not reproduced
+    workaround: tuple[str, ...]
+    sentence: str  # assembler_defect's answer when trigger is set; else the record of the search
+
+
+# What was run to look for the 13.4.92 defect (docs/assembler-defect.md has the commands and tables).
+SEARCHED = (
+    "tools/defect_sweep.py on 2026-11-29: 176 layer-1 programs (one or more per Instr kind, 57 kinds) "
+    "and 19 library-kernel programs, assembled by tileiras 13.4.92 for sm_90, sm_100, sm_103, sm_107 "
+    "and sm_110 (sm_80, sm_86, sm_120 as controls) at its default level (-O3) and at --opt-level 0, "
+    "with no failure at the default level that -O0 avoids; and bench/spine_device.py on an H200 "
+    "(sm_90), where every library kernel gave the same answers, equal to torch, at -O0 and at -O3"
+)
+_SPEC_TARGETS_13_4_92 = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
+DEFECTS: dict[tuple[str, str], Defect] = {
+    ("13.4.92", gpu): Defect(
+        None,
         ("--opt-level", "0"),
-        f"tileiras 13.4.92 assembling for {gpu} is reported by the spec as needing --opt-level 0; "
-        "not yet reproduced here, and tracked by issue 6 of this repo.",
+        f"The spec's --opt-level 0 for tileiras 13.4.92 on {gpu} was looked for and not reproduced "
+        f"({SEARCHED}), so it is not applied; issue 6 and tests/test_assembler_defect.py track it.",
     )
-    for gpu in _DEFECT_TARGETS_13_4_92
+    for gpu in _SPEC_TARGETS_13_4_92
 }
 
 
 def assembler_defect(tileiras: str, gpu_name: str) -> str | None:
-    """Why ``tileiras_args`` adds arguments for tileiras version ``tileiras`` on ``gpu_name``, or None."""
-    entry = DEFECTS.get((tileiras, gpu_name))
-    return entry[2] if entry else None
+    """Why arguments are added for tileiras version ``tileiras`` on ``gpu_name``: one sentence
+    naming the version, the target, the defect as reproduced and what tracks it; None where no
+    defect is reproduced for the combination (a search that found nothing is in ``SEARCHED``)."""
+    d = DEFECTS.get((tileiras, gpu_name))
+    return d.sentence if d is not None and d.trigger is not None else None
 
 
-def compile_args(tileiras_version: str, gpu_name: str, opt_level: int | None = None,
-                 kernel_has_trigger: bool = True) -> list[str]:
-    """The tileiras arguments before ``-o``: --gpu-name, then either the level a user forces
-    (``opt_level``) or, when the kernel has the defect's trigger, the defect's workaround."""
+def _check_level(opt_level) -> str:
+    if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
+        raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
+    return str(int(opt_level))
+
+
+def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = None) -> list[str]:
+    """The tileiras arguments before ``-o`` for one ``ir.Kernel``: --gpu-name, then the level a
+    user forces (``opt_level`` wins over any workaround) or, when the kernel reaches a reproduced
+    defect of this combination, its workaround. ``kernel`` None (bytes we cannot inspect) gets the
+    workaround of any reproduced defect."""
     args = ["--gpu-name", gpu_name]
     if opt_level is not None:
-        if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
-            raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
-        return args + ["--opt-level", str(int(opt_level))]
-    entry = DEFECTS.get((tileiras_version, gpu_name))
-    if entry is not None and kernel_has_trigger:
-        args += list(entry[1])
+        return args + ["--opt-level", _check_level(opt_level)]
+    d = DEFECTS.get((tileiras, gpu_name))
+    if d is None or d.trigger is None:
+        return args
+    if kernel is None or d.trigger is EVERY_KERNEL or d.trigger(instr_kinds(kernel)):
+        return args + list(d.workaround)
     return args
 
 
 def tileiras_args(tileiras: str, gpu_name: str) -> list[str]:
-    """The arguments before ``-o <cubin> <bytecode>`` for tileiras version ``tileiras`` on ``gpu_name``."""
-    return compile_args(tileiras, gpu_name)
+    """The arguments before ``-o <cubin> <bytecode>`` that every kernel gets for tileiras version
+    ``tileiras`` on ``gpu_name``: --gpu-name, and a workaround only where a reproduced defect's
+    trigger is every kernel (``kernel_args`` answers for one kernel)."""
+    d = DEFECTS.get((tileiras, gpu_name))
+    extra = list(d.workaround) if d is not None and d.trigger is EVERY_KERNEL else []
+    return ["--gpu-name", gpu_name, *extra]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,11 +307,13 @@ def _safe(name: str) -> str:
 
 
 def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | None = None,
-             extra_args=(), cache: bool = True) -> bytes:
+             extra_args=(), cache: bool = True, program=None) -> bytes:
     """The cubin tileiras makes from ``bytecode`` for ``gpu_name`` (e.g. ``"sm_90"``).
 
-    ``opt_level`` forces ``--opt-level`` (replacing any defect workaround); ``extra_args`` go after
-    the chosen arguments. With ``cache`` the answer is kept in this process and on disk.
+    ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only
+    if this kernel reaches the defect (``kernel_args``). ``opt_level`` forces ``--opt-level``
+    (replacing any workaround); ``extra_args`` go after the chosen arguments. With ``cache`` the
+    answer is kept in this process and on disk.
     """
     if not isinstance(gpu_name, str) or not re.fullmatch(r"sm_\d+[a-z]?", gpu_name):
         raise TileirError(f"the target must be an sm_XY name such as 'sm_90', not {gpu_name!r}.",
@@ -260,7 +324,7 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
     bytecode = bytes(bytecode)
     tileiras = find_tileiras()
     version = tileiras_version(tileiras)
-    args = compile_args(version, gpu_name, opt_level) + [str(a) for a in extra_args]
+    args = kernel_args(program, version, gpu_name, opt_level) + [str(a) for a in extra_args]
     if not cache:
         return _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
     key = cache_key(bytecode, version, gpu_name, args)

@@ -1,7 +1,7 @@
 """The ``tileir`` command: list, show and run the library's kernels, and the demo.
 
     tileir kernels
-    tileir show NAME --emit mlir|bytecode|cubin|args|prog [--arch sm_90] [--size N|MxN|MxNxK] [-o FILE]
+    tileir show NAME --emit mlir|bytecode|cubin|args|prog|calls|owners [--arch sm_90] [--size N|MxN|MxNxK] [-o FILE]
     tileir run NAME [--host|--device] [--size ...] [--seed S]
     tileir demo
 """
@@ -48,10 +48,18 @@ def cmd_show(args) -> int:
         out = k.mlir(**cfg)
     elif emit == "prog":
         out = k.program(**cfg).dump() + "\n"
-    elif emit == "args":
-        from .assemble import compile_args, tileiras_version
+    elif emit == "calls":
+        from .calls import calls_text
 
-        out = " ".join(compile_args(tileiras_version(), args.arch, opt_level=args.opt_level)) + "\n"
+        out = calls_text(k.program(**cfg))
+    elif emit == "owners":
+        from .calls import owners_text
+
+        out = owners_text(k.kernel(**cfg), k.program(**cfg))
+    elif emit == "args":
+        from .assemble import kernel_args, tileiras_version
+
+        out = " ".join(kernel_args(k.kernel(**cfg), tileiras_version(), args.arch, opt_level=args.opt_level)) + "\n"
     elif emit in ("bytecode", "cubin"):
         data = k.bytecode(version=args.version, **cfg) if emit == "bytecode" else k.cubin(args.arch, args.opt_level,
                                                                                           **cfg)
@@ -160,7 +168,7 @@ def main(argv=None) -> int:
     sub.add_parser("kernels", help="list the library kernels")
     s = sub.add_parser("show", help="print or write a kernel's text, bytes, cubin or tileiras arguments")
     s.add_argument("name")
-    s.add_argument("--emit", choices=["mlir", "bytecode", "cubin", "args", "prog"], default="mlir")
+    s.add_argument("--emit", choices=["mlir", "bytecode", "cubin", "args", "prog", "calls", "owners"], default="mlir")
     s.add_argument("--arch", default="sm_90")
     s.add_argument("--size")
     s.add_argument("--version", help="bytecode version (13.1 .. 13.4; default 13.4)")

@@ -29,5 +29,6 @@ class TileirError(Exception):
             parts.append(where + ": ")
         parts.append(message)
         if fix:
-            parts.append(f" Write instead: {fix}")
+            sep = "" if message.rstrip().endswith((".", "!", "?", ":")) else "."
+            parts.append(f"{sep} Write instead: {fix}")
         super().__init__("".join(parts))

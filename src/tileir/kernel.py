@@ -23,6 +23,7 @@ import math
 
 from .errors import TileirError
 from .ir import KParam
+from .markers import Marker, grid_from_markers, kparam_of
 from .record import record
 from .values import Param
 
@@ -38,17 +39,17 @@ class KernelFn:
         self.name = name or fn.__name__
         self.grid_fn = grid
         self.hints = tuple(hints)
-        self.params: list[tuple[str, KParam]] = []
+        self.params: list[tuple[str, object]] = []  # (name, KParam | Marker | a function of the config)
         self.static: dict = {}
         for p in inspect.signature(fn).parameters.values():
             if p.kind == p.KEYWORD_ONLY:
                 self.static[p.name] = p.default
-            elif isinstance(p.default, KParam):
+            elif isinstance(p.default, (KParam, Marker)) or callable(p.default):
                 self.params.append((p.name, p.default))
             else:
-                raise TileirError(f"parameter {p.name!r} has no marker: give it a default of ByPtr(fmt) (a buffer) "
-                                  "or ByValue(fmt) (a scalar), or make it keyword-only (after *) for host "
-                                  "configuration", kernel=self.name)
+                raise TileirError(f"parameter {p.name!r} has no marker: give it a default of In/Out/Shared/Whole, "
+                                  "ByPtr(fmt) (a buffer) or ByValue(fmt) (a scalar), or make it keyword-only "
+                                  "(after *) for host configuration", kernel=self.name)
         self._progs: dict = {}
         self._cubins: dict = {}
         self.__doc__ = fn.__doc__
@@ -72,9 +73,20 @@ class KernelFn:
     def _key(self, cfg) -> tuple:
         return tuple(sorted((k, repr(v)) for k, v in cfg.items()))
 
-    @property
-    def kparams(self) -> tuple:
-        return tuple(kp for _, kp in self.params)
+    def markers(self, cfg) -> tuple:
+        """Each parameter's marker (or KParam) for this configuration."""
+        out = []
+        for _, m in self.params:
+            if not isinstance(m, (KParam, Marker)):
+                wanted = inspect.signature(m).parameters
+                m = m(**{k: v for k, v in cfg.items() if k in wanted})
+                if not isinstance(m, (KParam, Marker)):
+                    raise TileirError(f"a parameter's marker function answered {m!r}, not a marker", kernel=self.name)
+            out.append(m)
+        return tuple(out)
+
+    def kparams(self, cfg) -> tuple:
+        return tuple(kparam_of(m) for m in self.markers(cfg))
 
     def program(self, **static):
         """The recorded TileProg for this configuration (recorded once, then cached)."""
@@ -82,8 +94,10 @@ class KernelFn:
         key = self._key(cfg)
         prog = self._progs.get(key)
         if prog is None:
-            args = [Param(i, kp.dtype, kp.by_ptr, n) for i, (n, kp) in enumerate(self.params)]
-            prog = record(self.name, self.kparams, lambda: self.fn(*args, **cfg), self.hints)
+            marks = self.markers(cfg)
+            args = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
+                    enumerate(zip(self.params, marks))]
+            prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints)
             self._progs[key] = prog
         return prog
 
@@ -106,14 +120,18 @@ class KernelFn:
         return encode_kernel(self.kernel(**static), version)
 
     def cubin(self, arch: str = "sm_90", opt_level=None, **static) -> bytes:
-        """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk)."""
+        """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk). tileiras runs at
+        its own level unless ``opt_level`` forces one or this kernel reaches an assembler defect
+        known for ``arch`` (``assemble.kernel_args``, issue 6)."""
         from .assemble import assemble
+        from .bytecode import encode_kernel
 
         cfg = self.config(**static)
         key = (self._key(cfg), arch, opt_level)
         got = self._cubins.get(key)
         if got is None:
-            got = assemble(self.bytecode(**cfg), arch, kernel=self.name, opt_level=opt_level)
+            k = self.kernel(**cfg)
+            got = assemble(encode_kernel(k), arch, kernel=self.name, opt_level=opt_level, program=k)
             self._cubins[key] = got
         return got
 
@@ -121,11 +139,18 @@ class KernelFn:
         """The launch grid: ``@kernel(grid=fn)`` called with the configuration and, by name, the
         values of the by-value parameters given at launch (so a length passed by value can size it)."""
         cfg = self.config(**static)
+        marks = self.markers(cfg)
         if self.grid_fn is None:
-            raise TileirError("no grid: pass grid=(x, y, z) to the call, or give @kernel(grid=...)", kernel=self.name)
+            if any(isinstance(m, Marker) and m.cells is not None for m in marks):
+                try:
+                    return grid_from_markers(marks, [getattr(a, "shape", None) for a in arrays])
+                except TileirError as e:
+                    raise TileirError(str(e), kernel=self.name) from None
+            raise TileirError("no grid: pass grid=(x, y, z) to the call, give @kernel(grid=...), or declare "
+                              "parameters with cells (In / Out markers)", kernel=self.name)
         names = dict(cfg)
-        for (pname, kp), value in zip(self.params, arrays):
-            if not kp.by_ptr:
+        for (pname, _), m, value in zip(self.params, marks, arrays):
+            if not kparam_of(m).by_ptr:
                 names[pname] = value
         wanted = inspect.signature(self.grid_fn).parameters
         g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
@@ -152,8 +177,8 @@ class KernelFn:
                               kernel=self.name)
         cubin = self.cubin(target, opt_level, **cfg)
         g = tuple(grid) if grid is not None else self.grid(*arrays, **cfg)
-        launch(cubin, self.name, g, list(arrays), [(kp.dtype, kp.by_ptr) for kp in self.kparams], stream=stream,
-               sync=sync)
+        params = [(kp.dtype, kp.by_ptr) for kp in self.kparams(cfg)]
+        launch(cubin, self.name, g, list(arrays), params, stream=stream, sync=sync)
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=()):

@@ -57,6 +57,7 @@ class TileProg:
     calls: list = field(default_factory=list)  # the call tree (trace_calls)
     arg_handles: dict = field(default_factory=dict)  # handle -> parameter position (scalar params)
     views: dict = field(default_factory=dict)  # view handle -> its Tile IR type (ir.TensorView, ...)
+    markers: tuple = ()  # per parameter: its marker (markers.Marker) or None
 
     def walk(self, ops=None):
         """Every operation depth first, a region's operation before its body."""

@@ -7,16 +7,21 @@ import numpy as np
 from .. import surface as ti
 from ..dtypes import F32, I32
 from ..kernel import cdiv, kernel
+from ..markers import In, Out, cells
 from ..prog import ByPtr, ByValue
 from .registry import Case, register
 
 
-@kernel(grid=lambda n, tile: (cdiv(n, tile),))
-def vadd(a=ByPtr(F32), b=ByPtr(F32), c=ByPtr(F32), *, n: int, tile: int = 1024):
-    """c = a + b over n elements; the last block's tail is masked."""
-    base = ti.tile_at(ti.block_id(0), tile)
-    m = ti.tail_mask(base, [tile], n) if n % tile else None
-    ti.store(c, base, ti.load(a, base, [tile], mask=m) + ti.load(b, base, [tile], mask=m), mask=m)
+def _vec(role, n, tile):
+    return role(F32, cells([n], [tile]))
+
+
+@kernel
+def vadd(a=lambda n, tile: _vec(In, n, tile), b=lambda n, tile: _vec(In, n, tile),
+         c=lambda n, tile: _vec(Out, n, tile), *, n: int, tile: int = 1024):
+    """c = a + b over n elements, a block a cell; the last cell's tail is padded on read and
+    clipped on write by the cells' view, and the grid follows from the cells."""
+    ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))
 
 
 @kernel(grid=lambda n, tile: (cdiv(int(n), tile),))

@@ -1,6 +1,8 @@
 """Matrix multiply C = A @ B for row-major A [M, K] and B [K, N] of f16 or bf16 (f32 operands go
-through tf32), accumulated in f32, any M, N, K: the tiles at the edges are masked and padded
-with zeros. Tile sizes are configuration; each block computes one [tm, tn] tile of C.
+through tf32), accumulated in f32, any M, N, K. Tile sizes are configuration; each block computes
+one [tm, tn] cell of C. Two spellings: on cells (``path="view"``, the default: the edge tiles are
+padded and clipped by the views) and on the pointer path (``path="ptr"``: masked loads and
+stores, the ladder of element offsets built explicitly), kept as the second opinion.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
+from ..markers import FREE_AXIS, In, Out, cells
 from ..prog import ByPtr
 from .registry import Case, register
 
@@ -44,20 +47,35 @@ def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt, path="view"):
 
 
 def _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt):
-    """The same product through tensor and partition views: the edge tiles are padded with zeros by
-    the view (reads) and clipped by it (writes), and tileiras may move the tiles with the bulk copy
-    engine."""
-    bm, bn = ti.block_id(0), ti.block_id(1)
-    av = ti.partition_view(ti.tensor_view(a, 0, [m, k], [k, 1]), [tm, tk], padding=PadZero)
-    bv = ti.partition_view(ti.tensor_view(b, 0, [k, n], [n, 1]), [tk, tn], padding=PadZero)
-    cv = ti.partition_view(ti.tensor_view(c, 0, [m, n], [n, 1]), [tm, tn])
+    """The product on cells: A's cells follow grid axis 0 along M and no axis along K, B's none
+    along K and axis 1 along N, so the K loop names them (load_at) and each block writes its own
+    cell of C. The views pad the edge cells with zeros on read and clip them on write, and tileiras
+    may move the tiles with the bulk copy engine."""
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
-    for kk in ti.d_range(0, cdiv(k, tk)):
-        at, bt = ti.load_view(av, [bm, kk]), ti.load_view(bv, [kk, bn])
+    for kk in ti.d_range(0, ti.blocks_of(a, 1)):
+        at, bt = ti.load_at(a, [kk]), ti.load_at(b, [kk])
         if fmt == F32:  # the dialect's f32 matrix product runs as tf32
             at, bt = ti.to(at, TF32), ti.to(bt, TF32)
         ti.set(acc, ti.mma(at, bt, ti.get(acc)))
-    ti.store_view(cv, [bm, bn], ti.to(ti.get(acc), fmt))
+    ti.store_cell(c, ti.to(ti.get(acc), fmt))
+
+
+def _markers(fmt):
+    """The three parameters of a matmul in ``fmt`` on cells (path "view"), or plain buffers ("ptr")."""
+
+    def a(m, k, tm, tk, path="view"):
+        return In(fmt, cells([m, k], [tm, tk], along=[0, FREE_AXIS], pad=PadZero)) if path == "view" else ByPtr(fmt)
+
+    def b(k, n, tk, tn, path="view"):
+        return In(fmt, cells([k, n], [tk, tn], along=[FREE_AXIS, 1], pad=PadZero)) if path == "view" else ByPtr(fmt)
+
+    def c(m, n, tm, tn, path="view"):
+        return Out(fmt, cells([m, n], [tm, tn])) if path == "view" else ByPtr(fmt)
+
+    return a, b, c
+
+
+_F16, _BF16, _F32 = _markers(F16), _markers(BF16), _markers(F32)
 
 
 def _grid(m, n, k, tm, tn, tk, path="view"):
@@ -65,21 +83,21 @@ def _grid(m, n, k, tm, tn, tk, path="view"):
 
 
 @kernel(name="matmul_f16", grid=_grid)
-def matmul_f16(a=ByPtr(F16), b=ByPtr(F16), c=ByPtr(F16), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
+def matmul_f16(a=_F16[0], b=_F16[1], c=_F16[2], *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
                tk: int = 64, path: str = "view"):
     """C = A @ B, f16 operands and result, f32 accumulation (path: "view" or "ptr")."""
     _matmul(a, b, c, m, n, k, tm, tn, tk, F16, path)
 
 
 @kernel(name="matmul_bf16", grid=_grid)
-def matmul_bf16(a=ByPtr(BF16), b=ByPtr(BF16), c=ByPtr(BF16), *, m: int, n: int, k: int, tm: int = 128,
+def matmul_bf16(a=_BF16[0], b=_BF16[1], c=_BF16[2], *, m: int, n: int, k: int, tm: int = 128,
                 tn: int = 128, tk: int = 64, path: str = "view"):
     """C = A @ B, bf16 operands and result, f32 accumulation (path: "view" or "ptr")."""
     _matmul(a, b, c, m, n, k, tm, tn, tk, BF16, path)
 
 
 @kernel(name="matmul_tf32", grid=_grid)
-def matmul_tf32(a=ByPtr(F32), b=ByPtr(F32), c=ByPtr(F32), *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
+def matmul_tf32(a=_F32[0], b=_F32[1], c=_F32[2], *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
                 tk: int = 32, path: str = "view"):
     """C = A @ B for f32 matrices, the products in tf32, f32 accumulation (path: "view" or "ptr")."""
     _matmul(a, b, c, m, n, k, tm, tn, tk, F32, path)

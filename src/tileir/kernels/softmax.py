@@ -1,8 +1,10 @@
-"""Row softmax over f32 rows of any length: one block a row.
+"""Row softmax over f32 rows of any length, on cells: one block a row.
 
-A row that fits one tile (up to ``max_tile`` lanes, rounded up to a power of two) is read once
-with its tail padded with -inf, so exp of the tail is 0 and the sum ignores it. A longer row is
-walked in tiles three times (max, sum of exponentials, write), each a d_range over the row.
+A row that fits one tile (up to ``max_tile`` lanes, rounded up to a power of two) is one cell,
+read once with its tail padded with -inf, so exp of the tail is 0 and the sum ignores it. A
+longer row is cut into cells along a FREE dimension and walked three times (max, sum of
+exponentials, write), each a d_range over the row's cells; its output is written through a view
+of a Shared parameter (an Out's cell must follow the grid in every dimension).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import F32
+from ..ir import DYN_DIM, PadNegInf
 from ..kernel import kernel
-from ..prog import ByPtr
+from ..markers import FREE_AXIS, In, Out, Shared, cells
 from .registry import Case, register
 
 
@@ -22,40 +25,47 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-@kernel(grid=lambda rows, cols, max_tile: (rows,))
-def softmax(x=ByPtr(F32), y=ByPtr(F32), *, rows: int, cols: int, max_tile: int = 4096):
-    """y[r, :] = softmax(x[r, :]) for a row-major rows x cols f32 matrix."""
-    row = ti.block_id(0)
-    base = ti.tile_at(row, cols)
-    tile = min(_pow2_at_least(cols), max_tile)
-    neg_inf = ti.f_const(F32, -math.inf)
-    if tile >= cols:
-        m = ti.lt_i(ti.arange(tile), ti.i_const(cols)) if tile != cols else None
-        v = ti.load(x, base, [tile], mask=m, pad=neg_inf if m is not None else None)
-        e = ti.exp(v - ti.reduce_max(v))
-        ti.store(y, base, e / ti.reduce_sum(e), mask=m)
+def _tile(cols, max_tile):
+    return min(_pow2_at_least(cols), max_tile)
+
+
+def _x(cols, max_tile):
+    t = _tile(cols, max_tile)
+    if t >= cols:  # a row is one cell: lanes past the row read -inf, so exp() of them is 0
+        return In(F32, cells([DYN_DIM, cols], [1, t], pad=PadNegInf))
+    return In(F32, cells([DYN_DIM, cols], [1, t], along=[0, FREE_AXIS], pad=PadNegInf))
+
+
+def _y(cols, max_tile):
+    t = _tile(cols, max_tile)
+    return Out(F32, cells([DYN_DIM, cols], [1, t])) if t >= cols else Shared(F32)
+
+
+@kernel
+def softmax(x=_x, y=_y, *, cols: int, max_tile: int = 4096):
+    """y[r, :] = softmax(x[r, :]) for a row-major f32 matrix of any number of rows (one block a
+    row: the rows are DYN_DIM, so one cubin serves every row count) and ``cols`` columns."""
+    t = _tile(cols, max_tile)
+    if t >= cols:
+        row = ti.load_cell(x)
+        e = ti.exp(row - ti.reduce_max(row, keepdims=True))
+        ti.store_cell(y, e / ti.reduce_sum(e, keepdims=True))
         return
-    chunks = -(-cols // tile)
-
-    def chunk(j):
-        start = ti.idx_add(base, ti.tile_at(j, tile))
-        m = ti.lt_i(ti.arange(tile), ti.idx_as_tile(ti.idx_sub(ti.idx_const(cols), ti.tile_at(j, tile))))
-        return start, m
-
-    mx = ti.carry(ti.full([tile], -math.inf, F32))
+    # a long row: walked in cells of t (the FREE dimension) three times -- max, sum, write
+    rows = ti.extent_of(x, 0)
+    out = ti.partition_view(ti.tensor_view_dyn(y, 0, [ti.Dyn(rows), cols], [cols, 1]), [1, t])
+    r = ti.block_id(0)
+    chunks = ti.blocks_of(x, 1)
+    mx = ti.carry(ti.full([1, t], -math.inf, F32))
     for j in ti.d_range(0, chunks):
-        start, m = chunk(j)
-        ti.set(mx, ti.max(ti.get(mx), ti.load(x, start, [tile], mask=m, pad=neg_inf)))
-    row_max = ti.reduce_max(ti.get(mx))
-    acc = ti.carry(ti.full([tile], 0.0, F32))
+        ti.set(mx, ti.max(ti.get(mx), ti.load_at(x, [j])))
+    row_max = ti.reduce_max(ti.get(mx), keepdims=True)
+    acc = ti.carry(ti.full([1, t], 0.0, F32))
     for j in ti.d_range(0, chunks):
-        start, m = chunk(j)
-        ti.set(acc, ti.get(acc) + ti.exp(ti.load(x, start, [tile], mask=m, pad=neg_inf) - row_max))
-    total = ti.reduce_sum(ti.get(acc))
+        ti.set(acc, ti.get(acc) + ti.exp(ti.load_at(x, [j]) - row_max))
+    total = ti.reduce_sum(ti.get(acc), keepdims=True)
     for j in ti.d_range(0, chunks):
-        start, m = chunk(j)
-        v = ti.load(x, start, [tile], mask=m, pad=neg_inf)
-        ti.store(y, start, ti.exp(v - row_max) / total, mask=m)
+        ti.store_view(out, [r, j], ti.exp(ti.load_at(x, [j]) - row_max) / total)
 
 
 def _inputs(size, rng):
@@ -74,5 +84,5 @@ def _size(n):
 
 
 register(Case("softmax", softmax, "row softmax, f32, any row length (tail masked)", (64, 1000),
-              lambda s: {"rows": _size(s)[0], "cols": _size(s)[1]}, lambda s, rng: _inputs(_size(s), rng),
+              lambda s: {"cols": _size(s)[1]}, lambda s, rng: _inputs(_size(s), rng),
               _expected, output=1, rtol=1e-5, atol=1e-6))

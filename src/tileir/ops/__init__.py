@@ -3,6 +3,7 @@ recorder), lowered (rules registered with ``lower.core``) and computed on the ho
 registered with ``ref.core``)."""
 
 from .arith import ArithRecording
+from .cells import CellRecording
 from .control import ControlRecording
 from .convert import ConvertRecording
 from .memory import MemoryRecording
@@ -12,6 +13,7 @@ from .shape import ShapeRecording
 from .views import ViewRecording
 
 FAMILIES = (ArithRecording, MemoryRecording, ControlRecording, ReduceRecording, ShapeRecording,
-            ConvertRecording, MmaRecording, ViewRecording)
+            ConvertRecording, MmaRecording, ViewRecording,
+            CellRecording)
 
 __all__ = ["FAMILIES"]

@@ -113,6 +113,7 @@ class MemoryRecording:
 
     def t_store(self, param, dtype, base, shape, strides, v, mask, hints=()):
         self._buffer(param, dtype, "store")
+        self.check_write(param, "store")
         inf = self.info(v)
         if inf.shape == ():
             raise self.refuse("store of a rank-0 tile: a store writes a tile with a dimension",

@@ -107,6 +107,8 @@ class ViewRecording:
 
     def t_store_view(self, dtype, view, indices, value, inbounds=()):
         ty = self._view(view, (ir.PartitionView,), "store_view")["ty"]
+        if not self.prog.views[view].get("cell"):  # a cell view is how an Out is written
+            self.check_write(self.prog.views[view]["param"], "store_view")
         self._grid_indices(ty, indices, inbounds, "store_view")
         (value,) = self.operands("store_view", dtype, ty.tile_shape, [value])
         self.memory_allowed("store_view")

@@ -12,7 +12,8 @@ class Recorder(*FAMILIES, RecorderCore):
 
 
 def record(name: str, params, body, hints=()):
-    """Run ``body()`` under a fresh Recorder and answer the TileProg it recorded."""
+    """Run ``body()`` under a fresh Recorder and answer the TileProg it recorded. ``params`` are
+    KParams (ByPtr / ByValue) or markers (In / Out / Shared / Whole)."""
     rec = Recorder(name, params, hints)
     with handling(rec):
         body()

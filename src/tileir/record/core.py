@@ -10,6 +10,8 @@ the kernel made (``kernel 'softmax', op 12 (store): ...``), and say what to writ
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 
 from .. import dev as _dev
@@ -38,13 +40,37 @@ class CallNode:
     last_op: int = -1
     children: list = field(default_factory=list)
     in_body: bool = False
+    loc: str = ""  # where in the kernel's source the call was made (file:line)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIBRARY_DIR = os.path.join(_PACKAGE_DIR, "kernels")  # the library's kernels are kernels like any user's
+
+
+def _internal(path: str) -> bool:
+    path = os.path.abspath(path)
+    return path.startswith(_PACKAGE_DIR) and not path.startswith(_LIBRARY_DIR)
+
+
+def user_location() -> str:
+    """The file:line of the innermost caller outside tileir's machinery: the kernel's own line."""
+    f = sys._getframe(1)
+    while f is not None and _internal(f.f_code.co_filename):
+        f = f.f_back
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
 
 
 class RecorderCore(_dev.Dev):
     MAX_DEPTH = 16  # regions nested deeper than this are refused (the spec: "the handler bounds the depth")
 
-    def __init__(self, name: str, params, hints=()):
-        self.prog = TileProg(name, tuple(params), hints=tuple(hints))
+    def __init__(self, name: str, params, hints=(), markers=None):
+        from ..markers import Marker, kparam_of
+
+        params = tuple(params)
+        self.markers = tuple(markers) if markers is not None else tuple(
+            p if isinstance(p, Marker) else None for p in params)
+        self.prog = TileProg(name, tuple(kparam_of(p) for p in params), hints=tuple(hints))
+        self.prog.markers = self.markers
         self.next_h = 0
         self.num = 0
         self.frames = [Frame("entry", self.prog.ops)]
@@ -104,6 +130,7 @@ class RecorderCore(_dev.Dev):
         if len(self.calls) == 1 or node.in_body:
             parent = self.call_nodes[-1].children if self.call_nodes else self.prog.calls
             if not self.trials:
+                node.loc = user_location()
                 parent.append(node)
         self.call_nodes.append(node)
 
@@ -215,6 +242,23 @@ class RecorderCore(_dev.Dev):
                               "pure and it does not carry the memory ordering token",
                               "move the memory operation out of the region, and choose values inside "
                               "it with select")
+
+    def marker(self, param):
+        return self.markers[param] if 0 <= param < len(self.markers) else None
+
+    def check_write(self, param, what: str) -> None:
+        """Refuse a write the parameter's marker does not allow: an Out is written through its
+        cells (store_cell, store_sub) and nothing else; an In and a Whole are never written."""
+        m = self.marker(param)
+        if m is None or m.role == "Shared":
+            return
+        if m.role == "Out":
+            raise self.refuse(f"a {what} into parameter {param}, an Out: an Out is written through its cells and "
+                              "nothing else, so that each block writes its own cell",
+                              "store_cell(p, t) or store_sub(p, at, t); or declare the parameter Shared(fmt)")
+        article = "an" if m.role == "In" else "a"
+        raise self.refuse(f"a {what} into parameter {param}, {article} {m.role}: it is read, never written",
+                          "declare it Out(fmt, cells(...)) or Shared(fmt)")
 
     # -- finishing ----------------------------------------------------------------------------------
     def finish(self) -> TileProg:

@@ -144,3 +144,4 @@ from .views import (  # noqa: F401
                     tensor_view_dyn,
                     view_grid,
 )
+from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from ..dtypes import BY_NAME
 from ..values import Lit, Tile
 from . import arith as A
@@ -23,8 +25,26 @@ def _dtype(a, b) -> str:
     raise refuse("an operator between two host numbers inside a kernel")
 
 
+def _widen(a, b):
+    """Equal-rank operands whose shapes differ only where one has length 1 meet at the larger shape,
+    each widened with an explicit broadcast (numpy's rule, for the operators only: the named
+    functions keep the spec's rank-0 rule and refuse anything else)."""
+    if not (isinstance(a, Tile) and isinstance(b, Tile)):
+        return a, b
+    sa, sb = info(a)[1], info(b)[1]
+    if sa == sb or len(sa) != len(sb) or not sa or not sb:
+        return a, b
+    if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
+        return a, b  # let the named function refuse it with its own words
+    shape = [builtins.max(x, y) for x, y in zip(sa, sb)]
+    from .shape import broadcast
+
+    return (a if list(sa) == shape else broadcast(a, shape)), (b if list(sb) == shape else broadcast(b, shape))
+
+
 def operator(name: str, a, b):
     d = _dtype(a, b)
+    a, b = _widen(a, b)
     if d == "i1" and name in _MASK:
         return _MASK[name](a, b)
     if BY_NAME[d].is_float:
