@@ -126,51 +126,89 @@ def check_param_info(function, expected: list[int], kernel: str) -> None:
                           fix="pass the params (and arguments) of the kernel that was assembled into this cubin")
 
 
+class Launcher:
+    """One kernel of one cubin, ready to launch again and again: the module loaded, the function
+    found and its parameter list checked once, so a launch costs the argument packing and the
+    driver call (issue 7: keep the launch overhead low)."""
+
+    def __init__(self, cubin: bytes, kernel: str, params):
+        self.kernel = kernel
+        self.params = normalize_params(params, kernel)
+        context()
+        self.function = module_for(cubin, kernel).function(kernel)
+        self._checked = False
+        n = max(1, len(self.params))
+        self._slots = (ctypes.c_uint64 * n)()
+        self._pointers = (ctypes.c_void_p * n)(*[ctypes.addressof(self._slots) + 8 * i for i in range(n)])
+        self._lock = threading.Lock()
+
+    def __call__(self, grid, args, stream=None, sync: bool = True) -> None:
+        kernel, params = self.kernel, self.params
+        args = list(args)
+        if len(args) != len(params):
+            raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
+        gx, gy, gz = normalize_grid(grid, kernel)
+        handle = stream_handle(stream, kernel)
+        prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
+                    for i, (a, (dt, bp)) in enumerate(zip(args, params))]
+        for i, p in enumerate(prepared):
+            if isinstance(p, DeviceArg) and p.ptr % ALIGN:
+                raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the kernel "
+                                  f"claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one would read "
+                                  "wrong", kernel=kernel, what=f"argument {i}",
+                                  fix="pass an aligned buffer (a fresh tensor, or .clone() of an offset view)")
+        if not self._checked:
+            check_param_info(self.function, [_param_size(bp, p) for (_, bp), p in zip(params, prepared)], kernel)
+            self._checked = True
+        d = cu()
+        hstream = d.CUstream(handle)
+        staging = HostStaging(kernel, hstream)
+        ok = False
+        with self._lock:  # the slots are reused: the driver copies them at the launch
+            try:
+                for i, p in enumerate(prepared):
+                    if isinstance(p, HostArg):
+                        self._slots[i] = staging.upload(p.array, i)
+                    elif isinstance(p, DeviceArg):
+                        self._slots[i] = p.ptr
+                    else:
+                        self._slots[i] = 0
+                        ctypes.memmove(ctypes.addressof(self._slots) + 8 * i, ctypes.addressof(p), ctypes.sizeof(p))
+                kernel_params = ctypes.addressof(self._pointers) if params else None
+                check(d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, kernel_params, 0),
+                      f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
+                if staging or sync:
+                    check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
+                          kernel)
+                if staging:
+                    staging.download()
+                ok = True
+            finally:
+                staging.free(quiet=not ok)
+
+
+_launchers: dict = {}
+
+
+def launcher_for(cubin: bytes, kernel: str, params) -> Launcher:
+    """The Launcher of (cubin, kernel, params), made once."""
+    key = (id(cubin), len(cubin), kernel, tuple(map(tuple, normalize_params(params, kernel))))
+    got = _launchers.get(key)
+    if got is None or got[0] is not cubin:
+        got = (cubin, Launcher(cubin, kernel, params))
+        _launchers[key] = got
+    return got[1]
+
+
 def launch(cubin: bytes, kernel: str, grid, args, params, stream=None, sync: bool = True) -> None:
     """Run entry ``kernel`` of ``cubin`` on ``grid`` blocks with ``args``; ``params[i]`` is
     ``(dtype name, by_ptr)`` of parameter i. Host numpy arrays are copied in and back (and the
     stream is then always synchronised); device arrays are passed by pointer."""
     params = normalize_params(params, kernel)
-    args = list(args)
-    if len(args) != len(params):
-        raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
-    gx, gy, gz = normalize_grid(grid, kernel)
+    if len(list(args)) != len(params):
+        raise TileirError(f"takes {len(params)} argument(s), got {len(list(args))}.", kernel=kernel, what="launch")
+    normalize_grid(grid, kernel)
     handle = stream_handle(stream, kernel)
-    prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
-                for i, (a, (dt, bp)) in enumerate(zip(args, params))]
-
-    for i, p in enumerate(prepared):
-        if isinstance(p, DeviceArg) and p.ptr % ALIGN:
-            raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the kernel "
-                              f"claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one would read "
-                              "wrong", kernel=kernel, what=f"argument {i}",
-                              fix="pass an aligned buffer (a fresh tensor, or .clone() of an offset view)")
-    d = cu()
-    context()
-    function = module_for(cubin, kernel).function(kernel)
-    check_param_info(function, [_param_size(bp, p) for (_, bp), p in zip(params, prepared)], kernel)
-    hstream = d.CUstream(handle)
-    staging = HostStaging(kernel, hstream)
-    ok = False
-    try:
-        slots = []
-        for i, p in enumerate(prepared):
-            slot = ctypes.c_uint64(0)  # 8 zeroed bytes: no parameter reads past its slot
-            if isinstance(p, HostArg):
-                slot.value = staging.upload(p.array, i)
-            elif isinstance(p, DeviceArg):
-                slot.value = p.ptr
-            else:
-                ctypes.memmove(ctypes.addressof(slot), ctypes.addressof(p), ctypes.sizeof(p))
-            slots.append(slot)
-        pointers = (ctypes.c_void_p * max(1, len(slots)))(*[ctypes.addressof(s) for s in slots])
-        kernel_params = ctypes.addressof(pointers) if slots else None
-        check(d.cuLaunchKernel(function, gx, gy, gz, 1, 1, 1, 0, hstream, kernel_params, 0),
-              f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
-        if staging or sync:
-            check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)", kernel)
-        if staging:
-            staging.download()
-        ok = True
-    finally:
-        staging.free(quiet=not ok)
+    for i, (a, (dt, bp)) in enumerate(zip(args, params)):  # refuse bad arguments before touching the driver
+        prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
+    launcher_for(cubin, kernel, params)(grid, args, stream, sync)

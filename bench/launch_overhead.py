@@ -1,0 +1,60 @@
+"""Host-side launch overhead: a tiny kernel launched many times, tileir against torch (and against
+a bare cuLaunchKernel of the same cubin), and the time to record + lower + encode a matmul.
+
+    PYTHONPATH=src python3 bench/launch_overhead.py --out bench/results/launch_overhead_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import time
+
+import torch
+
+from tileir.kernels import matmul_f16, vadd
+
+
+def per_call_us(fn, n=2000):
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def record_encode_ms(reps=20):
+    from tileir.bytecode import encode_kernel
+    from tileir.kernel import KernelFn
+
+    times = []
+    for _ in range(reps):
+        k = KernelFn(matmul_f16.fn, "matmul_f16", matmul_f16.grid_fn)  # a fresh kernel: nothing cached
+        t = time.perf_counter()
+        encode_kernel(k.kernel(m=8192, n=8192, k=8192))
+        times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    n = 1024
+    a, b, c = (torch.randn(n, device="cuda") for _ in range(3))
+    tileir_us = per_call_us(lambda: vadd(a, b, c, n=n, sync=False))
+    torch_us = per_call_us(lambda: torch.add(a, b, out=c))
+    out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
+           "launch_overhead_us": {"tileir": round(tileir_us, 2), "torch": round(torch_us, 2)},
+           "record_encode_ms_matmul": round(record_encode_ms(), 3)}
+    print(json.dumps(out))
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
