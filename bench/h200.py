@@ -1,0 +1,227 @@
+"""The issue-7 benchmark: each workload timed for tileir, torch and the same algorithm in cuTile
+Python (bench/peers/cutile_kernels.py), median of many runs after warm-up, with the answer checked
+on fresh random inputs every time. Writes bench/results/h200.json (one record a workload) and a
+PNG chart beside it.
+
+    # on the GPU machine, with the toolchain unpacked and the cuda-tile wheel carried (.whl/):
+    pip install --no-deps --target /tmp/site .whl/cuda_tile-*.whl; export PYTHONPATH=src:/tmp/site
+    python3 bench/h200.py --out bench/results/h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+from tileir import kernels as K
+from tileir.assemble import gpu_name_of_device, tileiras_version
+
+try:
+    sys.path.insert(0, "bench")
+    from peers import cutile_kernels as C
+except Exception as e:  # the peer is optional: its column is then null, with the reason
+    C = None
+    CUTILE_ERROR = f"{type(e).__name__}: {e}"
+else:
+    CUTILE_ERROR = None
+
+
+def median_ms(fn, reps=30, warm=5):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e))
+    return statistics.median(out)
+
+
+def close(got, want, rtol, atol):
+    return bool(torch.allclose(got.double(), want.double(), rtol=rtol, atol=atol))
+
+
+def run_workload(name, make, impls, check, unit, amount, rtol, atol, reps=30):
+    """``make()`` -> fresh inputs; each impl(inputs) writes its output; ``check(inputs)`` -> the
+    reference; the unit's amount (bytes or flops) over the median time."""
+    rec = {"workload": name, "unit": unit}
+    for label, fn in impls.items():
+        if fn is None:
+            rec[label] = None
+            continue
+        try:
+            ins = make()
+            out = fn(ins)
+            torch.cuda.synchronize()
+            ok = close(out, check(ins), rtol, atol)
+            ins2 = make()  # time on other fresh inputs, checked too
+            ms = median_ms(lambda f=fn, x=ins2: f(x), reps=reps)
+            ok = ok and close(fn(ins2), check(ins2), rtol, atol)
+            rec[label] = round(amount / (ms * 1e-3) / (1e12 if unit.startswith("T") else 1e9), 2) if ok else None
+            rec[f"{label}_ms"] = round(ms, 4)
+            if not ok:
+                rec[f"{label}_error"] = "wrong answer"
+        except Exception as e:
+            rec[label] = None
+            rec[f"{label}_error"] = f"{type(e).__name__}: {e}"[:300]
+    return rec
+
+
+def workloads():
+    dev = "cuda"
+    out = []
+    n = 1 << 28
+
+    def mk_vadd():
+        return [torch.randn(n, device=dev), torch.randn(n, device=dev), torch.empty(n, device=dev)]
+
+    out.append(dict(name="vadd_f32_2^28", make=mk_vadd, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
+                    config={"tile": 1024},
+                    impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], n=n, sync=False), i[2])[1],
+                           "torch": lambda i: torch.add(i[0], i[1], out=i[2]),
+                           "cutile": (lambda i: (C.vadd(i[0], i[1], i[2]), i[2])[1]) if C else None},
+                    check=lambda i: i[0] + i[1]))
+    for fmt, dt, size, tiles in (("f16", torch.float16, 8192, (128, 128, 64)),
+                                 ("bf16", torch.bfloat16, 8192, (128, 128, 64)),
+                                 ("tf32", torch.float32, 4096, (128, 128, 32))):
+        kern = {"f16": K.matmul_f16, "bf16": K.matmul_bf16, "tf32": K.matmul_tf32}[fmt]
+        tm, tn, tk = tiles
+
+        def mk(dt=dt, s=size):
+            return [torch.randn(s, s, device=dev).to(dt) / 8, torch.randn(s, s, device=dev).to(dt) / 8,
+                    torch.empty(s, s, device=dev, dtype=dt)]
+
+        def ti_fn(i, kern=kern, s=size, t=tiles):
+            kern(i[0], i[1], i[2], m=s, n=s, k=s, tm=t[0], tn=t[1], tk=t[2], sync=False)
+            return i[2]
+
+        def torch_fn(i):
+            return torch.matmul(i[0], i[1], out=i[2])
+
+        def ct_fn(i, t=tiles):
+            C.matmul(i[0], i[1], i[2], *t)
+            return i[2]
+
+        out.append(dict(name=f"matmul_{fmt}_{size}", make=mk, unit="TFLOP/s", amount=2 * size ** 3,
+                        rtol=2e-2, atol=2e-2, config={"tm": tm, "tn": tn, "tk": tk},
+                        impls={"tileir": ti_fn, "torch": torch_fn, "cutile": ct_fn if C else None},
+                        check=lambda i: i[0].float() @ i[1].float()))
+    rows = cols = 8192
+
+    def mk_sm():
+        return [torch.randn(rows, cols, device=dev) * 4, torch.empty(rows, cols, device=dev)]
+
+    out.append(dict(name="softmax_f32_8192x8192", make=mk_sm, unit="TB/s", amount=2 * 4 * rows * cols,
+                    rtol=1e-5, atol=1e-6, config={"cols": cols},
+                    impls={"tileir": lambda i: (K.softmax(i[0], i[1], cols=cols, sync=False), i[1])[1],
+                           "torch": lambda i: torch.softmax(i[0], 1),
+                           "cutile": (lambda i: (C.softmax(i[0], i[1]), i[1])[1]) if C else None},
+                    check=lambda i: torch.softmax(i[0].double(), 1)))
+    ln = getattr(K, "layernorm", None)
+    if ln is not None:
+        def mk_ln():
+            return [torch.randn(rows, cols, device=dev).half(), torch.randn(cols, device=dev).half(),
+                    torch.randn(cols, device=dev).half(), torch.empty(rows, cols, device=dev, dtype=torch.half)]
+
+        def ln_ref(i):
+            return torch.nn.functional.layer_norm(i[0].float(), (cols,), i[1].float(), i[2].float(), 1e-5)
+
+        out.append(dict(name="layernorm_f16_8192x8192", make=mk_ln, unit="TB/s", amount=2 * 2 * rows * cols,
+                        rtol=1e-2, atol=1e-2, config={"cols": cols},
+                        impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, sync=False), i[3])[1],
+                               "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
+                               "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3]), i[3])[1]) if C else None},
+                        check=ln_ref))
+    return out
+
+
+def host_side():
+    """record_encode_ms_matmul and launch_overhead_us (host side, tileir vs cuTile)."""
+    from tileir.bytecode import encode_kernel
+    from tileir.kernel import KernelFn
+
+    times = []
+    for _ in range(20):
+        k = KernelFn(K.matmul_f16.fn, "matmul_f16", K.matmul_f16.grid_fn)
+        t = time.perf_counter()
+        encode_kernel(k.kernel(m=8192, n=8192, k=8192))
+        times.append((time.perf_counter() - t) * 1e3)
+    rec_ms = statistics.median(times)
+    a, b, c = (torch.randn(1024, device="cuda") for _ in range(3))
+
+    def per_call_us(fn, reps=3000):
+        fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) / reps * 1e6
+
+    launch = {"tileir": round(per_call_us(lambda: K.vadd(a, b, c, n=1024, sync=False)), 2),
+              "torch": round(per_call_us(lambda: torch.add(a, b, out=c)), 2),
+              "cutile": round(per_call_us(lambda: C.vadd(a, b, c)), 2) if C else None}
+    return [{"workload": "record_encode_ms_matmul", "unit": "ms", "tileir": round(rec_ms, 3), "torch": None,
+             "cutile": None},
+            {"workload": "launch_overhead_us", "unit": "us", **launch}]
+
+
+def chart(records, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in records if r["unit"] in ("TB/s", "TFLOP/s") and r.get("torch")]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    xs = range(len(rows))
+    for off, label in ((-0.25, "tileir"), (0.0, "torch"), (0.25, "cutile")):
+        ax.bar([x + off for x in xs], [(r.get(label) or 0) / r["torch"] for r in rows], 0.25, label=label)
+    ax.set_xticks(list(xs), [r["workload"] for r in rows], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("throughput / torch")
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.legend()
+    ax.set_title("H200: tileir, torch and cuTile (same tileiras)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    base = {"gpu": torch.cuda.get_device_name(0), "tileiras": tileiras_version(), "opt_level": "tileiras default",
+            "date": datetime.date.today().isoformat(), "arch": gpu_name_of_device()}
+    records = []
+    for w in workloads():
+        rec = run_workload(w["name"], w["make"], w["impls"], w["check"], w["unit"], w["amount"], w["rtol"], w["atol"])
+        rec.update(base, tileir_config=w["config"])
+        print(json.dumps(rec), flush=True)
+        records.append(rec)
+    for rec in host_side():
+        rec.update(base, tileir_config={})
+        print(json.dumps(rec), flush=True)
+        records.append(rec)
+    if CUTILE_ERROR:
+        for r in records:
+            r.setdefault("cutile_error", CUTILE_ERROR)
+    with open(args.out, "w") as f:
+        json.dump(records, f, indent=1)
+    try:
+        chart(records, args.out.replace(".json", ".png"))
+    except Exception as e:
+        print("no chart:", e)
+
+
+if __name__ == "__main__":
+    main()
