@@ -54,6 +54,8 @@ class TokenState:
         self.lw = lw
         self.entry = entry_tok
         self.written = memory_params(lw.prog, lw.prog.ops, WRITES)
+        if None in self.written:  # a store through pointers nobody can follow may reach any buffer
+            self.written |= {i for i, p in enumerate(lw.prog.params) if p.by_ptr}
         self.w: dict = {}
         self.r: dict = {}
 
@@ -69,7 +71,12 @@ class TokenState:
         return self.w.get(p, self.entry)
 
     def for_read(self, p):
-        """The token a load of ``p`` takes."""
+        """The token a load of ``p`` takes (a load through pointers nobody can follow waits for the
+        last store to every written space)."""
+        if p is None:  # the entry token is left out: every other token already follows it
+            toks = [self.write_of(k) for k in sorted(self.written, key=str)]
+            toks = [t for t in dict.fromkeys(toks) if t != self.entry]
+            return self._join(toks) if toks else self.entry
         return self.write_of(p) if p in self.written else self.entry
 
     def after_read(self, p, tok) -> None:

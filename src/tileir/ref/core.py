@@ -55,6 +55,7 @@ class Interp:
         self.vals: dict = {}
         self.block = (0, 0, 0)
         self.cur_op = 0
+        self.printed: list = []  # what d_print wrote, one string a print a block, in the order run
 
     def val(self, h):
         v = self.vals.get(h)
@@ -107,7 +108,10 @@ class _Return(Exception):
     """A block ended (d_return_if)."""
 
 
-def run_host(prog: TileProg, args, grid) -> None:
-    """Run ``prog`` on the host over ``grid``; buffers in ``args`` are written in place."""
+def run_host(prog: TileProg, args, grid) -> Interp:
+    """Run ``prog`` on the host over ``grid``; buffers in ``args`` are written in place. Answers
+    the interpreter (``.printed`` holds what d_print wrote)."""
+    it = Interp(prog, args, grid)
     with np.errstate(all="ignore"):
-        Interp(prog, args, grid).run()
+        it.run()
+    return it
