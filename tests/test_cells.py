@@ -114,7 +114,8 @@ def test_a_store_into_an_in_or_whole_is_refused():
 
 
 def test_a_store_sub_piece_that_would_leave_the_cell():
-    e = refused(lambda: ti.store_sub(ti.param(F32, 0), [4], ti.full([4], 0.0, F32)), (OUT,), "leave the block's own cell")
+    e = refused(lambda: ti.store_sub(ti.param(F32, 0), [4], ti.full([4], 0.0, F32)), (OUT,),
+                "leave the block's own cell")
     assert "below 4" in e.fix
 
 

@@ -68,3 +68,23 @@ def test_a_read_only_parameter_is_never_ordered():
     k = case.kernel.kernel(**case.config((2, 9000)))
     ls = loops(k)
     assert [tokens_carried(x) for x in ls] == [0, 0, 1]  # max and sum read x; the last loop writes y
+
+
+def _nested_reads_then_store():
+    p = ti.param(F32, 0)
+    acc = ti.carry(ti.full([16], 0.0, F32))
+    first = ti.load(p, ti.idx_const(64), [16])  # a read before the loops
+    for i in ti.d_range(0, 2):
+        for j in ti.d_range(0, 2):
+            ti.set(acc, ti.get(acc) + ti.load(p, ti.tile_at(ti.idx_add(ti.tile_at(i, 2), j), 16), [16]))
+    ti.store(p, ti.idx_const(0), ti.get(acc) + first)
+
+
+def test_nested_read_loops_and_an_earlier_read_are_joined_before_the_store(disasm):
+    k = ti.lower(ti.trace_kernel("nested", (ti.ByPtr(F32),), _nested_reads_then_store))
+    # the bytes read back (an inner loop's read token must not leak into the outer loop's state)
+    assert disasm(ti.encode_kernel(k))
+    first_load = next(x for x in k.body if isinstance(x, ir.LoadPtr))
+    store = next(x for x in k.body if isinstance(x, ir.StorePtr))
+    join = next(x for x in k.body if isinstance(x, ir.JoinTokens) and ir.Val(x.dst) == store.tok_in)
+    assert ir.Val(first_load.tok_out) in join.toks  # the store waits for the read made before the loops

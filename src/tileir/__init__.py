@@ -60,9 +60,20 @@ from .kernel import KernelFn, cdiv, kernel, trace_kernel  # noqa: F401
 from .lower import lower  # noqa: F401
 from .markers import FREE_AXIS, Cells, In, Marker, Out, Shared, Whole, cells  # noqa: F401
 from .prog import ByPtr, ByValue, TileProg  # noqa: F401
+from .ref.second import ref_erf, ref_fpowi, ref_sin  # noqa: F401
 from .render import render_kernel  # noqa: F401
 from .surface import *  # noqa: F401,F403
-from .values import Carry, GridView, Idx, Lit, Param, Ptrs, TensorView, Tile  # noqa: F401
+from .values import (  # noqa: F401
+    Carry,
+    GatherScatterView,  # noqa: F401
+    GridView,
+    Idx,
+    Lit,
+    Param,
+    Ptrs,
+    TensorView,
+    Tile,
+)
 
 __version__ = "0.1.0"
 

@@ -278,3 +278,13 @@ class GridView(Generic[D]):
 
     def __init__(self, h: int):
         self.h = h
+
+
+class GatherScatterView(Generic[D]):
+    """A gather_scatter_view inside a kernel: a grid view in every dimension but its sparse one,
+    where the index is a rank-1 i32 tile of ROW NUMBERS (load_gather / store_gather)."""
+
+    __slots__ = ("h",)
+
+    def __init__(self, h: int):
+        self.h = h

@@ -34,6 +34,7 @@ class _FnWriter:
         self.ids: dict = {ir.Arg(i): i for i in range(nparams)}
         self.next_id = nparams
         self.nops = 0
+        self.enclosing: list[str] = []  # the operations whose regions the writer is inside
         self.absent: dict = {}  # results an older version does not write: value -> the version that does
 
     # -- attribute encodings --------------------------------------------------------------
@@ -157,6 +158,9 @@ class _FnWriter:
         v = self.v
         if v < d.since:
             self._refuse(f"the operation {g.name}", d.since)
+        if g.name == "return" and "loop" in self.enclosing and v < (13, 4):
+            # ReturnOp's parents became entry, if and loop at 13.4 (the spec's knife T17)
+            self._refuse("a return inside a loop (d_return_if in a d_loop)", (13, 4))
         self.nops += 1
         put_varint(out, d.opcode)
         tys = [t for _, t in g.results] if v >= d.results_since else []
@@ -215,8 +219,10 @@ class _FnWriter:
                     put_varint(out, self.ref(x))
         if d.regions:
             put_varint(out, len(g.regions))
+            self.enclosing.append(g.name)
             for region in g.regions:
                 self.region(out, region)
+            self.enclosing.pop()
         for r, _t in g.results:
             if tys:
                 self.ids[r] = self.next_id

@@ -24,6 +24,7 @@ class Case:
     rtol: float = 0.0
     atol: float = 0.0  # both 0: bit-exact
     variants: dict = field(default_factory=dict)
+    runner: Callable | None = None  # (args, where, **config) -> None: runs more than one launch (else the kernel)
 
     def check(self, got, want) -> tuple[float, bool]:
         """(max abs error, within tolerance)."""

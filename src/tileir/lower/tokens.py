@@ -112,7 +112,7 @@ class TokenState:
 
     def enter_body(self, plan, params):
         """Inside the body: the carried tokens as the body sees them. Answers the outer state."""
-        saved = (dict(self.w), {k: list(v) for k, v in self.r.items()})
+        saved = (dict(self.w), {k: list(v) for k, v in self.r.items()}, getattr(self, "_racc", {}))
         carried_w, carried_r = plan
         it = iter(params)
         for p in carried_w:
@@ -130,10 +130,10 @@ class TokenState:
         return out
 
     def leave_body(self, saved, plan, results) -> None:
-        self.w, self.r = saved
+        self.w, self.r, self._racc = saved  # an enclosing loop's read tokens come back with its state
         carried_w, carried_r = plan
         it = iter(results)
         for p in carried_w:
             self.after_write(p, next(it))
-        for p in carried_r:
-            self.r[p] = [next(it)]
+        for p in carried_r:  # the loop's reads join the reads made before it, which later stores also wait for
+            self.r[p] = self.r.get(p, []) + [next(it)]

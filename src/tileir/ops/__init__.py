@@ -17,3 +17,18 @@ FAMILIES = (ArithRecording, MemoryRecording, ControlRecording, ReduceRecording, 
             CellRecording)
 
 __all__ = ["FAMILIES"]
+
+# the loops, tile-shape and view families of issue 3 (appended: other families append too)
+from .loops import LoopRecording  # noqa: E402
+from .moreviews import MoreViewRecording  # noqa: E402
+from .tileshape import TileShapeRecording  # noqa: E402
+
+FAMILIES = FAMILIES + (LoopRecording, TileShapeRecording, MoreViewRecording)
+
+# the pointer, atomic, debug and globals families of issue 3 (appended)
+from .atomics import AtomicRecording  # noqa: E402
+from .debug import DebugRecording  # noqa: E402
+from .globals import GlobalRecording  # noqa: E402
+from .pointers import PointerRecording  # noqa: E402
+
+FAMILIES = FAMILIES + (PointerRecording, AtomicRecording, DebugRecording, GlobalRecording)

@@ -56,13 +56,15 @@ class ReduceRecording:
         yields = tuple(yields)
         operands = f.op.a["operands"]
         if len(yields) != len(operands):
-            raise self.refuse(f"the {kind} body answers {len(yields)} values for {len(operands)} operands")
+            raise self.refuse(f"the {kind} body answers {len(yields)} values for {len(operands)} operands",
+                              "one new accumulator per operand, in the operands' order")
         res = []
         for y, h in zip(yields, operands):
             yi, hi = self.info(y), self.info(h)
             if yi.shape != () or yi.dtype != hi.dtype:
                 raise self.refuse(f"the {kind} body must answer a rank-0 {hi.dtype} tile per operand, got "
-                                  f"{yi.dtype}{list(yi.shape)}")
+                                  f"{yi.dtype}{list(yi.shape)}",
+                                  "fold the rank-0 accumulator and element it was given, in their format")
             shape = hi.shape
             if kind == "reduce":
                 shape = tuple(s for i, s in enumerate(shape) if i != f.op.a["dim"])

@@ -20,6 +20,11 @@ from ..lower.core import lowering
 from ..ref.core import interp
 from .memory import pow2
 
+# the views load_view / store_view take (strided and gather/scatter ones are made in ops/moreviews.py),
+# and the grid views (a tile index at every dimension)
+GRID_VIEWS = (ir.PartitionView, ir.StridedView)
+TILE_VIEWS = GRID_VIEWS + (ir.GatherScatterView,)
+
 
 def index_space(shape, tile_shape, dim_map) -> list:
     """ceil(shape[dim_map[k]] / tile_shape[k]) along each tile dimension k."""
@@ -89,14 +94,18 @@ class ViewRecording:
         if len(indices) != rank:
             raise self.refuse(f"{what} with {len(indices)} indices into a rank-{rank} grid",
                               "one index a tile dimension")
-        for h in indices:
-            self._index(h, f"{what}'s index")
+        sparse = getattr(ty, "sparse_dim", None)
+        for k, h in enumerate(indices):
+            if k == sparse:  # a gather/scatter view's rows (ops/moreviews.py)
+                self._rows_index(h, ty.tile_shape[k], what)
+            else:
+                self._index(h, f"{what}'s index")
         if inbounds and len(inbounds) != rank:
             raise self.refuse(f"{what}: inbounds holds {len(inbounds)} entries for a rank-{rank} grid",
                               "[] (no promise) or one bool a dimension")
 
     def t_load_view(self, dtype, view, indices, inbounds=()):
-        ty = self._view(view, (ir.PartitionView,), "load_view")["ty"]
+        ty = self._view(view, TILE_VIEWS, "load_view")["ty"]
         self._grid_indices(ty, indices, inbounds, "load_view")
         self.memory_allowed("load_view")
         r = self.new("val", dtype, ty.tile_shape)
@@ -106,7 +115,7 @@ class ViewRecording:
         return r
 
     def t_store_view(self, dtype, view, indices, value, inbounds=()):
-        ty = self._view(view, (ir.PartitionView,), "store_view")["ty"]
+        ty = self._view(view, TILE_VIEWS, "store_view")["ty"]
         if not self.prog.views[view].get("cell"):  # a cell view is how an Out is written
             self.check_write(self.prog.views[view]["param"], "store_view")
         self._grid_indices(ty, indices, inbounds, "store_view")
@@ -125,7 +134,7 @@ class ViewRecording:
         return r
 
     def t_index_space_shape(self, view, dim):
-        ty = self._view(view, (ir.PartitionView,), "index_space_dim")["ty"]
+        ty = self._view(view, GRID_VIEWS, "index_space_dim")["ty"]
         if not 0 <= dim < len(ty.tile_shape):
             raise self.refuse(f"index_space_dim {dim} of a rank-{len(ty.tile_shape)} grid")
         r = self.new("val", "i32", ())
@@ -169,7 +178,7 @@ def _lower_load_view(lw, op):
     dst, tok = lw.fresh(), lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
     p = lw.prog.views[a["view"]]["param"]
-    lw.emit(ir.LoadViewTile(dst, tok, lw.val(a["view"]), ty, idx, (I32,) * len(idx),
+    lw.emit(ir.LoadViewTile(dst, tok, lw.val(a["view"]), ty, idx, tuple(lw.ty(h) for h in a["indices"]),
                             ir.tile(ty.tile_shape, a["dtype"]), lw.tokens.for_read(p), a["inbounds"]))
     lw.tokens.after_read(p, ir.Val(tok))
     lw.bind(op.res[0], ir.Val(dst))
@@ -184,7 +193,7 @@ def _lower_store_view(lw, op):
     idx = tuple(lw.val(h) for h in a["indices"])
     p = lw.prog.views[a["view"]]["param"]
     lw.emit(ir.StoreViewTile(tok, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
-                             idx, (I32,) * len(idx), lw.tokens.for_write(p), a["inbounds"]))
+                             idx, tuple(lw.ty(h) for h in a["indices"]), lw.tokens.for_write(p), a["inbounds"]))
     lw.tokens.after_write(p, ir.Val(tok))
     lw.bind(op.res[0], ir.Val(tok))
 
@@ -235,14 +244,21 @@ def _ref_partition_view(it, op):
 
 
 def _tile_geometry(it, view, indices):
-    """(element offsets, in-bounds mask) of the tile of ``view``'s grid at ``indices``."""
+    """(element offsets, in-bounds mask) of the tile of ``view``'s grid at ``indices``. Grid index
+    i along tile dimension k starts at i * step[k] (the tile's own extent unless the view is strided);
+    at a gather/scatter view's sparse dimension the index is the tile of row numbers itself."""
     tv = view["tv"]
     tile, dim_map = view["tile"], view["dim_map"]
-    idx = [int(np.asarray(it.val(h))) for h in indices]
+    step = view.get("step", tile)
+    sparse = view.get("sparse_dim")
     offs = np.full(tile, tv["base"], dtype=np.int64)
     inb = np.ones(tile, dtype=bool)
     for k, (t, d) in enumerate(zip(tile, dim_map)):
-        c = idx[k] * t + np.arange(t, dtype=np.int64).reshape([t if j == k else 1 for j in range(len(tile))])
+        shape = [t if j == k else 1 for j in range(len(tile))]
+        if k == sparse:
+            c = np.asarray(it.val(indices[k])).astype(np.int64).reshape(shape)
+        else:
+            c = int(np.asarray(it.val(indices[k]))) * step[k] + np.arange(t, dtype=np.int64).reshape(shape)
         inb &= (c >= 0) & (c < tv["shape"][d])
         offs = offs + c * tv["strides"][d]
     return offs, inb
@@ -278,5 +294,5 @@ def _ref_tensor_shape(it, op):
 @interp("index_space_shape")
 def _ref_index_space_shape(it, op):
     v = it.val(op.a["view"])
-    grid = index_space(v["tv"]["shape"], v["tile"], v["dim_map"])
+    grid = index_space(v["tv"]["shape"], v.get("step", v["tile"]), v["dim_map"])
     it.set(op.res[0], np.asarray(grid[op.a["dim"]], dtype=np.int32))

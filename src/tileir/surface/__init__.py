@@ -81,6 +81,8 @@ from .arith import (  # noqa: F401
                     tanh,
                     xor_i,
 )
+from .atomics import atomic_add, atomic_cas, atomic_rmw  # noqa: F401
+from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401
 from .control import By, DRange, One, carry, d_if, d_range, get, set  # noqa: F401
 from .convert import (  # noqa: F401
                     bits_to_float,
@@ -97,6 +99,23 @@ from .convert import (  # noqa: F401
                     trunc_i4,
                     trunc_u8,
 )
+from .debug import (  # noqa: F401
+                    AssumePred,
+                    Bounded,
+                    DivBy,
+                    SameElements,
+                    assume_div_by,
+                    assume_in_range,
+                    assume_same_elements,
+                    d_assert,
+                    d_assume,
+                    d_print,
+                    gdc_launch_dependents,
+                    gdc_wait,
+                    memory_fence_alias,
+)
+from .folds import d_reduce2, d_scan2  # noqa: F401
+from .globals import Private, Public, Visibility, alloca_ptrs, d_global, global_ptrs, visibility_name  # noqa: F401
 from .index import (  # noqa: F401
                     and_mask,
                     arange,
@@ -123,11 +142,25 @@ from .index import (  # noqa: F401
                     tail_mask,
                     tile_at,
 )
+from .loops import d_fork2, d_loop, d_return_if, idx_eq, idx_ge, idx_gt, idx_le, idx_lt, idx_ne  # noqa: F401
 from .memory import load, param, param_dtype, position, scalar, store  # noqa: F401
 from .mma import mma  # noqa: F401
+from .moreviews import At, Rows, atomic_red_view, gather_scatter_view, load_gather, store_gather, strided_view  # noqa: F401
 from .operators import matmul_operator, operator, operator_un  # noqa: F401
+from .pointers import (  # noqa: F401
+                    gather,
+                    int_to_ptr,
+                    load_ptrs,
+                    ptr_offset,
+                    ptr_to_int,
+                    ptr_to_ptr,
+                    ptrs,
+                    scatter,
+                    store_ptrs,
+)
 from .reduce import d_reduce, d_scan, reduce_max, reduce_min, reduce_sum, scan_sum  # noqa: F401
 from .shape import broadcast, permute_tile, reshape, transpose  # noqa: F401
+from .tileshape import cat, erf, extract, insert, pack_bytes, powi, unpack_bytes  # noqa: F401
 from .views import (  # noqa: F401
                     Dyn,
                     Fixed,
@@ -144,4 +177,3 @@ from .views import (  # noqa: F401
                     tensor_view_dyn,
                     view_grid,
 )
-from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401

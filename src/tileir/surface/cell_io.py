@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..dev import dev, public
-from ..ir import PadZero, Padding
+from ..ir import Padding, PadZero
 from ..values import GridView, Idx, Param, Tile
 from ._util import h, info, refuse
 from .index import as_idx

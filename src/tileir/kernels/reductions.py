@@ -1,0 +1,126 @@
+"""Sum and max over a large f32 vector of any length, in two passes.
+
+``block_sum`` / ``block_max`` are the kernels: block b of a ``parts``-block grid walks the vector's
+tiles b, b + parts, b + 2 parts, .. (a grid-stride loop over a FREE dimension; the loads never wait
+on each other), folds them into a [tile] f32 carry, and writes the carry's fold as element b of its
+output. The public ``vector_sum(x)`` / ``vector_max(x)`` run the kernel twice: once over x into
+``parts`` partials, then once more (one block) over the partials into the answer. They run on the
+host reference for numpy arrays and on the GPU for torch / cupy arrays (or as ``host=`` says).
+
+The last tile's tail reads the identity (0 for the sum, -inf for the max) through the cells' view.
+A float sum in another order is not the same number: the sum is tolerance tier (the max is exact).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import F32
+from ..ir import PadNegInf, PadZero
+from ..kernel import cdiv, kernel
+from ..markers import FREE_AXIS, In, Out, cells
+from .registry import Case, register
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def n_parts(n: int, tile: int, parts: int) -> int:
+    """How many blocks (and partials) the first pass has: no more than there are tiles."""
+    return max(1, min(cdiv(n, tile), parts))
+
+
+def _out(n, tile=4096, parts=1024):
+    return Out(F32, cells([n_parts(n, tile, parts)], [1]))
+
+
+def _fold(x, out, n, tile, identity, combine, reduce):
+    b = ti.block_id(0)
+    acc = ti.carry(ti.full([tile], identity, F32))
+    for j in ti.d_range(b, cdiv(n, tile), ti.num_blocks(0)):
+        ti.set(acc, combine(ti.get(acc), ti.load_at(x, [j])))
+    ti.store_cell(out, ti.reshape(reduce(ti.get(acc)), [1]))
+
+
+@kernel
+def block_sum(x=lambda n, tile=4096: In(F32, cells([n], [tile], along=[FREE_AXIS], pad=PadZero)), out=_out, *,
+              n: int, tile: int = 4096, parts: int = 1024):
+    """out[b] = the sum of x's tiles b, b + parts, .. (f32 of any length n): the first pass of a sum,
+    and with parts=1 its last."""
+    _fold(x, out, n, tile, 0.0, lambda a, t: a + t, ti.reduce_sum)
+
+
+@kernel
+def block_max(x=lambda n, tile=4096: In(F32, cells([n], [tile], along=[FREE_AXIS], pad=PadNegInf)), out=_out, *,
+              n: int, tile: int = 4096, parts: int = 1024):
+    """out[b] = the largest element of x's tiles b, b + parts, ..: the first pass of a max, and with
+    parts=1 its last."""
+    _fold(x, out, n, tile, -math.inf, ti.max, ti.reduce_max)
+
+
+def _empty_like(x, n):
+    """A fresh f32 vector of n elements in x's array library (numpy, torch or cupy)."""
+    if isinstance(x, np.ndarray):
+        return np.empty(n, np.float32)
+    if hasattr(x, "new_empty"):  # torch
+        return x.new_empty(n)
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+
+        return cupy.empty(n, cupy.float32)
+    raise TypeError(f"vector_sum / vector_max take numpy, torch or cupy arrays, not {type(x).__name__}")
+
+
+def _two_pass(kern, x, out, host, tile, parts, sync):
+    n = int(x.shape[0])
+    host = isinstance(x, np.ndarray) if host is None else host
+    p = n_parts(n, tile, parts)
+    partials = _empty_like(x, p)
+    out = _empty_like(x, 1) if out is None else out
+    if host:
+        kern.run_host(x, partials, n=n, tile=tile, parts=parts)
+        kern.run_host(partials, out, n=p, tile=_pow2_at_least(p), parts=1)
+    else:  # one stream: the second launch follows the first
+        kern(x, partials, n=n, tile=tile, parts=parts, sync=False)
+        kern(partials, out, n=p, tile=_pow2_at_least(p), parts=1, sync=sync)
+    return out
+
+
+def vector_sum(x, out=None, *, host: bool | None = None, tile: int = 4096, parts: int = 1024, sync: bool = True):
+    """The sum of the f32 vector x, as a one-element array of x's library (written into ``out`` if
+    given): two launches of block_sum. On the host reference for a numpy x, on the GPU otherwise
+    (``host`` overrides: host=False runs a numpy x on the GPU, copied in and out; ``sync``: wait
+    for the GPU before answering)."""
+    return _two_pass(block_sum, x, out, host, tile, parts, sync)
+
+
+def vector_max(x, out=None, *, host: bool | None = None, tile: int = 4096, parts: int = 1024, sync: bool = True):
+    """The largest element of the f32 vector x, as vector_sum."""
+    return _two_pass(block_max, x, out, host, tile, parts, sync)
+
+
+# ---- cases ---------------------------------------------------------------------------------------
+
+
+def _runner(fn):
+    def run(args, where="host", **cfg):
+        fn(args[0], args[1], host=where == "host", tile=cfg.get("tile", 4096), parts=cfg.get("parts", 1024))
+
+    return run
+
+
+def _inputs(n, rng):
+    return [rng.standard_normal(n).astype(np.float32), np.zeros(1, np.float32)]
+
+
+register(Case("vector_sum", block_sum, "sum of an f32 vector of any length (two passes)", 1_000_003,
+              lambda n: {"n": n}, _inputs, lambda args: np.array([args[0].astype(np.float64).sum()]), output=1,
+              rtol=1e-5, atol=1e-2, runner=_runner(vector_sum)))
+register(Case("vector_max", block_max, "max of an f32 vector of any length (two passes)", 1_000_003,
+              lambda n: {"n": n}, _inputs, lambda args: np.array([args[0].max()]), output=1,
+              runner=_runner(vector_max)))

@@ -1,0 +1,169 @@
+"""The second batch of library kernels (norms, attention, bmm, transpose, reductions, conv1d):
+each on the host reference against an independent numpy reference in f64 on shapes with tails,
+and layer 1 for each (tileirdisasm of our bytes == render_kernel at every bytecode version;
+tileiras assembles for sm_80 and sm_90)."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from tileir.assemble import assemble
+from tileir.errors import TileirError
+from tileir.kernels import (
+    CASES,
+    attention,
+    block_max,
+    block_sum,
+    bmm,
+    conv1d,
+    layernorm,
+    rmsnorm,
+    transpose,
+    vector_max,
+    vector_sum,
+)
+from tileir.render import normalise
+
+
+@dataclass(frozen=True)
+class At:
+    """A size, and configuration beyond what the case's size implies (smaller tiles, to walk the
+    chunked / multi-block paths on small shapes)."""
+
+    size: object
+    extra: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        return f"{self.size}{self.extra or ''}"
+
+
+SIZES = {
+    "layernorm_f32": [(3, 1), (5, 100), (4, 256), At((3, 1000), {"max_tile": 256}), At((2, 1024), {"max_tile": 256})],
+    "layernorm_f16": [(5, 100), (2, 3000), At((3, 700), {"max_tile": 128})],
+    "rmsnorm_f32": [(3, 1), (5, 100), At((3, 1000), {"max_tile": 256})],
+    "rmsnorm_f16": [(4, 300), At((2, 1000), {"max_tile": 128})],
+    "attention_f16": [(2, 128, 64), (1, 130, 128), At((2, 100, 64), {"bq": 64, "bk": 32})],
+    "attention_f16_causal": [(2, 200, 64), (1, 130, 128), At((1, 70, 32), {"bq": 32, "bk": 16})],
+    "attention_bf16": [(1, 200, 64), At((2, 70, 32), {"bq": 32, "bk": 32})],
+    "attention_bf16_causal": [(1, 128, 128), At((2, 100, 64), {"bq": 64, "bk": 32})],
+    "bmm_f16": [(3, 64, 64, 64), (2, 200, 136, 100), At((2, 1, 7, 65), {"tm": 64, "tn": 64, "tk": 32})],
+    "bmm_bf16": [(2, 130, 70, 100)],
+    "transpose_f32": [(64, 64), (100, 37), (1, 300), At((130, 200), {"tm": 32, "tn": 64})],
+    "transpose_f16": [(100, 37), At((70, 130), {"tm": 64, "tn": 16})],
+    "vector_sum": [1, 4096, 100_003, At(100_003, {"tile": 1024, "parts": 4}), At(5000, {"tile": 256, "parts": 3})],
+    "vector_max": [1, 100_003, At(5000, {"tile": 256, "parts": 3})],
+    "conv1d": [(1, 1), (5, 5), (10, 12), (100, 3), (3001, 7), (5000, 64), At((3001, 9), {"tile": 256})],
+}
+
+
+def run_host(case, size, extra, seed=7):
+    """(max error, ok) of the case on the host reference, its runner's when it has one."""
+    rng = np.random.default_rng(seed)
+    args = case.inputs(size, rng)
+    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    cfg = dict(case.config(size), **extra)
+    if case.runner is not None:
+        case.runner(args, "host", **cfg)
+    else:
+        case.kernel.run_host(*args, **cfg)
+    return case.check(args[case.output], want)
+
+
+def _unpack(s):
+    return (s.size, s.extra) if isinstance(s, At) else (s, {})
+
+
+@pytest.mark.parametrize("name,at", [(n, s) for n, ss in SIZES.items() for s in ss], ids=repr)
+def test_kernel_matches_numpy_on_the_host(name, at):
+    size, extra = _unpack(at)
+    err, ok = run_host(CASES[name], size, extra)
+    assert ok, f"{name} {at}: max error {err}"
+
+
+def test_layernorm_masks_the_padded_lanes_out_of_the_variance():
+    # a row of 1000 in a 1024 tile with a large mean: zero padding alone would be off by ~1e-3
+    case = CASES["layernorm_f32"]
+    rng = np.random.default_rng(3)
+    args = case.inputs((4, 1000), rng)
+    args[0] += np.float32(20.0)
+    want = case.expected([a.copy() for a in args])
+    case.kernel.run_host(*args, **case.config((4, 1000)))
+    err, ok = case.check(args[3], want)
+    assert ok, err
+
+
+def test_norms_record_once_for_every_row_count():
+    case = CASES["layernorm_f16"]
+    progs = {id(case.kernel.program(**case.config((r, 1000)))) for r in (1, 7, 4096)}
+    assert len(progs) == 1
+    assert case.kernel.grid(np.zeros((7, 1000), np.float16), None, None, np.zeros((7, 1000), np.float16),
+                            **case.config((7, 1000))) == (7, 1)
+
+
+def test_vector_sum_and_max_public_functions_on_numpy():
+    x = np.random.default_rng(0).standard_normal(50_001).astype(np.float32)
+    s = vector_sum(x, tile=512, parts=8)
+    m = vector_max(x, tile=512, parts=8)
+    assert s.shape == (1,) and abs(float(s[0]) - x.astype(np.float64).sum()) < 1e-2
+    assert float(m[0]) == float(x.max())
+
+
+def test_conv1d_refuses_a_filter_past_64_taps():
+    with pytest.raises(TileirError, match="width"):
+        conv1d.program(width=65)
+
+
+def test_causal_attention_wants_bk_to_divide_bq():
+    with pytest.raises(TileirError, match="bk"):
+        attention.program(s=128, d=64, causal=True, bq=32, bk=64)
+
+
+# ---- layer 1 ------------------------------------------------------------------------------------
+
+VERSIONS = ["13.1", "13.2", "13.3", "13.4"]
+LAYER1 = [
+    (layernorm, {"cols": 1000}),
+    (layernorm, {"cols": 20000, "fmt": "f16"}),
+    (rmsnorm, {"cols": 1000, "fmt": "f16"}),
+    (rmsnorm, {"cols": 20000}),
+    (attention, {"s": 4096, "d": 128, "causal": True}),
+    (attention, {"s": 200, "d": 64, "causal": False}),
+    (attention, {"s": 200, "d": 64, "causal": True, "fmt": "bf16"}),
+    (attention, {"s": 256, "d": 128, "causal": False, "fmt": "bf16"}),
+    (bmm, {"m": 200, "n": 136, "k": 300}),
+    (bmm, {"m": 256, "n": 256, "k": 128, "fmt": "bf16"}),
+    (transpose, {"m": 1000, "n": 300}),
+    (transpose, {"m": 100, "n": 37, "fmt": "f16"}),
+    (block_sum, {"n": 100_003}),
+    (block_sum, {"n": 25, "tile": 32, "parts": 1}),
+    (block_max, {"n": 1 << 28}),
+    (conv1d, {"width": 7}),
+    (conv1d, {"width": 33}),
+]
+
+
+# tileiras takes seconds on an attention or a matmul: it assembles one configuration of each kernel
+# family at each target (the render checks above cover every configuration)
+ASSEMBLE = [LAYER1[i] for i in (0, 1, 2, 4, 6, 9, 10, 11, 12, 14, 15)]
+
+
+def _id(kc):
+    k, c = kc
+    return k.name + "-" + "-".join(f"{a}{b}" for a, b in c.items())
+
+
+@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+def test_disassembly_equals_render(kc, disasm):
+    kern, cfg = kc
+    text = normalise(kern.mlir(**cfg))
+    for v in VERSIONS:
+        assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("kc", ASSEMBLE, ids=[_id(kc) for kc in ASSEMBLE])
+def test_tileiras_assembles(kc, target):
+    kern, cfg = kc
+    cubin = assemble(kern.bytecode(**cfg), target, kernel=kern.name, cache=False)
+    assert cubin[:4] == b"\x7fELF"
