@@ -18,7 +18,7 @@ from .bytecode import (  # noqa: F401
     zigzag,
 )
 from .dev import Dev  # noqa: F401
-from .dtypes import (  # noqa: F401
+from .dtypes import (  # noqa: F401  # noqa: F401
     BF16,
     BOOL,
     F4E2M1FN,
@@ -36,7 +36,9 @@ from .dtypes import (  # noqa: F401
     I64,
     TF32,
     Dtype,
+    FloatDtype,
     float_dtype,
+    host_float,
     is_float_dtype,
 )
 from .errors import TileirError  # noqa: F401
@@ -85,3 +87,28 @@ def __getattr__(name):
 
         return getattr(importlib.import_module("tileir.assemble"), name)
     raise AttributeError(f"module 'tileir' has no attribute {name!r}")
+
+# The lowered types under the spec's names. Tile and TensorView here are the kernel-body values
+# (values.py); the lowered types of the same names are tileir.ir.Tile and tileir.ir.TensorView.
+from .instrs import *  # noqa: E402,F401,F403
+from .ir import (  # noqa: E402,F401
+    Arg,
+    Bounded,
+    DivBy,
+    Elem,
+    GatherScatterView,
+    IdF,
+    IdI,
+    KParam,
+    Num,
+    PartitionView,
+    PtrTo,
+    RedId,
+    Ref,
+    SameElements,
+    StridedView,
+    Token,
+    Ty,
+    Val,
+)
+from .ir import Global as KGlobal  # noqa: E402,F401

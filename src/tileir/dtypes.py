@@ -105,6 +105,18 @@ def _round_tf32(x: np.ndarray) -> np.ndarray:
     return out.view(np.float32)
 
 
+class FloatDtype:
+    """The spec's trait of the float formats a constant can be made in (ARITH_FLOATS): in Python
+    the format is a value, so the trait is ``float_dtype`` (the witness) and ``host_float``."""
+
+    members = ARITH_FLOATS
+
+
+def host_float(v) -> float:
+    """A host value of a float format as a Python float."""
+    return float(v)
+
+
 def to_format(d: Dtype, values) -> np.ndarray:
     """``values`` as an array of format ``d`` (nearest even for floats, wrapped for ints)."""
     d = dtype(d)

@@ -32,3 +32,8 @@ from .globals import GlobalRecording  # noqa: E402
 from .pointers import PointerRecording  # noqa: E402
 
 FAMILIES = FAMILIES + (PointerRecording, AtomicRecording, DebugRecording, GlobalRecording)
+
+# mmai and mma_scaled (ops/mma.py)
+from .mma import MoreMmaRecording  # noqa: E402
+
+FAMILIES = FAMILIES + (MoreMmaRecording,)

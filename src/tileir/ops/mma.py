@@ -59,3 +59,82 @@ def _ref_mmaf(it, op):
     y = np.asarray(it.val(a["b"])).astype(np.float64)
     c = np.asarray(it.val(a["c"])).astype(np.float64)
     it.set(op.res[0], to_format(BY_NAME[a["acc"]], x @ y + c))
+
+
+# ---- mmai: i8 x i8 into i32, exact -------------------------------------------------------------
+# ---- mma_scaled: block-scaled low-precision formats into f32 ---------------------------------
+
+# Ops.td's MmaFScaledOp table: the operand formats each scale format may scale.
+SCALED_TABLE = {"f8E8M0FNU": ("f8E4M3FN", "f8E5M2", "f4E2M1FN"), "f8E4M3FN": ("f4E2M1FN",)}
+
+
+class MoreMmaRecording:
+    def t_mmai(self, m, k, n, a, b, c):
+        ai, bi = self.info(a), self.info(b)
+        if ai.dtype != "i8" or bi.dtype != "i8":
+            raise self.refuse(f"mmai multiplies i8 tiles, got {ai.dtype} and {bi.dtype}",
+                              "trunc_u8 / consti into i8, or mma for float formats")
+        if ai.shape != (m, k) or bi.shape != (k, n):
+            raise self.refuse(f"mmai of a {list(ai.shape)} and a {list(bi.shape)} tile: a is [m, k] and b [k, n]")
+        (c,) = self.operands("mmai's accumulator", "i32", (m, n), [c])
+        r = self.new("val", "i32", (m, n))
+        self.emit("mmai", (r,), m=m, k=k, n=n, a=a, b=b, c=c)
+        return r
+
+    def t_mmaf_scaled(self, dtype, scale, dims, a, b, c, sa, sb):
+        m, k, n, block = dims
+        if scale not in SCALED_TABLE or dtype not in SCALED_TABLE[scale]:
+            table = "; ".join(f"{', '.join(v)} scaled by {s}" for s, v in SCALED_TABLE.items())
+            raise self.refuse(f"mma_scaled of {dtype} operands with {scale} scales is not in the dialect's table "
+                              f"({table})", "a pair from the table")
+        for h, shape, d, what in ((a, (m, k), dtype, "a"), (b, (k, n), dtype, "b"), (sa, (m, k // block), scale, "sa"),
+                                  (sb, (k // block, n), scale, "sb")):
+            inf = self.info(h)
+            if inf.shape != shape or inf.dtype != d:
+                raise self.refuse(f"mma_scaled's {what} is {inf.dtype}{list(inf.shape)}, not {d}{list(shape)}")
+        (c,) = self.operands("mma_scaled's accumulator", "f32", (m, n), [c])
+        r = self.new("val", "f32", (m, n))
+        self.emit("mmaf_scaled", (r,), dtype=dtype, scale=scale, m=m, k=k, n=n, block=block, a=a, b=b, c=c, sa=sa,
+                  sb=sb)
+        return r
+
+
+@lowering("mmai")
+def _lower_mmai(lw, op):
+    a = op.a
+    dst = lw.fresh()
+    lw.emit(ir.IntMma(dst, ir.tile((a["m"], a["n"]), "i32"), ir.tile((a["m"], a["k"]), "i8"),
+                      ir.tile((a["k"], a["n"]), "i8"), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"])))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@interp("mmai")
+def _ref_mmai(it, op):
+    a = op.a
+    x = np.asarray(it.val(a["a"])).astype(np.int64)  # both operands read SIGNED
+    y = np.asarray(it.val(a["b"])).astype(np.int64)
+    c = np.asarray(it.val(a["c"])).astype(np.int64)
+    it.set(op.res[0], ((x @ y + c + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32))
+
+
+@lowering("mmaf_scaled")
+def _lower_mmaf_scaled(lw, op):
+    a = op.a
+    m, k, n, blk = a["m"], a["k"], a["n"], a["block"]
+    dst = lw.fresh()
+    lw.emit(ir.FloatMmaScaled(dst, ir.tile((m, n), "f32"), ir.tile((m, k), a["dtype"]), ir.tile((k, n), a["dtype"]),
+                              ir.tile((m, k // blk), a["scale"]), ir.tile((k // blk, n), a["scale"]),
+                              lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]), lw.val(a["sa"]), lw.val(a["sb"])))
+    lw.bind(op.res[0], ir.Val(dst))
+
+
+@interp("mmaf_scaled")
+def _ref_mmaf_scaled(it, op):
+    a = op.a
+    blk = a["block"]
+    x = np.asarray(it.val(a["a"])).astype(np.float64) * np.repeat(np.asarray(it.val(a["sa"])).astype(np.float64),
+                                                                   blk, axis=1)
+    y = np.asarray(it.val(a["b"])).astype(np.float64) * np.repeat(np.asarray(it.val(a["sb"])).astype(np.float64),
+                                                                   blk, axis=0)
+    c = np.asarray(it.val(a["c"])).astype(np.float64)
+    it.set(op.res[0], to_format(BY_NAME["f32"], x @ y + c))

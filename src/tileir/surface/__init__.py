@@ -1,7 +1,12 @@
 """The typed public functions of tileir, by family. Every name here is the spec's."""
 
 from .arith import *  # noqa: F401,F403
-from .arith import (  # noqa: F401
+from .arith import (  # noqa: F401  # noqa: F401
+                    NoAssumption,
+                    NoSignedWrap,
+                    NoUnsignedWrap,
+                    NoWrap,
+                    Overflow,
                     abs,
                     abs_i,
                     add,
@@ -83,7 +88,7 @@ from .arith import (  # noqa: F401
 )
 from .atomics import atomic_add, atomic_cas, atomic_rmw  # noqa: F401
 from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401
-from .control import By, DRange, One, carry, d_if, d_range, get, set  # noqa: F401
+from .control import By, DRange, One, RangeBound, Step, carry, d_if, d_range, get, range_idx, set  # noqa: F401  # noqa: F401
 from .convert import (  # noqa: F401
                     bits_to_float,
                     bits_to_int,
@@ -116,6 +121,15 @@ from .debug import (  # noqa: F401
 )
 from .folds import d_reduce2, d_scan2  # noqa: F401
 from .globals import Private, Public, Visibility, alloca_ptrs, d_global, global_ptrs, visibility_name  # noqa: F401
+from .hints import (  # noqa: F401,E501
+                    Hint,
+                    Hints,
+                    for_arch,
+                    hint_latency,
+                    hint_num_cta_in_cga,
+                    hint_num_worker_warps_per_cta,
+                    hint_occupancy,
+)
 from .index import (  # noqa: F401
                     and_mask,
                     arange,
@@ -144,8 +158,21 @@ from .index import (  # noqa: F401
 )
 from .loops import d_fork2, d_loop, d_return_if, idx_eq, idx_ge, idx_gt, idx_le, idx_lt, idx_ne  # noqa: F401
 from .memory import load, param, param_dtype, position, scalar, store  # noqa: F401
-from .mma import mma  # noqa: F401
-from .moreviews import At, Rows, atomic_red_view, gather_scatter_view, load_gather, store_gather, strided_view  # noqa: F401
+from .mma import (  # noqa: F401
+                    mma,  # noqa: F401
+                    mma_scaled,
+                    mmai,
+)
+from .moreviews import (  # noqa: F401
+                    At,
+                    GatherIdx,  # noqa: F401
+                    Rows,
+                    atomic_red_view,
+                    gather_scatter_view,
+                    load_gather,
+                    store_gather,
+                    strided_view,
+)
 from .operators import matmul_operator, operator, operator_un  # noqa: F401
 from .pointers import (  # noqa: F401
                     gather,
@@ -162,6 +189,7 @@ from .reduce import d_reduce, d_scan, reduce_max, reduce_min, reduce_sum, scan_s
 from .shape import broadcast, permute_tile, reshape, transpose  # noqa: F401
 from .tileshape import cat, erf, extract, insert, pack_bytes, powi, unpack_bytes  # noqa: F401
 from .views import (  # noqa: F401
+                    Dim,  # noqa: F401
                     Dyn,
                     Fixed,
                     dim_extent,

@@ -8,6 +8,7 @@ is widened to the other's (the rank-0 rule). Formats: both operands have one for
 from __future__ import annotations
 
 import builtins
+import enum
 
 from ..dev import dev, public
 from ..dtypes import BY_NAME, F32, I1, I8, I32, I64, float_dtype
@@ -29,6 +30,20 @@ def rounding_name(r) -> str:
 
 OVERFLOWS = {"NoAssumption": "none", "NoSignedWrap": "no_signed_wrap", "NoUnsignedWrap": "no_unsigned_wrap",
              "NoWrap": "no_wrap"}
+
+
+class Overflow(enum.Enum):
+    """What an integer operation lets the compiler assume about overflow (an assumption, not
+    arithmetic: a program that wraps under one is undefined)."""
+
+    NoAssumption = "none"
+    NoSignedWrap = "no_signed_wrap"
+    NoUnsignedWrap = "no_unsigned_wrap"
+    NoWrap = "no_wrap"
+
+
+NoAssumption, NoSignedWrap = Overflow.NoAssumption, Overflow.NoSignedWrap
+NoUnsignedWrap, NoWrap = Overflow.NoUnsignedWrap, Overflow.NoWrap
 
 
 def overflow_name(o) -> str:

@@ -9,6 +9,7 @@ do not ``break``/``return`` out of it (a data-dependent exit is the device's bus
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, Union, runtime_checkable
 
 from ..dev import body, dev, public
 from ..values import Carry, Idx, Tile
@@ -26,6 +27,19 @@ class By:
     """A loop that steps by ``by`` (a host int or an Idx)."""
 
     by: object
+
+
+Step = Union[One, By]  # how a loop steps: by one, or by a bound's own kind of value
+
+
+@runtime_checkable
+class RangeBound(Protocol):
+    """What a loop's bounds may be: a host int (recorded as a constant) or an Idx the device computes."""
+
+
+def range_idx(b) -> Idx:
+    """A loop bound as an index: a host int records an idx_const."""
+    return as_idx(b)
 
 
 @public

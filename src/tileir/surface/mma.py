@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..dev import dev, public
 from ..dtypes import F32, float_dtype
 from ..values import Lit, Tile
-from ._util import h, info, refuse
+from ._util import h, info, refuse  # noqa: F401
 
 
 @public
@@ -28,3 +28,36 @@ def mma(a: Tile, b: Tile, acc, acc_dtype=F32) -> Tile:
         acc = Tile(dev().t_constf(float_dtype(acc_dtype).name, [m, n], v))
     dc = info(acc)[0]
     return Tile(dev().t_mmaf(da, dc, m, k, n, h(a), h(b), h(acc)))
+
+
+@public
+def mmai(a: Tile, b: Tile, c) -> Tile:
+    """The INTEGER a @ b + c: i8 [m, k] by i8 [k, n] into i32 [m, n], both operands read SIGNED.
+    Exact: every partial product fits 15 bits and the sum is modulo 2^32 whatever the order."""
+    _, sa = info(a)
+    _, sb = info(b)
+    if len(sa) != 2 or len(sb) != 2 or sa[1] != sb[0]:
+        raise refuse(f"mmai of a {list(sa)} and a {list(sb)} tile: a is [m, k] and b [k, n]")
+    m, k = sa
+    n = sb[1]
+    if isinstance(c, (int, float)):
+        c = Tile(dev().t_consti("i32", [m, n], int(c)))
+    return Tile(dev().t_mmai(m, k, n, h(a), h(b), h(c)))
+
+
+@public
+def mma_scaled(a: Tile, b: Tile, c, sa: Tile, sb: Tile) -> Tile:
+    """The block-scaled a @ b + c into f32: a [m, k], b [k, n], scale tiles sa [m, k/block] and
+    sb [k/block, n], each scale multiplying a run of ``block`` elements along K (block read off
+    sa). The dialect's table: f8E4M3FN, f8E5M2 or f4E2M1FN scaled by f8E8M0FNU; f4E2M1FN by
+    f8E4M3FN. Those formats need sm_100 or later."""
+    da, (m, k) = info(a)
+    _, (_, n) = info(b)
+    ds, ssa = info(sa)
+    block = k // ssa[1] if len(ssa) == 2 and ssa[1] else 0
+    if not block or k % ssa[1]:
+        raise refuse(f"mma_scaled: sa is {list(ssa)}, which does not cut K={k} into equal runs")
+    if isinstance(c, (int, float, Lit)):
+        v = c.value if isinstance(c, Lit) else float(c)
+        c = Tile(dev().t_constf("f32", [m, n], v))
+    return Tile(dev().t_mmaf_scaled(da, ds, [m, k, n, block], h(a), h(b), h(c), h(sa), h(sb)))

@@ -4,6 +4,7 @@ into a tile of a grid."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 from ..dev import dev, public
 from ..ir import NoPadding, Padding
@@ -27,6 +28,9 @@ class Rows:
     as the tile is along that dimension; lane j of the tile is row t[j] of the tensor."""
 
     t: Tile
+
+
+GatherIdx = Union[At, Rows]  # one index of a gather/scatter load or store
 
 
 def _tv(tv, what: str) -> TensorView:

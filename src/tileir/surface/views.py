@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Union
 
 from ..dev import dev, public
 from ..ir import DYN_DIM, NoPadding, Padding
@@ -23,6 +24,9 @@ class Dyn:
     """A tensor_view dimension the kernel computed (prints ?; make_tensor_view takes it as an operand)."""
 
     v: Idx
+
+
+Dim = Union[Fixed, Dyn]  # one dimension of a tensor_view_dyn
 
 
 def dim_extent(d) -> int:

@@ -1,0 +1,90 @@
+"""mmai (exact: i8 x i8 into i32, signed) and mma_scaled (block-scaled, sm_100+), and entry hints."""
+
+import numpy as np
+import pytest
+
+import tileir as ti
+from tileir import F32, I8, I32, TileirError
+from tileir.assemble import assemble
+from tileir.ref import run_host
+from tileir.render import normalise
+
+
+def test_mmai_is_exact_and_signed(disasm):
+    rng = np.random.default_rng(0)
+    a = rng.integers(-128, 128, (16, 32)).astype(np.int8)
+    b = rng.integers(-128, 128, (32, 16)).astype(np.int8)
+    out = np.zeros((16, 16), np.int32)
+
+    def body():
+        z = ti.idx_const(0)
+        ti.store(ti.param(I32, 2), z, ti.mmai(ti.load(ti.param(I8, 0), z, [16, 32]),
+                                             ti.load(ti.param(I8, 1), z, [32, 16]), 7))
+
+    prog = ti.trace_kernel("k", (ti.ByPtr(I8), ti.ByPtr(I8), ti.ByPtr(I32)), body)
+    run_host(prog, [a, b, out], (1,))
+    assert np.array_equal(out, a.astype(np.int64) @ b.astype(np.int64) + 7)
+    k = ti.lower(prog)
+    assert normalise(disasm(ti.encode_kernel(k))) == normalise(ti.render_kernel(k))
+    assert assemble(ti.encode_kernel(k), "sm_90", kernel="k")[:4] == b"\x7fELF"
+
+
+def test_mmai_refuses_other_formats():
+    def body():
+        z = ti.idx_const(0)
+        t = ti.load(ti.param(I32, 0), z, [16, 16])
+        ti.mmai(t, t, 0)
+
+    with pytest.raises(TileirError, match="i8"):
+        ti.trace_kernel("k", (ti.ByPtr(I32),), body)
+
+
+def test_mma_scaled(disasm):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((16, 64)).astype(ti.F8E4M3FN.np)
+    b = rng.standard_normal((64, 16)).astype(ti.F8E4M3FN.np)
+    sa = np.exp2(rng.integers(-2, 3, (16, 2))).astype(ti.F8E8M0FNU.np)
+    sb = np.exp2(rng.integers(-2, 3, (2, 16))).astype(ti.F8E8M0FNU.np)
+    out = np.zeros((16, 16), np.float32)
+    F8, E8 = ti.F8E4M3FN, ti.F8E8M0FNU
+
+    def body():
+        z = ti.idx_const(0)
+        ta, tb = ti.load(ti.param(F8, 0), z, [16, 64]), ti.load(ti.param(F8, 1), z, [64, 16])
+        tsa, tsb = ti.load(ti.param(E8, 2), z, [16, 2]), ti.load(ti.param(E8, 3), z, [2, 16])
+        ti.store(ti.param(F32, 4), z, ti.mma_scaled(ta, tb, 0.0, tsa, tsb))
+
+    params = (ti.ByPtr(F8), ti.ByPtr(F8), ti.ByPtr(E8), ti.ByPtr(E8), ti.ByPtr(F32))
+    prog = ti.trace_kernel("k", params, body)
+    run_host(prog, [a, b, sa, sb, out], (1,))
+    want = (a.astype(np.float64) * np.repeat(sa.astype(np.float64), 32, 1)) @ \
+        (b.astype(np.float64) * np.repeat(sb.astype(np.float64), 32, 0))
+    assert np.allclose(out, want, rtol=1e-5, atol=1e-5)
+    k = ti.lower(prog)
+    assert normalise(disasm(ti.encode_kernel(k))) == normalise(ti.render_kernel(k))
+    assert assemble(ti.encode_kernel(k), "sm_100", kernel="k")[:4] == b"\x7fELF"  # the formats need sm_100
+
+
+def test_mma_scaled_refuses_pairs_outside_the_table():
+    def body():
+        z = ti.idx_const(0)
+        t = ti.load(ti.param(ti.F16, 0), z, [16, 64])
+        s = ti.load(ti.param(ti.F8E8M0FNU, 1), z, [16, 2])
+        ti.mma_scaled(t, ti.load(ti.param(ti.F16, 0), z, [64, 16]), 0.0, s, ti.load(ti.param(ti.F8E8M0FNU, 1), z,
+                                                                                   [2, 16]))
+
+    with pytest.raises(TileirError, match="table"):
+        ti.trace_kernel("k", (ti.ByPtr(ti.F16), ti.ByPtr(ti.F8E8M0FNU)), body)
+
+
+def test_entry_hints_reach_the_bytes(disasm):
+    hints = [ti.for_arch("sm_90", [ti.hint_occupancy(2), ti.hint_num_cta_in_cga(1)])]
+
+    @ti.kernel(hints=hints, grid=lambda: (1,))
+    def k(a=ti.ByPtr(F32)):
+        ti.store(a, ti.idx_const(0), ti.full([16], 1.0, F32))
+
+    text = k.mlir()
+    assert "occupancy = 2" in text
+    assert normalise(disasm(k.bytecode())) == normalise(text)
+    assert k.cubin("sm_90")[:4] == b"\x7fELF"
