@@ -96,7 +96,6 @@ from .ir import (  # noqa: E402,F401
     Bounded,
     DivBy,
     Elem,
-    GatherScatterView,
     IdF,
     IdI,
     KParam,
