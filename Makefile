@@ -18,6 +18,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(PY) -m pytest -q -n 2
+	$(PY) -m tileir ledger --quiet
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

@@ -4,6 +4,7 @@
     tileir show NAME --emit mlir|bytecode|cubin|args|prog|calls|owners [--arch sm_90] [--size N|MxN|MxNxK] [-o FILE]
     tileir run NAME [--host|--device] [--size ...] [--seed S]
     tileir demo
+    tileir ledger [--quiet]
 """
 
 from __future__ import annotations
@@ -182,8 +183,15 @@ def main(argv=None) -> int:
     r.add_argument("--size")
     r.add_argument("--seed", type=int)
     sub.add_parser("demo", help="run vadd on the GPU if there is one, else on the host reference")
+    lg = sub.add_parser("ledger", help="the layer-3 ledger: every dialect operation and attribute, covered or exempt")
+    lg.add_argument("--root", default=".", help="the repository (docs/ledger, tests/data/goldens)")
+    lg.add_argument("--quiet", action="store_true", help="print the counts only")
     args = p.parse_args(argv)
     try:
+        if args.cmd == "ledger":
+            from .ledger import main as ledger_main
+
+            return ledger_main(args.root, args.quiet)
         return {"kernels": cmd_kernels, "show": cmd_show, "run": cmd_run, "demo": cmd_demo}[args.cmd](args)
     except TileirError as e:
         print(f"tileir: {e}", file=sys.stderr)

@@ -1,0 +1,120 @@
+"""Layer 3: the ledger of every cuda_tile operation and attribute the writer speaks for, each
+mapped to the layer-1 goldens that cover it (and, with issue 5, the layer-2 check), or to a
+named exemption with its reason.
+
+Three files: ``docs/ledger/dialect.txt`` (the dialect's operations and their attributes, from its
+generated encoder tables), ``docs/ledger/exemptions.txt`` (entry | reason), and
+``tests/data/goldens/coverage.txt`` (golden -> the entries it covers, written with the goldens and
+checked by tests/test_ledger.py). ``tileir ledger`` prints the coverage and exits non-zero when an
+entry is neither covered nor exempt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# our table's attribute names -> the dialect's field names
+ALIASES = {"rounding": "rounding_mode", "memory_semantics": "memory_ordering_semantics",
+           "hints": "optimization_hints", "global": "global_", "ordering": "comparison_ordering",
+           "visibility": "symbol_visibility", "str": "str"}
+CMP_ALIASES = {"predicate": "comparison_predicate"}
+
+
+def coverage_of(kernel) -> set:
+    """The ledger entries one golden kernel covers: each operation it holds, and each attribute or
+    optional operand it sets to something other than the default."""
+    from .dialect import BY_NAME
+    from .generic import to_generic
+
+    out = set()
+
+    def walk(g):
+        d = BY_NAME[g.name]
+        out.add(g.name)
+        defaults = {a.name: a.default for a in d.attrs}
+        for name, value in g.attrs.items():
+            if value is None or value is False or value == () or value == defaults.get(name, object()):
+                continue
+            field = CMP_ALIASES.get(name, name) if g.name in ("cmpf", "cmpi") else name
+            field = name if g.name == "divi" else ALIASES.get(field, field)  # divi's field is "rounding"
+            out.add(f"{g.name}.{field}")
+        for name, value in g.operands.items():
+            if value is not None and any(o == name + "?" for o in d.operands):
+                out.add(f"{g.name}.{name}?")
+        for r in g.regions:
+            for x in r.ops:
+                walk(x)
+
+    for ins in kernel.body:
+        walk(to_generic(ins))
+    return out
+
+
+def dialect_entries(root: Path) -> list:
+    """(entry, since) for every operation and attribute of docs/ledger/dialect.txt."""
+    rows = []
+    for line in (root / "docs" / "ledger" / "dialect.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, _opcode, since, *fields = line.split()
+        rows.append((name, since))
+        for f in fields:
+            fname, _, fsince = f.partition("@")
+            rows.append((f"{name}.{fname}", fsince or since))
+    return rows
+
+
+def exemptions(root: Path) -> dict:
+    out = {}
+    for line in (root / "docs" / "ledger" / "exemptions.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            entry, _, reason = line.partition("|")
+            out[entry.strip()] = reason.strip()
+    return out
+
+
+def coverage(root: Path) -> dict:
+    """entry -> the goldens that cover it (tests/data/goldens/coverage.txt)."""
+    out: dict = {}
+    path = root / "tests" / "data" / "goldens" / "coverage.txt"
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            golden, _, entries = line.partition(":")
+            for e in entries.split():
+                out.setdefault(e, []).append(golden.strip())
+    return out
+
+
+def report(root: Path) -> tuple:
+    """(rows, gaps): each row (entry, since, 'golden'|'exempt'|'GAP', detail)."""
+    cov, ex = coverage(root), exemptions(root)
+    rows, gaps = [], []
+    for entry, since in dialect_entries(root):
+        op = entry.partition(".")[0]
+        if entry not in cov and entry not in ex and op in ex and "." in entry:
+            ex = {**ex, entry: f"(as {op}) {ex[op]}"}
+        if entry in cov:
+            rows.append((entry, since, "golden", ", ".join(sorted(cov[entry])[:3])))
+        elif entry in ex:
+            rows.append((entry, since, "exempt", ex[entry]))
+        else:
+            rows.append((entry, since, "GAP", "neither a golden nor a named exemption"))
+            gaps.append(entry)
+    return rows, gaps
+
+
+def main(root: str = ".", quiet: bool = False) -> int:
+    rows, gaps = report(Path(root))
+    ops = [r for r in rows if "." not in r[0]]
+    attrs = [r for r in rows if "." in r[0]]
+    if not quiet:
+        for entry, since, state, detail in rows:
+            print(f"{entry:<48} {since:<8} {state:<7} {detail}")
+        print()
+    for label, group in (("operations", ops), ("attributes", attrs)):
+        n = {s: sum(1 for r in group if r[2] == s) for s in ("golden", "exempt", "GAP")}
+        print(f"{label}: {len(group)} in the dialect; {n['golden']} covered by goldens, {n['exempt']} exempt "
+              f"with a reason, {n['GAP']} gaps")
+    if gaps:
+        print("gaps:", " ".join(gaps))
+    return 1 if gaps else 0
