@@ -137,11 +137,32 @@ def workloads():
             return torch.nn.functional.layer_norm(i[0].float(), (cols,), i[1].float(), i[2].float(), 1e-5)
 
         out.append(dict(name="layernorm_f16_8192x8192", make=mk_ln, unit="TB/s", amount=2 * 2 * rows * cols,
-                        rtol=1e-2, atol=1e-2, config={"cols": cols},
-                        impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, sync=False), i[3])[1],
+                        rtol=1e-2, atol=1e-2, config={"cols": cols, "fmt": "f16"},
+                        impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, fmt="f16", sync=False),
+                                                    i[3])[1],
                                "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
                                "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3]), i[3])[1]) if C else None},
                         check=ln_ref))
+    att = getattr(K, "attention", None)
+    if att is not None:
+        bh, seq, d = 4 * 32, 4096, 128
+        for causal in (False, True):
+            def mk_att():
+                return [torch.randn(bh, seq, d, device=dev).half() for _ in range(3)] + [
+                    torch.empty(bh, seq, d, device=dev, dtype=torch.half)]
+
+            def att_ref(i, c=causal):
+                q, k, v = (t.view(4, 32, seq, d) for t in i[:3])
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c).view(bh, seq, d)
+
+            flop = 4 * bh * seq * seq * d // (2 if causal else 1)
+            out.append(dict(
+                name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", make=mk_att, unit="TFLOP/s",
+                amount=flop, rtol=2e-2, atol=2e-2, config={"s": seq, "d": d, "causal": causal, "bq": 128},
+                impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, sync=False), i[3])[1],
+                       "torch": att_ref,
+                       "cutile": (lambda i, c=causal: (C.attention(*i, causal=c), i[3])[1]) if C else None},
+                check=att_ref))
     return out
 
 

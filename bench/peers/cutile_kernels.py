@@ -78,3 +78,39 @@ def layernorm(x, w, b, y, eps=1e-5):
     cols = x.shape[1]
     tile = 1 << (cols - 1).bit_length()
     ct.launch(_stream(), (x.shape[0], 1, 1), _layernorm, (x, w, b, y, tile, cols, eps))
+
+
+ConstBool = ct.Constant[bool]
+
+
+@ct.kernel
+def _fmha(q, k, v, o, qk_scale: float, bq: ConstInt, bk: ConstInt, d: ConstInt, causal: ConstBool):
+    qi, h = ct.bid(0), ct.bid(1)
+    qt = ct.load(q, index=(h, qi, 0), shape=(1, bq, d)).reshape((bq, d))
+    m = ct.full((bq, 1), -float("inf"), dtype=ct.float32)
+    den = ct.full((bq, 1), 0, dtype=ct.float32)
+    acc = ct.full((bq, d), 0, dtype=ct.float32)
+    nk = ct.num_tiles(k, axis=1, shape=(1, bk, d))
+    end = (qi + 1) * (bq // bk) if causal else nk
+    for j in range(end):
+        kt = ct.load(k, index=(h, 0, j), shape=(1, d, bk), order=(0, 2, 1)).reshape((d, bk))
+        s = ct.mma(qt, kt, ct.full((bq, bk), 0, dtype=ct.float32)) * qk_scale
+        if causal:
+            rows = qi * bq + ct.arange(bq, dtype=ct.int32).reshape((bq, 1))
+            cols = j * bk + ct.arange(bk, dtype=ct.int32).reshape((1, bk))
+            s = ct.where(cols <= rows, s, -float("inf"))
+        m_new = ct.maximum(m, ct.max(s, axis=1, keepdims=True))
+        p = ct.exp2(s - m_new)
+        alpha = ct.exp2(m - m_new)
+        den = den * alpha + ct.sum(p, axis=1, keepdims=True)
+        vt = ct.load(v, index=(h, j, 0), shape=(1, bk, d)).reshape((bk, d))
+        acc = ct.mma(ct.astype(p, q.dtype), vt, acc * alpha)
+        m = m_new
+    ct.store(o, index=(h, qi, 0), tile=ct.astype(acc / den, o.dtype).reshape((1, bq, d)))
+
+
+def attention(q, k, v, o, causal=False, bq=128, bk=64):
+    """q, k, v, o: [B*H, S, D]; the same online softmax as tileir's (every block masked when causal)."""
+    bh, s, d = q.shape
+    qk_scale = (1.0 / d ** 0.5) * 1.4426950408889634
+    ct.launch(_stream(), (s // bq, bh, 1), _fmha, (q, k, v, o, qk_scale, bq, bk, d, causal))
