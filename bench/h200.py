@@ -229,6 +229,8 @@ def main():
         rec.update(base, tileir_config=w["config"])
         print(json.dumps(rec), flush=True)
         records.append(rec)
+        with open(args.out, "w") as f:  # written as it goes: a run cut short keeps what it measured
+            json.dump(records, f, indent=1)
     for rec in host_side():
         rec.update(base, tileir_config={})
         print(json.dumps(rec), flush=True)
