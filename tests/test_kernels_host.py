@@ -24,7 +24,7 @@ def test_library_kernel_matches_numpy(name, size):
 
 
 def test_every_library_kernel_is_exercised():
-    from test_kernels_more import SIZES as MORE  # the second batch's own table
+    from tests.test_kernels_more import SIZES as MORE  # the second batch's own table
 
     assert set(SIZES) | set(MORE) == set(CASES)
 

@@ -53,6 +53,7 @@ class KernelFn:
         self._progs: dict = {}
         self._cubins: dict = {}
         self._fast: dict = {}  # (call keywords, arch, opt level) -> (launcher, grid rule)
+        self._markers: dict = {}
         self.__doc__ = fn.__doc__
         self.__name__ = self.name
 
@@ -75,7 +76,14 @@ class KernelFn:
         return tuple(sorted((k, repr(v)) for k, v in cfg.items()))
 
     def markers(self, cfg) -> tuple:
-        """Each parameter's marker (or KParam) for this configuration."""
+        """Each parameter's marker (or KParam) for this configuration (made once per configuration)."""
+        key = self._key(cfg)
+        got = self._markers.get(key)
+        if got is None:
+            got = self._markers[key] = self._make_markers(cfg)
+        return got
+
+    def _make_markers(self, cfg) -> tuple:
         out = []
         for _, m in self.params:
             if not isinstance(m, (KParam, Marker)):
@@ -208,9 +216,54 @@ class KernelFn:
                 g = fn(**fixed, **{n: arrays[i] for i, n in value_names})
                 return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
         else:
-            def grid_rule(arrays):
-                return self.grid(*arrays, **cfg)
+            plan = _grid_plan(marks)
+            if plan is None:
+                def grid_rule(arrays):
+                    return self.grid(*arrays, **cfg)
+            else:
+                def grid_rule(arrays, plan=plan, marks=marks):
+                    try:
+                        return plan(arrays)
+                    except Exception:  # let the full rule refuse it in its own words
+                        return self.grid(*arrays, **cfg)
         return launcher, grid_rule
+
+
+def _grid_plan(marks):
+    """A fast grid rule for cells whose extents are static or whole tiles of the argument: the
+    blocks along each axis read straight off the argument shapes (the full rule, grid_from_markers,
+    runs when this one meets anything it does not expect, and says what is wrong)."""
+    from .ir import DYN_DIM
+
+    terms = {}
+    for i, m in enumerate(marks):
+        if not isinstance(m, Marker) or m.cells is None:
+            continue
+        c = m.cells
+        for d, (e, t, a) in enumerate(zip(c.extent, c.tile, c.along)):
+            if a < 0:
+                continue
+            terms.setdefault(a, (i, d, e, t))
+    if not terms:
+        return None
+    axes = max(terms) + 1
+
+    def plan(arrays):
+        g = [1] * axes
+        for a, (i, d, e, t) in terms.items():
+            n = arrays[i].shape[d] if e == DYN_DIM else e
+            if e == DYN_DIM and n % t:
+                raise ValueError
+            g[a] = -(-n // t)
+        full = grid_from_markers(marks, [getattr(x, "shape", None) for x in arrays]) if _CHECK_GRIDS else None
+        if full is not None and tuple(g) != full:
+            raise ValueError
+        return tuple(g)
+
+    return plan
+
+
+_CHECK_GRIDS = False  # tests set it: every fast grid is checked against the full rule
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=()):

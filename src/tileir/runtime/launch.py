@@ -141,6 +141,8 @@ class Launcher:
         self._slots = (ctypes.c_uint64 * n)()
         self._pointers = (ctypes.c_void_p * n)(*[ctypes.addressof(self._slots) + 8 * i for i in range(n)])
         self._lock = threading.Lock()
+        self._driver = cu()
+        self._default_stream = self._driver.CUstream(0)
 
     def __call__(self, grid, args, stream=None, sync: bool = True) -> None:
         kernel, params = self.kernel, self.params
@@ -160,8 +162,8 @@ class Launcher:
         if not self._checked:
             check_param_info(self.function, [_param_size(bp, p) for (_, bp), p in zip(params, prepared)], kernel)
             self._checked = True
-        d = cu()
-        hstream = d.CUstream(handle)
+        d = self._driver
+        hstream = self._default_stream if handle == 0 else d.CUstream(handle)
         staging = HostStaging(kernel, hstream)
         ok = False
         with self._lock:  # the slots are reused: the driver copies them at the launch
