@@ -188,3 +188,28 @@ def test_reduce_max_identity_is_minus_infinity():
     prog = rec(lambda: ti.reduce_max(ti.load(ti.param(F32, 0), ti.idx_const(0), [16])))
     (red,) = [op for op in prog.walk() if op.kind == "reduce"]
     assert red.a["identities"][0].value == -math.inf
+
+
+def test_a_value_made_in_a_loop_body_used_after_the_loop():
+    kept = []
+
+    def body():
+        for j in ti.d_range(0, 4):
+            kept.append(ti.load(ti.param(F32, 0), ti.tile_at(j, 16), [16]))
+        ti.store(ti.param(F32, 1), ti.idx_const(0), kept[-1])
+
+    e = refusal(body)
+    assert "after that region ended" in str(e) and "carry" in e.fix
+
+
+def test_a_value_from_the_trial_run_of_a_body_is_refused_in_the_real_one():
+    seen = []
+
+    def body():
+        acc = ti.carry(ti.full([16], 0.0, F32))
+        for j in ti.d_range(0, 4):
+            t = ti.load(ti.param(F32, 0), ti.tile_at(j, 16), [16])
+            seen.append(t)
+            ti.set(acc, ti.get(acc) + seen[0])  # the second run reuses the trial's tile
+
+    assert "trial run" in str(refusal(body))

@@ -46,13 +46,13 @@ class ControlRecording:
         f.region.yields = outs
         res = tuple(self.new(self.info(p).kind, self.info(p).dtype, self.info(p).shape) for p in params)
         f.op.res = res
-        return list(res)
+        return self.closed(list(res))
 
     def _check_yields(self, outs, like, what):
         if len(outs) != len(like):
             raise self.refuse(f"{what} hands on {len(outs)} values for {len(like)} carried")
         for o, p in zip(outs, like):
-            a, b = self.info(o), self.info(p)
+            a, b = self.info(o), (p if not isinstance(p, int) else self.info(p))
             if (a.dtype, a.shape) != (b.dtype, b.shape):
                 raise self.refuse(f"{what} hands on a {a.dtype}{list(a.shape)} value where a carry of "
                                   f"{b.dtype}{list(b.shape)} is carried", "keep a carry's format and shape")
@@ -70,6 +70,9 @@ class ControlRecording:
     def t_if_else(self, yields):
         f = self.pop("if")
         f.region.yields = tuple(yields)
+        for y in yields:
+            self.info(y)
+        self.closed(None)  # the then branch's values are not the else branch's
         region = Region((), [])
         f.op.regions = f.op.regions + (region,)
         self.push("else", f.op, region)
@@ -78,11 +81,12 @@ class ControlRecording:
         f = self.pop("else")
         yields = tuple(yields)
         then = f.op.regions[0].yields
-        self._check_yields(yields, then, "the else branch")
+        self._check_yields(yields, [self.prog.info[y] for y in then], "the else branch")
         f.region.yields = yields
-        res = tuple(self.new(self.info(y).kind, self.info(y).dtype, self.info(y).shape) for y in then)
+        inf = [self.prog.info[y] for y in then]  # the then branch's yields, checked when it closed
+        res = tuple(self.new(i.kind, i.dtype, i.shape) for i in inf)
         f.op.res = res
-        return list(res)
+        return self.closed(list(res))
 
 
 # ---- lowering ----------------------------------------------------------------------------------
@@ -151,15 +155,20 @@ class _Kept:
 
 @lowering("if")
 def _lower_if(lw, op):
+    """An if carries no token (memory operations are refused in its branches): a token the recorder
+    carried through it (a trial that touched memory where the branch recorded for real did not) is
+    dropped, as for a loop."""
     cond = lw.val(op.a["cond"])
     then, other = op.regions
-    tys = tuple(lw.ty(y) for y in then.yields)
+    keep = [i for i, y in enumerate(then.yields) if not _is_token(lw, y)]
+    tys = tuple(lw.ty(then.yields[i]) for i in keep)
     t_body, t_own = _region_body(lw, then, ir.YieldVals, ())
     e_body, e_own = _region_body(lw, other, ir.YieldVals, ())
     results = tuple(lw.fresh() for _ in tys)
     lw.emit(ir.IfElse(results, tys, cond, ir.tile((), "i1"), t_body, e_body), (t_own, e_own))
-    for h, r in zip(op.res, results):
-        lw.bind(h, ir.Val(r))
+    it = iter(results)
+    for i, h in enumerate(op.res):
+        lw.bind(h, ir.Val(next(it)) if i in keep else lw.tokens.entry)
 
 
 # ---- host reference ---------------------------------------------------------------------------

@@ -75,7 +75,7 @@ class LoopRecording:
         f.op.a["cond"] = cond
         res = tuple(self.new(self.info(p).kind, self.info(p).dtype, self.info(p).shape) for p in f.region.params)
         f.op.res = res
-        return list(res)
+        return self.closed(list(res))
 
     def _mask0(self, cond, what, meaning):
         inf = self.info(cond)

@@ -68,6 +68,7 @@ class MemoryRecording:
                 return h
         h = self.new("val", dtype, ())
         self.prog.arg_handles[h] = param
+        self.scope[h] = 0  # a parameter read by value is the entry's: usable anywhere
         return h
 
     def _index(self, h, what):

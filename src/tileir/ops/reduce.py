@@ -71,7 +71,7 @@ class ReduceRecording:
             res.append(self.new("val", hi.dtype, shape))
         f.region.yields = yields
         f.op.res = tuple(res)
-        return res
+        return self.closed(res)
 
     def t_reduce_begin(self, dim, shape, identities, operands):
         return self._fold_begin("reduce", dim, shape, identities, operands)

@@ -28,6 +28,7 @@ class Frame:
     op: Op | None = None
     region: Region | None = None
     saved: dict = field(default_factory=dict)
+    serial: int = 0  # which region this is: a value belongs to the region it was made in
 
 
 @dataclass(eq=False)
@@ -74,6 +75,10 @@ class RecorderCore(_dev.Dev):
         self.next_h = 0
         self.num = 0
         self.frames = [Frame("entry", self.prog.ops)]
+        self.scope: dict[int, int] = {}  # handle -> the serial of the region it was made in
+        self.live = {0}  # the serials of the regions open now
+        self.closing: set = set()  # a region being closed: its yields are read once more
+        self.next_serial = 0
         self.carries: dict[int, int] = {}  # carry id -> handle it holds now
         self.carry_info: dict[int, tuple] = {}
         self.next_cid = 0
@@ -94,6 +99,7 @@ class RecorderCore(_dev.Dev):
         h = self.next_h
         self.next_h += 1
         self.prog.info[h] = HInfo(kind, dtype, tuple(shape))
+        self.scope[h] = self.frames[-1].serial
         return h
 
     def emit(self, kind: str, res: tuple, regions=(), **a) -> Op:
@@ -103,17 +109,24 @@ class RecorderCore(_dev.Dev):
         return op
 
     def const(self, dtype: str, shape, value) -> int:
-        """A constant: a handle with no operation; lowering makes it where it is used."""
+        """A constant: a handle with no operation; lowering makes it where it is used, so it belongs to
+        no region and may be used anywhere."""
         h = self.new("val", dtype, shape)
         self.prog.consts[h] = value
+        self.scope[h] = 0
         return h
 
     def info(self, h) -> HInfo:
         try:
-            return self.prog.info[h]
+            inf = self.prog.info[h]
         except (KeyError, TypeError):
             raise self.refuse(f"{h!r} is not a value of this kernel (a value from another kernel, or "
                               "a Python object where a tile was expected)") from None
+        if self.scope.get(h, 0) not in self.live and self.scope.get(h, 0) not in self.closing:
+            raise self.refuse("a value made inside a region (a d_range, d_loop or d_if body, a reduction) used "
+                              "after that region ended -- or one kept from the discarded trial run of a loop body",
+                              "carry it out: c = carry(init) before the region, set(c, v) inside, get(c) after")
+        return inf
 
     def is_const(self, h) -> bool:
         return h in self.prog.consts
@@ -156,8 +169,11 @@ class RecorderCore(_dev.Dev):
     def push(self, kind: str, op: Op | None, region: Region | None, ops: list | None = None) -> Frame:
         if len(self.frames) > self.MAX_DEPTH:
             raise self.refuse(f"regions nest deeper than {self.MAX_DEPTH}", "a flatter kernel")
-        f = Frame(kind, region.ops if region is not None else (ops if ops is not None else []), op, region)
+        self.next_serial += 1
+        f = Frame(kind, region.ops if region is not None else (ops if ops is not None else []), op, region,
+                  serial=self.next_serial)
         self.frames.append(f)
+        self.live.add(f.serial)
         return f
 
     def pop(self, kind: str) -> Frame:
@@ -165,7 +181,15 @@ class RecorderCore(_dev.Dev):
         if f.kind != kind:
             raise self.refuse(f"a {kind} region was closed while a {f.kind} region is open (a body that "
                               "ended early: break, return or an exception inside a d_range body?)")
+        self.live.discard(f.serial)
+        self.closing.add(f.serial)  # its yields are still read by the operation closing it (see closed())
         return self.frames.pop()
+
+    def closed(self, result):
+        """What a region-closing operation answers, once it has read the region's yields: from here
+        on nothing made inside the region may be used."""
+        self.closing.clear()
+        return result
 
     def inside(self, *kinds) -> str | None:
         """The innermost open region of one of ``kinds`` (trials look through to what they try)."""
@@ -214,6 +238,7 @@ class RecorderCore(_dev.Dev):
 
     def t_trial_end(self):
         self.pop("trial")
+        self.closed(None)  # nothing the trial made is usable after it
         t = self.trials.pop()
         self.carries = t["carries"]
         self.num = t["num"]
