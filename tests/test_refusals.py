@@ -213,3 +213,19 @@ def test_a_value_from_the_trial_run_of_a_body_is_refused_in_the_real_one():
             ti.set(acc, ti.get(acc) + seen[0])  # the second run reuses the trial's tile
 
     assert "trial run" in str(refusal(body))
+
+
+def test_ftof_modes_outside_the_table_show_the_table():
+    def body():
+        a = ti.load(ti.param(F64, 0), ti.idx_const(0), [16])
+        ti.float_to_float(a, F32, "negative_inf")
+
+    e = refusal(body, params=(ti.ByPtr(F64), ti.ByPtr(F32)))
+    assert "negative_inf nowhere" in str(e) and "nearest_even, zero" in e.fix
+
+    def ok():
+        a = ti.load(ti.param(F64, 0), ti.idx_const(0), [16])
+        ti.float_to_float(a, F32, "zero")
+        ti.float_to_float(ti.float_to_float(a, F32), ti.TF32, "nearest_away")
+
+    rec(ok, params=(ti.ByPtr(F64), ti.ByPtr(F32)))

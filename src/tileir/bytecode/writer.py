@@ -158,6 +158,9 @@ class _FnWriter:
         v = self.v
         if v < d.since:
             self._refuse(f"the operation {g.name}", d.since)
+        # ftof's rounding modes are NOT gated: the spec dates them to 13.4, but the field has been on
+        # the wire since 13.1 and tileirdisasm / tileiras 13.4.92 read and assemble 13.1 bytes with
+        # ftof rounding<zero> (the layer-1 golden "ftof" at every version): the measurement wins.
         if g.name == "return" and "loop" in self.enclosing and v < (13, 4):
             # ReturnOp's parents became entry, if and loop at 13.4 (the spec's knife T17)
             self._refuse("a return inside a loop (d_return_if in a d_loop)", (13, 4))

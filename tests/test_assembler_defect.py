@@ -1,0 +1,184 @@
+"""Issue 6's decision, held in CI (no GPU needed): the tileiras 13.4.92 defect the spec works around
+with --opt-level 0 on sm_90, sm_100, sm_103, sm_107 and sm_110 was looked for and not reproduced
+(docs/assembler-defect.md, tools/defect_sweep.py), so kernels there are assembled at tileiras' own
+level; the mechanism that would add a workaround only to kernels reaching a defect is tested with a
+table patched here."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from tileir import assemble as asm
+from tileir.cli import main
+from tileir.errors import TileirError
+from tileir.kernels import CASES
+
+SPEC_TARGETS = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
+O0 = ("--opt-level", "0")
+
+
+def lowered(name: str):
+    case = CASES[name]
+    return case.kernel.kernel(**case.config(case.default_size))
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "cubins"))
+    asm.clear_memory_cache()
+    for case in CASES.values():  # the kernels' own caches too, so each test really compiles
+        for cache in ("_cubins", "_fast"):
+            if hasattr(case.kernel, cache):
+                monkeypatch.setattr(case.kernel, cache, {})
+    yield tmp_path / "cubins"
+    asm.clear_memory_cache()
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """The argv of every tileiras compile (-o ...) made from now on; the real run still happens."""
+    seen = []
+    real = subprocess.run
+    asm.tileiras_version()
+
+    def spy(cmd, *a, **kw):
+        if "-o" in cmd:
+            seen.append(list(cmd))
+        return real(cmd, *a, **kw)
+
+    monkeypatch.setattr(asm.subprocess, "run", spy)
+    return seen
+
+
+@pytest.fixture
+def fma_defect(monkeypatch):
+    """A test-local defect on 13.4.92 / sm_90 reached by kernels with a FloatFma (saxpy has one, vadd
+    does not): the mechanism a reproduced defect would use."""
+    table = dict(asm.DEFECTS)
+    table[("13.4.92", "sm_90")] = asm.Defect(
+        asm.uses("FloatFma"), O0,
+        "tileiras 13.4.92 on sm_90 miscompiles a test-local FloatFma (issue 6, tests/test_assembler_defect.py).")
+    monkeypatch.setattr(asm, "DEFECTS", table)
+    return table
+
+
+# ---- the decision ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gpu", SPEC_TARGETS)
+def test_a_kernel_without_a_trigger_gets_tileiras_own_level(gpu):
+    assert asm.kernel_args(lowered("vadd"), "13.4.92", gpu) == ["--gpu-name", gpu]
+    assert asm.tileiras_args("13.4.92", gpu) == ["--gpu-name", gpu]
+
+
+@pytest.mark.parametrize("gpu", SPEC_TARGETS)
+def test_nothing_was_reproduced_so_nothing_is_added(gpu):
+    d = asm.DEFECTS[("13.4.92", gpu)]
+    assert d.trigger is None and d.workaround == O0  # the spec's workaround, kept, not applied
+    assert asm.assembler_defect("13.4.92", gpu) is None  # the spec: None when nothing is added
+    for name in CASES:  # no library kernel, and no bytes we cannot inspect, get -O0
+        assert asm.kernel_args(lowered(name), "13.4.92", gpu) == ["--gpu-name", gpu]
+    assert asm.kernel_args(None, "13.4.92", gpu) == ["--gpu-name", gpu]
+    assert "13.4.92" in d.sentence and gpu in d.sentence and "not reproduced" in d.sentence
+    assert "issue 6" in d.sentence and "tests/test_assembler_defect.py" in d.sentence
+
+
+def test_the_search_is_recorded():
+    for words in ("tools/defect_sweep.py", "sm_90", "sm_110", "--opt-level 0", "H200"):
+        assert words in asm.SEARCHED
+
+
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_a_forced_level_is_passed(level):
+    assert asm.kernel_args(lowered("vadd"), "13.4.92", "sm_90", opt_level=level) == \
+        ["--gpu-name", "sm_90", "--opt-level", str(level)]
+
+
+@pytest.mark.parametrize("bad", [4, -1, True, "3", 1.5])
+def test_a_bad_level_is_refused(bad):
+    with pytest.raises(TileirError, match="opt_level"):
+        asm.kernel_args(lowered("vadd"), "13.4.92", "sm_90", opt_level=bad)
+
+
+def test_instr_kinds_looks_inside_regions():
+    kinds = asm.instr_kinds(lowered("matmul_f16"))
+    assert {"ForLoop", "FloatMma", "LoadViewTile"} <= kinds  # FloatMma lives in the loop body
+    assert "FloatMma" not in {type(i).__name__ for i in lowered("matmul_f16").body}
+    assert "FloatFma" in asm.instr_kinds(lowered("saxpy")) and "FloatFma" not in asm.instr_kinds(lowered("vadd"))
+
+
+# ---- the mechanism, with a defect registered here ---------------------------------------------
+
+
+def test_only_a_kernel_with_the_trigger_gets_the_workaround(fma_defect):
+    assert asm.kernel_args(lowered("saxpy"), "13.4.92", "sm_90") == ["--gpu-name", "sm_90", *O0]
+    assert asm.kernel_args(lowered("vadd"), "13.4.92", "sm_90") == ["--gpu-name", "sm_90"]
+    assert asm.kernel_args(None, "13.4.92", "sm_90") == ["--gpu-name", "sm_90", *O0]  # cannot tell: safe
+    assert asm.kernel_args(lowered("saxpy"), "13.4.92", "sm_90", opt_level=3) == \
+        ["--gpu-name", "sm_90", "--opt-level", "3"]  # the user's level wins
+    assert asm.kernel_args(lowered("saxpy"), "13.4.92", "sm_100") == ["--gpu-name", "sm_100"]
+    assert asm.kernel_args(lowered("saxpy"), "13.5.0", "sm_90") == ["--gpu-name", "sm_90"]
+    assert asm.tileiras_args("13.4.92", "sm_90") == ["--gpu-name", "sm_90"]  # not every kernel
+    sentence = asm.assembler_defect("13.4.92", "sm_90")
+    assert "13.4.92" in sentence and "sm_90" in sentence and "issue 6" in sentence
+
+
+def test_a_trigger_that_cannot_be_narrowed_reaches_every_kernel(monkeypatch):
+    monkeypatch.setattr(asm, "DEFECTS", {("13.4.92", "sm_90"): asm.Defect(asm.EVERY_KERNEL, O0, "s.")})
+    assert asm.tileiras_args("13.4.92", "sm_90") == ["--gpu-name", "sm_90", *O0]
+    assert asm.kernel_args(lowered("vadd"), "13.4.92", "sm_90") == ["--gpu-name", "sm_90", *O0]
+    assert asm.assembler_defect("13.4.92", "sm_90") == "s."
+
+
+def test_cubin_passes_the_kernel_so_the_trigger_decides(fma_defect, cache_dir, compiles):
+    vadd, saxpy = CASES["vadd"].kernel, CASES["saxpy"].kernel
+    assert vadd.cubin("sm_90", n=1000)[:4] == b"\x7fELF"
+    assert saxpy.cubin("sm_90")[:4] == b"\x7fELF"
+    assert "--opt-level" not in compiles[0]
+    assert compiles[1][compiles[1].index("--opt-level") + 1] == "0"
+    saxpy.cubin("sm_90", opt_level=2)
+    assert compiles[2][compiles[2].index("--opt-level") + 1] == "2"
+
+
+def test_a_call_with_opt_level_reaches_tileiras(cache_dir, compiles, monkeypatch):
+    """kernel(..., opt_level=N): the call's level goes through cubin to tileiras (stopped before
+    the launch, so no GPU is needed)."""
+    from tileir.kernel import KernelFn
+
+    class Stop(Exception):
+        pass
+
+    real = KernelFn.cubin
+
+    def cubin_then_stop(self, *a, **kw):
+        raise Stop(real(self, *a, **kw))
+
+    monkeypatch.setattr(KernelFn, "cubin", cubin_then_stop)
+    a = np.ones(1000, np.float32)
+    for level in (1, None):
+        with pytest.raises(Stop) as e:
+            CASES["vadd"].kernel(a, a, a.copy(), n=1000, arch="sm_90", opt_level=level)
+        assert e.value.args[0][:4] == b"\x7fELF"
+    assert compiles[0][compiles[0].index("--gpu-name"):compiles[0].index("-o")] == \
+        ["--gpu-name", "sm_90", "--opt-level", "1"]
+    assert compiles[1][compiles[1].index("--gpu-name"):compiles[1].index("-o")] == ["--gpu-name", "sm_90"]
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+
+def test_cli_prints_the_decided_args(capsys):
+    assert main(["show", "vadd", "--emit", "args", "--arch", "sm_90"]) == 0
+    assert capsys.readouterr().out == "--gpu-name sm_90\n"
+    assert main(["show", "vadd", "--emit", "args", "--arch", "sm_90", "--opt-level", "0"]) == 0
+    assert capsys.readouterr().out == "--gpu-name sm_90 --opt-level 0\n"
+
+
+def test_cli_args_follow_the_kernel(fma_defect, capsys):
+    assert main(["show", "saxpy", "--emit", "args", "--arch", "sm_90"]) == 0
+    assert capsys.readouterr().out == "--gpu-name sm_90 --opt-level 0\n"
+    assert main(["show", "vadd", "--emit", "args", "--arch", "sm_90"]) == 0
+    assert capsys.readouterr().out == "--gpu-name sm_90\n"
