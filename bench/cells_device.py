@@ -10,26 +10,20 @@ import argparse
 import datetime
 import hashlib
 import json
-import statistics
+import sys
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import median_ms as _median_ms  # noqa: E402
 
 from tileir.assemble import gpu_name_of_device, tileiras_version
 from tileir.kernels import matmul_bf16, softmax, vadd
 
 
-def median_ms(fn, reps=20):
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+def median_ms(fn, reps=20, warm=1):
+    return _median_ms(fn, reps, warm)
 
 
 def main():

@@ -18,6 +18,7 @@ import sys
 import time
 
 import torch
+from timing import median_ms as _median_ms
 
 from tileir import kernels as K
 from tileir.assemble import gpu_name_of_device, tileiras_version
@@ -33,18 +34,7 @@ else:
 
 
 def median_ms(fn, reps=30, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+    return _median_ms(fn, reps, warm)
 
 
 def close(got, want, rtol, atol):

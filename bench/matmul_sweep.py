@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
+import sys
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import median_ms as _median_ms  # noqa: E402
 
 from tileir.assemble import tileiras_version
 from tileir.kernels import matmul_bf16, matmul_f16
@@ -20,18 +24,8 @@ from tileir.kernels import matmul_bf16, matmul_f16
 TILES = [(128, 128, 64), (128, 256, 64), (256, 128, 64), (128, 128, 32), (64, 128, 64), (256, 256, 64)]
 
 
-def median_ms(fn, reps=10):
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
+def median_ms(fn, reps=10, warm=1):
+    return _median_ms(fn, reps, warm)
 
 
 def main():

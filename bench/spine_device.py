@@ -13,9 +13,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import statistics
+import sys
+from pathlib import Path
 
 import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import median_ms as _median_ms  # noqa: E402
 
 from tileir.assemble import gpu_name_of_device, tileiras_args, tileiras_version
 from tileir.kernels import CASES
@@ -61,18 +65,8 @@ def torch_reference(name, args):
     return (args[0].double() @ args[1].double())
 
 
-def time_it(fn, reps=20):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+def time_it(fn, reps=20, warm=1):
+    return _median_ms(fn, reps, warm)
 
 
 def main():

@@ -6,31 +6,17 @@ import numpy as np
 import pytest
 
 import tileir as ti
+from tests.kernelcheck import refused, run_and_read_back
 from tileir import F16, F32, F64, I1, I32, I64, TileirError, ir
-from tileir.assemble import assemble
 from tileir.ref import run_host
-from tileir.render import normalise
 
 
 def check(body, params, args, grid=(1,), disasm=None, targets=("sm_90", "sm_80")):
-    prog = ti.trace_kernel("k", params, body)
-    it = run_host(prog, args, grid)
-    k = ti.lower(prog)
-    if disasm is not None:
-        data = ti.encode_kernel(k)
-        assert normalise(disasm(data)) == normalise(ti.render_kernel(k))
-        for t in targets:
-            assert assemble(data, t, kernel="k", program=k)[:4] == b"\x7fELF"
-    return k, it
+    return run_and_read_back(body, params, args, grid, disasm, targets=targets)
 
 
 def refusal(body, params=(ti.ByPtr(I32), ti.ByPtr(F32))) -> TileirError:
-    with pytest.raises(TileirError) as e:
-        ti.trace_kernel("k", params, body)
-    msg = str(e.value)
-    assert msg.startswith("kernel 'k', op "), msg
-    assert e.value.op is not None and e.value.fix, msg
-    return e.value
+    return refused(body, params)
 
 
 def walk(instrs):

@@ -9,30 +9,17 @@ import numpy as np
 import pytest
 
 import tileir as ti
+from tests.kernelcheck import refused, run_and_read_back
 from tileir import F16, F32, F64, I4, I8, I16, I32, TileirError, ir
-from tileir.assemble import assemble
-from tileir.ref import ref_erf, ref_fpowi, ref_sin, run_host
-from tileir.render import normalise
+from tileir.ref import ref_erf, ref_fpowi, ref_sin
 
 
 def check(body, params, args, grid=(1,), disasm=None, arch="sm_90"):
-    prog = ti.trace_kernel("k", params, body)
-    run_host(prog, args, grid)
-    k = ti.lower(prog)
-    if disasm is not None:
-        data = ti.encode_kernel(k)
-        assert normalise(disasm(data)) == normalise(ti.render_kernel(k))
-        assert assemble(data, arch, kernel="k", program=k)[:4] == b"\x7fELF"
-    return k
+    return run_and_read_back(body, params, args, grid, disasm, targets=(arch,))[0]
 
 
 def refusal(body, params=(ti.ByPtr(F32), ti.ByPtr(I32))) -> TileirError:
-    with pytest.raises(TileirError) as e:
-        ti.trace_kernel("k", params, body)
-    msg = str(e.value)
-    assert msg.startswith("kernel 'k', op "), msg
-    assert e.value.op is not None and e.value.fix, msg
-    return e.value
+    return refused(body, params)
 
 
 Z = ti.idx_const
