@@ -5,6 +5,7 @@
     tileir run NAME [--host|--device] [--size ...] [--seed S]
     tileir demo
     tileir ledger [--quiet]
+    tileir diff run --out FILE [--families a,b] [--mutants]   (python -m tileir.diff)
 """
 
 from __future__ import annotations
@@ -192,8 +193,14 @@ def main(argv=None) -> int:
     lg = sub.add_parser("ledger", help="the layer-3 ledger: every dialect operation and attribute, covered or exempt")
     lg.add_argument("--root", default=".", help="the repository (docs/ledger, tests/data/goldens)")
     lg.add_argument("--quiet", action="store_true", help="print the counts only")
+    df = sub.add_parser("diff", help="layer 2: the device diff (python -m tileir.diff; `tileir diff run --help`)")
+    df.add_argument("rest", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     try:
+        if args.cmd == "diff":
+            from .diff.__main__ import main as diff_main
+
+            return diff_main(args.rest)
         if args.cmd == "ledger":
             from .ledger import main as ledger_main
 

@@ -1,6 +1,6 @@
 """Layer 3: the ledger of every cuda_tile operation and attribute the writer speaks for, each
-mapped to the layer-1 goldens that cover it (and, with issue 5, the layer-2 check), or to a
-named exemption with its reason.
+mapped to the layer-1 goldens that cover it and to the layer-2 device-diff family that checks it
+(``layer2``; tileir/diff/families.py keeps that table), or to a named exemption with its reason.
 
 Three files: ``docs/ledger/dialect.txt`` (the dialect's operations and their attributes, from its
 generated encoder tables), ``docs/ledger/exemptions.txt`` (entry | reason), and
@@ -103,18 +103,45 @@ def report(root: Path) -> tuple:
     return rows, gaps
 
 
+def layer2(root: Path) -> tuple:
+    """The layer-2 column (issue 5): (entry -> 'diff FAMILY' | 'exempt: REASON' | 'GAP', layer-2 gaps).
+    Each operation maps to the device-diff family that checks it or to a named exemption, from the
+    table in tileir/diff/families.py; an attribute is covered as its operation is."""
+    from .diff.families import ledger_layer2
+
+    table = ledger_layer2()
+    col, gaps = {}, []
+    for entry, _since in dialect_entries(root):
+        op = entry.partition(".")[0]
+        got = table.get(op)
+        if got is None:
+            col[entry] = "GAP"
+            if "." not in entry:
+                gaps.append(entry)
+        else:
+            text = f"diff {got[1]}" if got[0] == "family" else f"exempt: {got[1]}"
+            col[entry] = text if "." not in entry else f"(as {op}) {text.split(':')[0]}"
+    return col, gaps
+
+
 def main(root: str = ".", quiet: bool = False) -> int:
     rows, gaps = report(Path(root))
+    col, gaps2 = layer2(Path(root))
     ops = [r for r in rows if "." not in r[0]]
     attrs = [r for r in rows if "." in r[0]]
     if not quiet:
         for entry, since, state, detail in rows:
-            print(f"{entry:<48} {since:<8} {state:<7} {detail}")
+            print(f"{entry:<48} {since:<8} {state:<7} {detail}  | layer 2: {col.get(entry, 'GAP')}")
         print()
     for label, group in (("operations", ops), ("attributes", attrs)):
         n = {s: sum(1 for r in group if r[2] == s) for s in ("golden", "exempt", "GAP")}
         print(f"{label}: {len(group)} in the dialect; {n['golden']} covered by goldens, {n['exempt']} exempt "
               f"with a reason, {n['GAP']} gaps")
+    n2 = {k: sum(1 for r in ops if col.get(r[0], "GAP").startswith(k)) for k in ("diff", "exempt", "GAP")}
+    print(f"layer 2: {len(ops)} operations; {n2['diff']} checked by a device-diff family, {n2['exempt']} exempt "
+          f"with a reason, {n2['GAP']} gaps")
     if gaps:
         print("gaps:", " ".join(gaps))
-    return 1 if gaps else 0
+    if gaps2:
+        print("layer-2 gaps:", " ".join(gaps2))
+    return 1 if gaps or gaps2 else 0
