@@ -91,9 +91,11 @@ def test_find_tileiras_falls_back_to_env_then_path(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("gpu", DEFECT_TARGETS)
 def test_spec_targets_get_tileiras_own_level(gpu):
-    # issue 6: the spec's --opt-level 0 was looked for and not reproduced (tests/test_assembler_defect.py)
+    # issue 6: the defect is narrowed to a trigger (tests/test_assembler_defect.py), so the
+    # arguments every kernel gets add nothing; the kernels that reach it get --opt-level 0
     assert asm.tileiras_args("13.4.92", gpu) == ["--gpu-name", gpu]
-    assert asm.assembler_defect("13.4.92", gpu) is None
+    sentence = asm.assembler_defect("13.4.92", gpu)
+    assert "13.4.92" in sentence and gpu in sentence and "issue 6" in sentence and "--opt-level 0" in sentence
 
 
 @pytest.mark.parametrize("gpu", ["sm_80", "sm_86", "sm_89", "sm_120", "sm_121"])
@@ -110,13 +112,15 @@ def test_other_versions_get_no_workaround():
 def test_defect_table_is_one_dict():
     assert set(asm.DEFECTS) == {("13.4.92", g) for g in DEFECT_TARGETS}
     for d in asm.DEFECTS.values():
-        assert d.trigger is None and tuple(d.workaround) == ("--opt-level", "0") and "issue 6" in d.sentence
+        assert d.trigger is asm.token_chained_unaligned_view_loads
+        assert tuple(d.workaround) == ("--opt-level", "0") and "issue 6" in d.sentence
 
 
 def test_kernel_args():
     k = ir.Kernel("k", (ir.KParam("f32"),), body=(ir.MakeTok(0), ir.Ret()))
     assert asm.kernel_args(k, "13.4.92", "sm_90") == ["--gpu-name", "sm_90"]
-    assert asm.kernel_args(None, "13.4.92", "sm_90") == ["--gpu-name", "sm_90"]
+    assert asm.kernel_args(None, "13.4.92", "sm_90") == ["--gpu-name", "sm_90", "--opt-level", "0"]  # cannot tell
+    assert asm.kernel_args(None, "13.4.92", "sm_86") == ["--gpu-name", "sm_86"]
     assert asm.kernel_args(k, "13.4.92", "sm_90", opt_level=3) == ["--gpu-name", "sm_90", "--opt-level", "3"]
     assert asm.kernel_args(None, "13.4.92", "sm_86", opt_level=2) == ["--gpu-name", "sm_86", "--opt-level", "2"]
     for bad in (4, -1, True, "3"):
@@ -210,7 +214,7 @@ def test_one_line_failure_is_explained(cache_dir, tmp_path, monkeypatch):
     msg = str(e.value)
     assert "failed to compile Tile IR program" in msg and "exit 5" in msg
     assert "one line" in msg and "tileir show vadd --emit mlir" in msg and "ptxas" in msg
-    assert "--gpu-name sm_90 -o" in msg  # the command shown is the one run: tileiras' own level (issue 6)
+    assert "--gpu-name sm_90 --opt-level 0 -o" in msg  # bytes without their Kernel get the workaround
 
 
 def test_cuda_home_is_removed_from_the_child(cache_dir, runs, monkeypatch):

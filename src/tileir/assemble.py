@@ -85,82 +85,122 @@ def tileiras_version(path: str | None = None) -> str:
 # ---------------------------------------------------------------------------------------------
 # Arguments, and the assembler defects they work around
 
-# Issue 6 (docs/assembler-defect.md): the spec asks for --opt-level 0 with tileiras 13.4.92 on five
-# targets without saying what breaks. Each (version, target) the project knows about has one
-# Defect here: ``trigger`` is a predicate over a kernel's instruction kinds (``instr_kinds``) that
-# says which kernels reach the defect, EVERY_KERNEL when it cannot be narrowed, or None when it
-# was looked for and not reproduced (then nothing is added and ``sentence`` records the search);
-# ``workaround`` is what tileiras then needs. Narrow a trigger, or add a reproduced one, here and
-# only here; tests/test_assembler_defect.py holds the decision.
+# Issue 6 (docs/assembler-defect.md): one Defect per (tileiras version, target) known. ``trigger``
+# is a predicate over an ir.Kernel naming the kernels that reach it (EVERY_KERNEL if it cannot be
+# narrowed; None if looked for and not reproduced: nothing is added). Change defects here and only
+# here; tests/test_assembler_defect.py holds the decision.
+
+
+def _walk(body):
+    """Every instruction of ``body``, those inside regions included."""
+    stack = list(body)
+    while stack:
+        ins = stack.pop()
+        yield ins
+        for region in ("body", "on_true", "on_false"):
+            stack.extend(getattr(ins, region, None) or ())
 
 
 def instr_kinds(kernel) -> frozenset[str]:
     """The class names of every instruction of an ``ir.Kernel``, those inside regions included."""
-    seen: set[str] = set()
-    stack = list(kernel.body)
-    while stack:
-        ins = stack.pop()
-        seen.add(type(ins).__name__)
-        for region in ("body", "on_true", "on_false"):
-            stack.extend(getattr(ins, region, None) or ())
-    return frozenset(seen)
+    return frozenset(type(ins).__name__ for ins in _walk(kernel.body))
 
 
-def EVERY_KERNEL(kinds: frozenset[str]) -> bool:  # noqa: N802 - a constant, used by identity
+def EVERY_KERNEL(kernel) -> bool:  # noqa: N802 - a constant, recognised by identity
     """The trigger of a defect that could not be narrowed: every kernel reaches it."""
     return True
 
 
-def uses(*kinds: str) -> Callable[[frozenset[str]], bool]:
+def uses(*kinds: str) -> Callable[[object], bool]:
     """The trigger "the kernel has an instruction of one of these kinds" (ir class names)."""
     wanted = frozenset(kinds)
 
-    def trigger(have: frozenset[str]) -> bool:
-        return bool(wanted & have)
+    def trigger(kernel) -> bool:
+        return bool(wanted & instr_kinds(kernel))
 
     trigger.__name__ = f"uses({', '.join(sorted(wanted))})"
     return trigger
 
 
+def _aligned(ref, defs) -> bool:
+    """Whether the view ``ref`` stands, through its views, on a pointer under assume div_by >= 16."""
+    from .ir import DivBy, Val
+
+    for _ in range(32):
+        d = defs.get(ref.id) if isinstance(ref, Val) else None  # an Arg: a bare parameter
+        kind = type(d).__name__
+        if kind == "AssumeTile" and isinstance(d.pred, DivBy) and d.pred.divisor >= 16:
+            return True
+        if kind in ("AssumeTile", "MakePartitionView", "MakeStridedView", "MakeGatherScatterView"):
+            ref = d.src
+        elif kind == "MakeTensorView":
+            ref = d.base
+        else:
+            return False
+    return False
+
+
+def token_chained_unaligned_view_loads(kernel) -> bool:
+    """The trigger reproduced on sm_90: a loop whose view loads are ordered through a token the loop
+    carries (a load takes the carried token, or an earlier load's, in the loop), where such a load's
+    view stands on a pointer with no div_by<16> assumption. (The lowering writes div_by<16> for every
+    buffer and carries no token past loads of buffers it does not write: none of its kernels reach it.)"""
+    from .ir import Val
+
+    defs = {i.dst: i for i in _walk(kernel.body) if isinstance(getattr(i, "dst", None), int)}
+    for loop in _walk(kernel.body):
+        if type(loop).__name__ not in ("ForLoop", "WhileLoop"):
+            continue
+        loads = [i for i in _walk(loop.body) if type(i).__name__ == "LoadViewTile"]
+        toks = set(loop.carried) | {i.tok_out for i in loads}
+        if any(isinstance(i.tok_in, Val) and i.tok_in.id in toks and not _aligned(i.view, defs) for i in loads):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Defect:
-    trigger: Callable[[frozenset[str]], bool] | None  # None: looked for, not reproduced
+    trigger: Callable[[object], bool] | None  # over an ir.Kernel; None: looked for, not reproduced
     workaround: tuple[str, ...]
     sentence: str  # assembler_defect's answer when trigger is set; else the record of the search
 
 
 # What was run to look for the 13.4.92 defect (docs/assembler-defect.md has the commands and tables).
 SEARCHED = (
-    "tools/defect_sweep.py on 2026-11-29: 176 layer-1 programs (one or more per Instr kind, 57 kinds) "
-    "and 19 library-kernel programs, assembled by tileiras 13.4.92 for sm_90, sm_100, sm_103, sm_107 "
-    "and sm_110 (sm_80, sm_86, sm_120 as controls) at its default level (-O3) and at --opt-level 0, "
-    "with no failure at the default level that -O0 avoids; and bench/spine_device.py on an H200 "
-    "(sm_90), where every library kernel gave the same answers, equal to torch, at -O0 and at -O3"
+    "tools/defect_sweep.py (2026-11-29): 196 layer-1 goldens (all 60 Instr kinds) and 41 programs of the 21 "
+    "library kernels (default size and a size with tails) assembled by tileiras 13.4.92 for sm_90, sm_100, "
+    "sm_103, sm_107 and sm_110 (sm_80, sm_86, sm_120 as controls) at its default level and at --opt-level 0: "
+    "no failure at the default level that -O0 avoids (one -O0-only crash, naming_nested_regions); "
+    "bench/spine_device.py on an H200 (sm_90): every library kernel equal to torch at -O0 and at -O3; "
+    "bench/defect_repro.py and tools/defect_device.py on the H200: 8192^3 f16 matmuls are wrong at -O3, -O2 "
+    "and -O1 and right at -O0 only when the K loop carries a token through the view loads and the pointers "
+    "have no div_by<16> assumption, at 128x256x64 tiles (right at 128x128x64)"
 )
-_SPEC_TARGETS_13_4_92 = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
+_REPRODUCED = ("gives wrong answers at its default level (also at -O1 and -O2; right at -O0) for a loop that "
+               "orders its view loads through a token it carries when the loaded pointers have no div_by<16> "
+               "assumption (seen on an H200 with 8192^3 f16 matmuls at 128x256x64 tiles)")
+_DEFECT_TARGETS_13_4_92 = ("sm_90", "sm_100", "sm_103", "sm_107", "sm_110")
 DEFECTS: dict[tuple[str, str], Defect] = {
     ("13.4.92", gpu): Defect(
-        None,
+        token_chained_unaligned_view_loads,
         ("--opt-level", "0"),
-        f"The spec's --opt-level 0 for tileiras 13.4.92 on {gpu} was looked for and not reproduced "
-        f"({SEARCHED}), so it is not applied; issue 6 and tests/test_assembler_defect.py track it.",
+        f"tileiras 13.4.92 for sm_90 {_REPRODUCED}, so kernels that reach that trigger are assembled with "
+        "--opt-level 0 and no others; issue 6 and tests/test_assembler_defect.py track it." if gpu == "sm_90" else
+        f"tileiras 13.4.92 for {gpu} is held, as the spec says, to the defect reproduced for sm_90, where it "
+        f"{_REPRODUCED.replace('gives', 'gave', 1)}, but no {gpu} device has run it, so kernels that reach the "
+        "same trigger get --opt-level 0 and no others; issue 6 and tests/test_assembler_defect.py track it.",
     )
-    for gpu in _SPEC_TARGETS_13_4_92
+    for gpu in _DEFECT_TARGETS_13_4_92
 }
 
 
 def assembler_defect(tileiras: str, gpu_name: str) -> str | None:
-    """Why arguments are added for tileiras version ``tileiras`` on ``gpu_name``: one sentence
-    naming the version, the target, the defect as reproduced and what tracks it; None where no
-    defect is reproduced for the combination (a search that found nothing is in ``SEARCHED``)."""
+    """Why arguments are added for tileiras version ``tileiras`` on ``gpu_name`` (to every kernel,
+    or to the kernels that reach the trigger): one sentence naming the version, the target, the
+    defect as reproduced and what tracks it; None where nothing is added (a search that found
+    nothing is recorded in ``SEARCHED``, not here)."""
     d = DEFECTS.get((tileiras, gpu_name))
     return d.sentence if d is not None and d.trigger is not None else None
-
-
-def _check_level(opt_level) -> str:
-    if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
-        raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
-    return str(int(opt_level))
 
 
 def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = None) -> list[str]:
@@ -170,11 +210,13 @@ def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = No
     workaround of any reproduced defect."""
     args = ["--gpu-name", gpu_name]
     if opt_level is not None:
-        return args + ["--opt-level", _check_level(opt_level)]
+        if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
+            raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
+        return args + ["--opt-level", str(int(opt_level))]
     d = DEFECTS.get((tileiras, gpu_name))
     if d is None or d.trigger is None:
         return args
-    if kernel is None or d.trigger is EVERY_KERNEL or d.trigger(instr_kinds(kernel)):
+    if kernel is None or d.trigger is EVERY_KERNEL or d.trigger(kernel):
         return args + list(d.workaround)
     return args
 
