@@ -117,13 +117,33 @@ def host_float(v) -> float:
     return float(v)
 
 
+def f64_to_f32_odd(x) -> np.ndarray:
+    """f64 values rounded to f32 toward zero with the last bit set where inexact (round to odd):
+    rounding that once more to any format of at most 22 significand bits is the correctly rounded
+    answer, where rounding through the nearest f32 would round twice (ml_dtypes converts an f64
+    into the narrow formats through f32)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = x.astype(np.float32)
+    yd = y.astype(np.float64)
+    inexact = (yd != x) & np.isfinite(x)
+    toward_zero = inexact & (np.abs(yd) > np.abs(x))
+    t = np.where(toward_zero, np.nextafter(y, np.float32(0)), y)
+    bits = t.view(np.uint32)
+    return np.where(inexact, bits | np.uint32(1), bits).astype(np.uint32).view(np.float32)
+
+
 def to_format(d: Dtype, values) -> np.ndarray:
-    """``values`` as an array of format ``d`` (nearest even for floats, wrapped for ints)."""
+    """``values`` as an array of format ``d`` (nearest even for floats, wrapped for ints); an f64
+    value is rounded once, correctly, into every format."""
     d = dtype(d)
     if d is TF32:
-        return _round_tf32(np.asarray(values, dtype=np.float64).astype(np.float32))
+        return _round_tf32(f64_to_f32_odd(np.asarray(values, dtype=np.float64)))
     if d.is_float:
-        return np.asarray(values, dtype=np.float64).astype(d.np_dtype)
+        x = np.asarray(values, dtype=np.float64)
+        if d.bits < 32:  # through f32 rounded to odd, so the narrow rounding is the only one
+            return f64_to_f32_odd(x).astype(d.np_dtype)
+        return x.astype(d.np_dtype)
     if d is I1:
         return (np.asarray(values).astype(np.int64) & 1).astype(np.bool_)
     arr = np.asarray(values)

@@ -226,11 +226,7 @@ def _float_arith():
     def rexpect(args, launch=0):
         return {3: _vec(lambda x, y, z: X.fma(x, y, z, "f64"), *(_f64(v) for v in args[:3]))}
 
-    cases.append(Case("fma_f64_range", rparams, rbody, rargs, (Out(3, EXACT),), expect=rexpect,
-                      defects={3: "the host's f64 fma (no math.fma before Python 3.13) takes the exact value as a "
-                                  "Fraction and float() of one beyond the range raises OverflowError: "
-                                  "fma(1.8e308, 2, -1.8e308) and every finite product past the range stop the run "
-                                  "where IEEE answers the rounded value or an infinity"}))
+    cases.append(Case("fma_f64_range", rparams, rbody, rargs, (Out(3, EXACT),), expect=rexpect))
     def zargs(n=64):
         r = C.rng(18)
         x = r.uniform(-4, 4, n)
@@ -240,10 +236,7 @@ def _float_arith():
         c[5:] = -(a[5:] * b[5:])  # exact cancellations answer +0: the lanes the host gets right
         return [a, b, c, np.zeros(n, np.float64)]
 
-    cases.append(Case("fma_f64_zero", rparams, rbody, zargs, (Out(3, EXACT),), expect=rexpect,
-                      defects={3: "the host's f64 fma rounds float(Fraction(a) * Fraction(b) + Fraction(c)), which "
-                                  "loses the sign of an exact zero: fma(0, -2.5, -0) answers +0 where IEEE answers "
-                                  "-0 (both addends are -0)"}))
+    cases.append(Case("fma_f64_zero", rparams, rbody, zargs, (Out(3, EXACT),), expect=rexpect))
     return Family("float_arith", "exact", "bit for bit (NaN payloads aside): add, sub, mul, div, fma and sqrt are "
                   "correctly rounded at nearest_even in the operands' format; fma rounds once", ("addf", "subf",
                   "mulf", "divf", "fma", "sqrt"), cases)
@@ -700,10 +693,7 @@ def _itof():
                          -(2**60 + 2**36 + 1), 2**63 - 1, -(2**63), 2**24 + 1, 12345678901234567], np.int64)
     spec = (("i32", "f32", i32_head), ("i32", "f64", i32_head), ("i32", "f16", i32_head), ("i32", "bf16", i32_head),
             ("i64", "f64", i64_head), ("i64", "f32", i64_head), ("i16", "f32", None), ("i8", "f16", None))
-    defects = {("i32", "bf16"): "the host rounds i32 -> f64 -> f32 -> bf16 (ml_dtypes goes through f32): twice, "
-                                "e.g. 2^24 + 2^16 + 1 answers 2^24 where the correctly rounded bf16 is 2^24 + 2^17",
-               ("i64", "f32"): "the host rounds i64 -> f64 -> f32: twice, e.g. 2^60 + 2^36 + 1 answers 2^60 where "
-                               "the correctly rounded f32 is 2^60 + 2^37"}
+    defects: dict = {}  # the host rounds once now (ops/convert.py _int_to_float)
     for k, (src, dst, head) in enumerate(spec):
         n = 256
         bits = C.np_of(src).itemsize * 8
@@ -736,10 +726,7 @@ def _ftoi():
                     np.float64)
     spec = (("f32", "i32", True), ("f64", "i32", True), ("f32", "i8", True), ("f32", "i16", True),
             ("f64", "i64", True), ("f32", "i64", True), ("f32", "i32", False), ("f64", "i32", False))
-    defects = {("f64", "i64", True): "saturating ftoi into i64 clips at float(2^63 - 1) = 2^63, which numpy casts "
-                                     "to INT64_MIN: +inf, 1e300 and 9.3e18 answer -2^63 where the top of the range "
-                                     "is 2^63 - 1 (the same holds from f32)",
-               ("f32", "i64", True): "as f64 -> i64: +inf and 3e38 answer -2^63, not 2^63 - 1"}
+    defects: dict = {}  # saturation reaches 2^63 - 1 now (ops/convert.py _float_to_int)
     for k, (src, dst, sat) in enumerate(spec):
         n = 256
         bits = C.np_of(dst).itemsize * 8
@@ -797,20 +784,7 @@ FTOF_SM90 = {
 FTOF_EXCLUDED = ("f8E8M0FNU", "f4E2M1FN")  # tileiras refuses both formats below sm_100
 
 # where the host reference disagrees with the correctly rounded conversion (tests xfail them)
-FTOF_DEFECTS = {
-    ("f64", "bf16", "nearest_even"): "ml_dtypes converts f64 -> bf16 through f32 (rounding twice): 1 + 2^-8 + "
-                                     "2^-40 answers 1, the correctly rounded bf16 is 1 + 2^-7",
-    ("f64", "f8E4M3FN", "nearest_even"): "ml_dtypes converts f64 -> f8E4M3FN through f32 (rounding twice)",
-    ("f64", "f8E5M2", "nearest_even"): "ml_dtypes converts f64 -> f8E5M2 through f32 (rounding twice)",
-    ("f64", "tf32", "nearest_even"): "the host rounds f64 -> f32 -> tf32 (twice)",
-    ("f64", "tf32", "zero"): "the host's directed rounding into tf32 steps one f32 unit, not one tf32 unit, "
-                             "and starts from a value rounded twice",
-    ("f32", "tf32", "zero"): "the host's directed rounding into tf32 steps one f32 unit (np.nextafter on the "
-                             "f32 lanes that hold tf32) and rounds back to nearest: 1 + 2^-11 + 2^-20 answers "
-                             "1 + 2^-10 where rounding toward zero gives 1",
-    ("f32", "tf32", "nearest_away"): "the host's nearest_away is nearest_even (its rule keeps the nearest value "
-                                     "on a tie): 1 + 2^-11 answers 1, ties away from zero give 1 + 2^-10",
-}
+FTOF_DEFECTS: dict = {}  # the host rounds f64 into every format once, and tf32 by its own units (ops/convert.py)
 
 
 def _ftof_corpus(src: str, n: int, salt: int) -> np.ndarray:

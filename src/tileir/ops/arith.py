@@ -305,7 +305,14 @@ def fma_exact(a, b, c, dtype: str):
         def one(x, y, z):
             if not all(map(math.isfinite, (x, y, z))):
                 return x * y + z
-            return float(Fraction(x) * Fraction(y) + Fraction(z))
+            exact = Fraction(x) * Fraction(y) + Fraction(z)
+            if exact == 0:  # IEEE: -0 only when the product and the addend are both -0 (nearest even)
+                p_neg = (math.copysign(1, x) * math.copysign(1, y)) < 0
+                return -0.0 if (x * y == 0 and z == 0 and p_neg and math.copysign(1, z) < 0) else 0.0
+            try:
+                return float(exact)  # int / int true division: correctly rounded
+            except OverflowError:
+                return math.inf if exact > 0 else -math.inf
 
         return np.vectorize(one, otypes=[np.float64])(a64, b64, c64)
     p = a64 * b64  # exact: each operand carries at most 24 significand bits

@@ -92,24 +92,79 @@ def _lower_convert(lw, op):
     lw.bind(op.res[0], ir.Val(dst))
 
 
+def _neighbour(v: np.ndarray, d, up: bool) -> np.ndarray:
+    """The next value of format ``d`` above (``up``) or below each lane of ``v`` (held in d's dtype)."""
+    if d.name == "tf32":  # tf32 lives in f32 lanes with 13 low bits zero: step by 2^13 in the pattern
+        bits = v.view(np.uint32).astype(np.int64)
+        neg = (bits >> 31) & 1
+        mag = bits & 0x7FFFFFFF
+        away = up != neg.astype(bool)  # up from a positive value (or down from a negative) grows it
+        zero = mag == 0
+        mag = np.where(away, mag + (1 << 13), np.where(zero, 1 << 13, mag - (1 << 13)))
+        neg = np.where(zero, 0 if up else 1, neg)
+        return ((neg << 31) | mag).astype(np.uint32).view(np.float32)
+    return np.nextafter(v, np.asarray(np.inf if up else -np.inf, dtype=v.dtype))
+
+
 def _round_mode(x: np.ndarray, d, mode: str) -> np.ndarray:
-    """``x`` (f64) rounded into format ``d`` by ``mode``: nearest even via ml_dtypes; the directed
-    modes by stepping the nearest value one unit toward the wanted side where it overshot."""
+    """``x`` (f64) rounded into format ``d`` by ``mode``: the correctly rounded nearest value, then
+    one step of d toward the wanted side where it landed on the wrong one; nearest_away moves a tie
+    to the neighbour farther from zero."""
     near = to_format(d, x)
     if mode == "nearest_even":
         return near
     back = near.astype(np.float64)
-    up = np.nextafter(near, np.asarray(np.inf, dtype=near.dtype)).astype(np.float64) if near.dtype != object else back
-    down = np.nextafter(near, np.asarray(-np.inf, dtype=near.dtype)).astype(np.float64)
+    up = _neighbour(near, d, True).astype(np.float64)
+    down = _neighbour(near, d, False).astype(np.float64)
+    fin = np.isfinite(x)
     if mode == "positive_inf":
-        out = np.where(back < x, up, back)
+        out = np.where(fin & (back < x), up, back)
     elif mode == "negative_inf":
-        out = np.where(back > x, down, back)
+        out = np.where(fin & (back > x), down, back)
     elif mode == "zero":
-        out = np.where(np.abs(back) > np.abs(x), np.where(x > 0, down, up), back)
-    else:  # nearest_away: ties away from zero
-        out = back
+        out = np.where(fin & (np.abs(back) > np.abs(x)), np.where(x > 0, down, up), back)
+    else:  # nearest_away: a tie goes to the neighbour farther from zero
+        other = np.where(x > back, up, down)
+        tie = fin & (x != back) & (np.abs(x - back) == np.abs(other - x))
+        out = np.where(tie & (np.abs(other) > np.abs(back)), other, back)
     return to_format(d, out)
+
+
+def _int_to_float(x: np.ndarray, t) -> np.ndarray:
+    """Signed integers into float format ``t``, rounded once: an i64 beyond 2^53 goes through a
+    round-to-odd f64 (its exact integer checked in Python), so the last rounding is the only one."""
+    x = np.asarray(x).astype(np.int64)
+    if np.all(np.abs(x.astype(np.float64)) < 2.0 ** 53):
+        return to_format(t, x.astype(np.float64))
+    if t.name == "f64":
+        return np.vectorize(lambda i: float(int(i)), otypes=[np.float64])(x)
+
+    def odd(i):
+        i = int(i)
+        r = float(i)  # nearest (Python's int -> float is correctly rounded)
+        if int(r) == i:
+            return r
+        tz = r if abs(int(r)) < abs(i) else np.nextafter(r, 0.0)
+        b = np.float64(tz).view(np.int64) | 1
+        return float(np.int64(b).view(np.float64))
+
+    return to_format(t, np.vectorize(odd, otypes=[np.float64])(x))
+
+
+def _float_to_int(v: np.ndarray, t, saturating: bool) -> np.ndarray:
+    """Truncation toward zero into integer format ``t``; out of range (and NaN) saturate: the plain
+    conversion's such lanes are undefined on the device, and the host answers the saturated value."""
+    lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    v = np.asarray(v, dtype=np.float64)
+    tr = np.trunc(v)
+    over = tr >= 2.0 ** (t.bits - 1)
+    under = tr < -(2.0 ** (t.bits - 1))
+    mid = ~(over | under | np.isnan(v))
+    out = np.zeros(v.shape, dtype=np.int64)
+    out[mid] = tr[mid].astype(np.int64)
+    out[over] = hi
+    out[under] = lo
+    return wrap_int(t, out)
 
 
 _FTOF_MODE = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
@@ -125,12 +180,9 @@ def _ref_convert(it, op):
     if name in FTOF_OPS:
         y = _round_mode(x.astype(np.float64), t, _FTOF_MODE[name])
     elif name == "itof":
-        y = to_format(t, x.astype(np.int64).astype(np.float64))
+        y = _int_to_float(x, t)
     elif name in ("ftoi", "ftoi_sat"):
-        v = x.astype(np.float64)
-        lo, hi = -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
-        tr = np.trunc(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo))
-        y = wrap_int(t, np.clip(tr, lo, hi).astype(np.int64))
+        y = _float_to_int(x, t, name == "ftoi_sat")
     elif name == "exti":
         y = wrap_int(t, x.astype(np.int64) & ((1 << f.bits) - 1))
     elif name == "extis":
