@@ -171,7 +171,9 @@ def assemble_many(items, arch: str, opt_level=None, workers: int | None = None) 
 def _evict(cubin: bytes) -> None:
     """Forget the loaded module of ``cubin`` (and its launchers) so the next launch loads it afresh:
     a module's globals start from their declared values only when it is loaded."""
-    from ..runtime import launch as L
+    import importlib
+
+    L = importlib.import_module("tileir.runtime.launch")  # the module (the package exports its launch function)
 
     key = hashlib.sha256(bytes(cubin)).hexdigest()
     with L._modules_lock:
