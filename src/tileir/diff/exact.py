@@ -101,6 +101,22 @@ def convert_float(x: float, fmt: str, mode: str = "nearest_even") -> float:
     return math.copysign(0.0, x) if v == 0 else v
 
 
+SATFINITE = ("f8E4M3FN", "f8E5M2")  # measured on the H200: ftof into these saturates at the largest finite
+THROUGH_F32 = ("tf32", "f8E4M3FN", "f8E5M2")  # measured: an f64 goes into these through the nearest f32
+
+
+def device_ftof(x: float, src: str, fmt: str, mode: str = "nearest_even") -> float:
+    """What the H200 answers for ftof (bench/results/diff_h200.json, 2026-11-29): one correct rounding
+    (convert_float), except that an f64 goes into tf32 and the 8-bit formats through the nearest f32
+    (two roundings), and a value past the 8-bit formats' range (an infinity included) saturates at the
+    largest finite value of its sign (PTX's satfinite) where IEEE answers an infinity or NaN."""
+    if src == "f64" and fmt in THROUGH_F32 and math.isfinite(x):
+        x = convert_float(x, "f32")
+    if fmt in SATFINITE and not math.isnan(x) and abs(x) > largest(fmt):
+        return math.copysign(largest(fmt), x)
+    return convert_float(x, fmt, mode)
+
+
 def convert_int(n: int, fmt: str) -> float:
     """An integer converted to ``fmt``, nearest even (itof)."""
     return round_fraction(Fraction(int(n)), fmt) if n else 0.0
@@ -173,5 +189,5 @@ def tdiv(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
-__all__ = ["FORMATS", "largest", "round_fraction", "convert_float", "convert_int", "fma", "fpowi", "wrap", "tdiv",
+__all__ = ["FORMATS", "largest", "round_fraction", "convert_float", "device_ftof", "convert_int", "fma", "fpowi", "wrap", "tdiv",
            "to_fmt_array"]

@@ -835,9 +835,9 @@ def _ftof():
                 x = ti.dtypes.to_format("tf32", _f64(x))
             return [x] + [np.zeros(n, _np("f32" if d == "tf32" else d)) for d, _ in outs_spec]
 
-        def expect(args, launch=0, outs_spec=outs_spec):
+        def expect(args, launch=0, outs_spec=outs_spec, src=src):
             x = _f64(args[0]).tolist()
-            return {j + 1: _in_fmt([X.convert_float(v, dst, mode) for v in x], dst)
+            return {j + 1: _in_fmt([X.device_ftof(v, src, dst, mode) for v in x], dst)
                     for j, (dst, mode) in enumerate(outs_spec)}
 
         outs = tuple(Out(j + 1, EXACT, labels=(f"{dst}/{mode}",), block=n) for j, (dst, mode) in enumerate(outs_spec))

@@ -370,6 +370,10 @@ def _ref_binaryf(it, op):
         else:  # a NaN operand answers the other operand
             f = np.fmax if name == "maxf" else np.fmin
         z = f(x, y)
+        # two zeros of opposite signs: max is +0 and min is -0 whichever comes first (measured on the
+        # H200, IEEE 754-2019's maximum / minimum; numpy answers one of the operands)
+        zeros = (x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))
+        z = np.where(zeros, 0.0 if name == "maxf" else -0.0, z)
     elif name in ("pow", "atan2"):
         z = _BIN[name](np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64))
     else:
