@@ -189,5 +189,6 @@ def tdiv(a: int, b: int) -> int:
     return q if (a < 0) == (b < 0) else -q
 
 
-__all__ = ["FORMATS", "largest", "round_fraction", "convert_float", "device_ftof", "convert_int", "fma", "fpowi", "wrap", "tdiv",
+__all__ = ["FORMATS", "largest", "round_fraction", "convert_float", "device_ftof", "convert_int", "fma", "fpowi",
+           "wrap", "tdiv",
            "to_fmt_array"]
