@@ -17,3 +17,13 @@ from .transpose import transpose  # noqa: E402
 
 __all__ += ["layernorm", "rmsnorm", "attention", "bmm", "transpose", "block_sum", "block_max", "vector_sum",
             "vector_max", "conv1d"]
+
+# the third batch: atomics, scans across blocks, integer mma (tests/test_kernels_extra.py)
+from .histogram import histogram  # noqa: E402
+from .matmul import tile_for  # noqa: E402
+from .matmul_i8 import matmul_i8  # noqa: E402
+from .prefix_sum import add_offsets, prefix_sum, scan_blocks, scan_totals  # noqa: E402
+from .recurrence import recurrence, recurrence_apply, recurrence_blocks, recurrence_totals  # noqa: E402
+
+__all__ += ["histogram", "matmul_i8", "tile_for", "prefix_sum", "scan_blocks", "scan_totals", "add_offsets",
+            "recurrence", "recurrence_blocks", "recurrence_totals", "recurrence_apply"]

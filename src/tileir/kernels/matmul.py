@@ -112,6 +112,17 @@ def _size(s):
     return (s, s, s) if isinstance(s, int) else tuple(s)
 
 
+def tile_for(kernel, m: int, n: int, k: int, gpu: str | None = None) -> dict:
+    """The tiles {tm, tn, tk} ``autotune.best`` answers for an m x n x k product of ``kernel`` (a
+    name or a KernelFn) on ``gpu`` (this machine's when None): the tune cache's winner for the
+    shape bucket, else the committed default table's; {} where neither has one (no GPU here, or
+    a target with no entry), and the kernel's own defaults then apply."""
+    from ..autotune import best
+
+    got = best(kernel, gpu, m=m, n=n, k=k) or {}
+    return {t: int(got[t]) for t in ("tm", "tn", "tk") if t in got}
+
+
 def _case(name, kern, fmt, rtol, atol):
     npd = dtype(fmt).np
 
@@ -124,10 +135,12 @@ def _case(name, kern, fmt, rtol, atol):
     def expected(args):
         return args[0].astype(np.float64) @ args[1].astype(np.float64)
 
-    cfg = {"m": 0, "n": 0, "k": 0}
+    def config(s):  # the tiles: autotune's (the cache, else the default table), else the kernel's defaults
+        m, n, k = _size(s)
+        return dict({"m": m, "n": n, "k": k}, **tile_for(name, m, n, k))
+
     return register(Case(name, kern, f"C = A @ B, {dtype(fmt).name} operands, f32 accumulate, any M N K",
-                         (200, 136, 300), lambda s: dict(cfg, **dict(zip("mnk", _size(s)))), inputs, expected,
-                         output=2, rtol=rtol, atol=atol))
+                         (200, 136, 300), config, inputs, expected, output=2, rtol=rtol, atol=atol))
 
 
 _case("matmul_f16", matmul_f16, F16, 1e-2, 2e-2)

@@ -1,0 +1,351 @@
+"""``tileir.autotune``: time candidate configurations of a kernel on the GPU, keep the fastest
+whose answer agrees, and remember it on disk.
+
+    from tileir import autotune
+    from tileir.kernels import matmul_f16
+
+    cands = [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 128, "tn": 128, "tk": 32}, {"tm": 64, "tn": 128, "tk": 64}]
+    win = autotune.tune(matmul_f16, cands, [a, b, c], m=8192, n=8192, k=8192)   # torch CUDA tensors
+    autotune.best("matmul_f16", "sm_90", m=8192, n=8192, k=8192)                 # == win, from the cache
+
+``tune`` runs every candidate once and reads back what it writes (the parameters marked Out or
+Shared, or every buffer of a kernel without markers), restoring those buffers before each run
+so a kernel that adds into its output (a histogram) is compared fairly; a candidate whose answer
+differs from the first candidate's beyond ``rtol`` / ``atol`` is not eligible, and one that
+refuses (a tile the recording or tileiras rejects) is skipped. It then times each with CUDA
+events through torch (warm-up, then the median of ``reps`` launches) and answers the fastest
+eligible candidate, written to the cache under its key.
+
+The key is (the GPU, the kernel's name, the shape bucket): the GPU named by its target, sm_XY,
+what tileiras' ``--gpu-name`` takes; the bucket is the configuration ``tune`` was given besides
+the candidates (``best`` the same), with each integer (a size) rounded up to a power of two and
+every other value -- a format such as ``fmt="f16"``, a flag such as ``causal`` -- kept as it is, so
+the formats are in the key through the configuration or the kernel's name (matmul_f16).
+
+``best(kernel, gpu, **config)`` answers the cache's winner for that key, else the most specific
+entry of the committed default table (``src/tileir/data/tune_defaults.json``, one list of
+entries per target, each with the measurement it comes from), else None. The cache is the JSON
+file ``tune.json`` in ``$TILEIR_CACHE_DIR``, or ``~/.cache/tileir/tune.json``.
+
+The timing needs a GPU and torch; without them ``tune`` refuses, unless both ``run`` (a
+candidate's answer) and ``timer`` (its time) are given, which is how the choice is tested on a
+CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from .errors import TileirError
+
+DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
+
+__all__ = ["tune", "best", "bucket", "cache_key", "cache_path", "read_cache", "defaults", "cuda_event_timer",
+           "DEFAULTS_FILE"]
+
+
+# ---- keys ----------------------------------------------------------------------------------------
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
+def bucket(config: dict) -> dict:
+    """The shape bucket of a configuration: each int (not bool) rounded up to a power of two, every
+    other value as it is."""
+    return {k: _pow2_at_least(v) if isinstance(v, int) and not isinstance(v, bool) else v
+            for k, v in sorted(config.items())}
+
+
+def _name(kernel) -> str:
+    return kernel if isinstance(kernel, str) else kernel.name
+
+
+def cache_key(gpu: str, kernel, config: dict) -> str:
+    """The cache's key for ``kernel`` (a name or a KernelFn) on ``gpu`` under ``config``."""
+    return json.dumps([gpu, _name(kernel), bucket(config)], sort_keys=True, separators=(",", ":"))
+
+
+# ---- the cache and the default table -------------------------------------------------------------
+
+
+def cache_path() -> Path:
+    """``$TILEIR_CACHE_DIR/tune.json``, or ``~/.cache/tileir/tune.json``."""
+    env = os.environ.get("TILEIR_CACHE_DIR")
+    return (Path(env) if env else Path.home() / ".cache" / "tileir") / "tune.json"
+
+
+_read_memo: dict = {}
+
+
+def read_cache(path: Path | None = None) -> dict:
+    """The cache's entries by key ({} where there is no file or it cannot be read)."""
+    path = Path(path) if path is not None else cache_path()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return {}
+    got = _read_memo.get(path)
+    if got is not None and got[0] == stamp:
+        return got[1]
+    try:
+        data = json.loads(path.read_text())
+        entries = data["entries"] if isinstance(data, dict) and isinstance(data.get("entries"), dict) else {}
+    except (OSError, ValueError):
+        entries = {}
+    _read_memo[path] = (stamp, entries)
+    return entries
+
+
+def _write_entry(key: str, entry: dict, path: Path | None = None) -> None:
+    """Add one entry, written atomically (a temp file beside it, then os.replace). A cache that
+    cannot be written is not an error, only a slower next time."""
+    path = Path(path) if path is not None else cache_path()
+    entries = dict(read_cache(path))
+    entries[key] = entry
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": 1, "entries": entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError:
+        pass
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    _read_memo.pop(path, None)
+
+
+_defaults_memo: list = []
+
+
+def defaults() -> list[dict]:
+    """The committed default table's entries: {"gpu", "kernel", "when", "config", "measured"}."""
+    if not _defaults_memo:
+        try:
+            data = json.loads(DEFAULTS_FILE.read_text())
+            _defaults_memo.append(list(data.get("entries", [])))
+        except (OSError, ValueError):
+            _defaults_memo.append([])
+    return _defaults_memo[0]
+
+
+def _from_defaults(name: str, gpu: str, config: dict) -> dict | None:
+    """The most specific default entry for (gpu, name) whose ``when`` holds for ``config`` (every
+    key in it present with that value); the first of equally specific ones."""
+    found, most = None, -1
+    for e in defaults():
+        if e.get("gpu") != gpu or e.get("kernel") != name:
+            continue
+        when = e.get("when", {})
+        if all(k in config and config[k] == v for k, v in when.items()) and len(when) > most:
+            found, most = e, len(when)
+    return dict(found["config"]) if found is not None else None
+
+
+_gpu_memo: list = []
+
+
+def this_gpu() -> str | None:
+    """sm_XY of this machine's GPU 0, or None where there is none (asked once)."""
+    if not _gpu_memo:
+        from .assemble import gpu_name_of_device
+
+        _gpu_memo.append(gpu_name_of_device())
+    return _gpu_memo[0]
+
+
+def best(kernel, gpu: str | None = None, **config) -> dict | None:
+    """The configuration to use for ``kernel`` (a name or a KernelFn) on ``gpu`` (sm_XY; this
+    machine's when None) under ``config``: the cache's winner for its shape bucket, else the default
+    table's, else None (where there is no GPU and none is named, None)."""
+    gpu = gpu or this_gpu()
+    if gpu is None:
+        return None
+    name = _name(kernel)
+    hit = read_cache().get(cache_key(gpu, name, config))
+    if hit is not None and isinstance(hit.get("config"), dict):
+        return dict(hit["config"])
+    return _from_defaults(name, gpu, config)
+
+
+# ---- timing --------------------------------------------------------------------------------------
+
+
+def cuda_event_timer(call: Callable[[], None], config: dict | None = None, *, reps: int = 20,
+                     warmup: int = 3) -> float:
+    """Milliseconds per launch of ``call``: ``warmup`` launches, then the median of ``reps``, each
+    between two CUDA events on torch's current stream."""
+    import torch
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        call()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def _torch_or_refuse():
+    why = None
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            why = "torch sees no CUDA device"
+    except ImportError:
+        torch, why = None, "torch is not installed (the timing uses its CUDA events)"
+    if why is None and this_gpu() is None:
+        why = "the CUDA driver reports no GPU"
+    if why is not None:
+        raise TileirError(f"tune times candidates on the GPU, and there is none here: {why}",
+                          what="autotune", fix="run it where there is a GPU, or give run= and timer= "
+                          "to choose among answers and timings you supply; best(...) reads the cache and the "
+                          "default table anywhere")
+    return torch
+
+
+def _to_device(a, torch):
+    if isinstance(a, np.ndarray):
+        if str(a.dtype) == "bfloat16":
+            return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16).cuda()
+        return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+    return a
+
+
+def _to_host(a) -> np.ndarray:
+    if hasattr(a, "detach"):  # torch
+        t = a.detach()
+        if t.dtype.is_floating_point and t.element_size() < 4:
+            t = t.float()
+        return t.cpu().numpy()
+    if hasattr(a, "get"):  # cupy
+        return np.asarray(a.get())
+    return np.asarray(a)
+
+
+def _written(kernel_fn, cfg) -> list[int]:
+    """The positions of the parameters a kernel may write: Out and Shared markers, and every buffer
+    of a kernel declared with ByPtr."""
+    from .markers import Marker, kparam_of
+
+    out = []
+    for i, m in enumerate(kernel_fn.markers(kernel_fn.config(**cfg))):
+        if isinstance(m, Marker):
+            if m.role in ("Out", "Shared"):
+                out.append(i)
+        elif kparam_of(m).by_ptr:
+            out.append(i)
+    return out
+
+
+def _agrees(got, want, rtol, atol) -> bool:
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape:
+            return False
+        if not np.allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True):
+            return False
+    return True
+
+
+def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None, timer: Callable | None = None,
+         rtol: float = 1e-2, atol: float = 1e-2, gpu: str | None = None, save: bool = True, reps: int = 20,
+         warmup: int = 3, results: list | None = None, **config) -> dict:
+    """The fastest of ``candidates`` (dicts of configuration, e.g. tiles) for ``kernel_fn`` on
+    ``args`` under ``config`` whose answer equals the first working candidate's within ``rtol`` /
+    ``atol``; remembered in the cache (``save``) under (gpu, kernel name, bucket(config)).
+
+    ``args``: the launch's arguments (torch / cupy CUDA arrays; numpy arrays are copied to the GPU
+    once). ``run(cfg) -> [arrays]``: a candidate's answer (default: launch it on the GPU with the
+    written buffers restored first, and read them back). ``timer(call, cfg) -> ms``: its time
+    (default: ``cuda_event_timer`` of a launch, ``reps`` and ``warmup``). Both given, no GPU is
+    needed (``gpu`` names the target the answer is kept under, this machine's by default; nothing is
+    kept without one).
+    ``results``: a list that gets one record per candidate {"config", "ok", "ms", "error"}. On the
+    GPU the written buffers end holding the winner's answer."""
+    if not candidates:
+        raise TileirError("tune wants at least one candidate configuration", what="autotune")
+    taken = set(candidates[0]) & set(config)
+    if taken:
+        raise TileirError(f"{', '.join(sorted(taken))} is both a candidate's and the fixed configuration",
+                          what="autotune", fix="leave the tuned keys out of the fixed configuration")
+    device = run is None or timer is None
+    if device:
+        torch = _torch_or_refuse()
+        dev_args = [_to_device(a, torch) for a in args]
+        written = _written(kernel_fn, dict(config, **candidates[0]))
+        initial = {i: dev_args[i].clone() for i in written}
+
+        def launch(cfg, sync):
+            kernel_fn(*dev_args, stream=torch.cuda.current_stream(), sync=sync, **cfg)
+
+        def device_run(cfg):
+            for i in written:
+                dev_args[i].copy_(initial[i])
+            launch(cfg, True)
+            return [_to_host(dev_args[i]) for i in written]
+
+        run = run or device_run
+        if timer is None:
+            def timer(call, cfg):
+                return cuda_event_timer(call, cfg, reps=reps, warmup=warmup)
+    else:
+        def launch(cfg, sync):  # the injected timer's call: nothing runs unless it calls it
+            kernel_fn(*args, **cfg)
+
+    gpu = gpu or this_gpu()
+    reference, records = None, []
+    for cand in candidates:
+        cfg = dict(config, **cand)
+        rec = {"config": dict(cand), "ok": False, "ms": None, "error": None}
+        records.append(rec)
+        try:
+            got = [_to_host(a) for a in run(cfg)]
+        except TileirError as e:  # a candidate the recording or tileiras refuses
+            rec["error"] = str(e)
+            continue
+        if reference is None:
+            reference = got
+        elif not _agrees(got, reference, rtol, atol):
+            rec["error"] = "its answer differs from the first candidate's"
+            continue
+        rec["ok"] = True
+        rec["ms"] = float(timer(lambda cfg=cfg: launch(cfg, False), cfg))
+    if results is not None:
+        results.extend(records)
+    ok = [r for r in records if r["ok"]]
+    if not ok:
+        why = "; ".join(f"{r['config']}: {r['error']}" for r in records)
+        raise TileirError(f"no candidate ran: {why}", kernel=_name(kernel_fn), what="autotune")
+    win = min(ok, key=lambda r: r["ms"])
+    if device:
+        device_run(dict(config, **win["config"]))  # leave the winner's answer in the buffers
+    if save and gpu:
+        _write_entry(cache_key(gpu, kernel_fn, config), {
+            "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(config), "config": win["config"],
+            "ms": win["ms"], "candidates": len(candidates), "date": time.strftime("%Y-%m-%d")})
+    return dict(win["config"])

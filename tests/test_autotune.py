@@ -1,0 +1,227 @@
+"""tileir.autotune on the CPU: the shape buckets and keys, the cache on disk, the committed default
+table and the measurements it cites, the choice among answers and timings given to it, the library
+matmuls taking their tiles from it, and the refusal to time where there is no GPU."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tileir import autotune
+from tileir.errors import TileirError
+from tileir.kernels import CASES, conv1d, histogram, matmul_f16, matmul_i8, tile_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    return tmp_path / "tune.json"
+
+
+@pytest.fixture
+def on(monkeypatch):
+    """Pretend this machine's GPU is the named target (for best() without a gpu argument)."""
+
+    def set_gpu(gpu):
+        monkeypatch.setattr(autotune, "this_gpu", lambda: gpu)
+
+    return set_gpu
+
+
+# ---- keys ----------------------------------------------------------------------------------------
+
+
+def test_the_bucket_rounds_sizes_up_to_powers_of_two_and_keeps_the_rest():
+    assert autotune.bucket({"m": 200, "n": 136, "k": 300}) == {"k": 512, "m": 256, "n": 256}
+    assert autotune.bucket({"s": 4096, "d": 128, "causal": True, "fmt": "bf16", "scale": None}) == {
+        "causal": True, "d": 128, "fmt": "bf16", "s": 4096, "scale": None}
+    assert autotune.bucket({"a": 0, "b": 1, "c": 2, "d": 3, "e": 1025}) == {"a": 1, "b": 1, "c": 2, "d": 4, "e": 2048}
+
+
+def test_keys_share_a_bucket_and_part_on_gpu_kernel_sizes_and_formats():
+    key = autotune.cache_key
+    assert key("sm_90", "matmul_f16", {"m": 200, "n": 136, "k": 300}) == key("sm_90", matmul_f16,
+                                                                             {"k": 257, "n": 129, "m": 256})
+    base = key("sm_90", "attention", {"s": 500, "d": 64, "fmt": "f16"})
+    for other in (key("sm_80", "attention", {"s": 500, "d": 64, "fmt": "f16"}),
+                  key("sm_90", "bmm", {"s": 500, "d": 64, "fmt": "f16"}),
+                  key("sm_90", "attention", {"s": 600, "d": 64, "fmt": "f16"}),
+                  key("sm_90", "attention", {"s": 500, "d": 64, "fmt": "bf16"})):
+        assert other != base
+
+
+def test_the_cache_lives_in_tileir_cache_dir_or_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    assert autotune.cache_path() == tmp_path / "tune.json"
+    monkeypatch.delenv("TILEIR_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert autotune.cache_path() == tmp_path / ".cache" / "tileir" / "tune.json"
+
+
+# ---- the default table ---------------------------------------------------------------------------
+
+
+def test_the_default_table_for_sm90():
+    best = autotune.best
+    for size in ((64, 64, 64), (8192, 8192, 8192), (1, 7, 65)):
+        cfg = dict(zip("mnk", size))
+        assert best("matmul_f16", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 64}
+        assert best("matmul_bf16", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 64}
+        assert best("matmul_tf32", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 32}
+    assert best("attention", "sm_90", s=4096, d=128, causal=True) == {"bq": 128, "bk": 64}
+    # d 64 has no committed measurement, so the table holds no entry for it
+    assert best("attention", "sm_90", s=200, d=64, fmt="bf16") is None
+    assert best("attention", "sm_90", s=200, d=32) is None
+    assert best("matmul_f16", "sm_80", m=64, n=64, k=64) is None
+    assert best("matmul_i8", "sm_90", m=64, n=64, k=64) is None
+
+
+def test_the_default_table_cites_measurements_that_say_so():
+    data = json.loads(autotune.DEFAULTS_FILE.read_text())
+    src = data["source"]
+    for f in ("bench/results/matmul_sweep_h200.json", "bench/results/h200.json"):
+        assert f in src and (ROOT / f).exists(), f
+    sweep = json.loads((ROOT / "bench/results/matmul_sweep_h200.json").read_text())["results"]
+    for kernel, tflops in (("matmul_f16", 568.6), ("matmul_bf16", 601.5)):
+        rows = [r for r in sweep if r["kernel"] == kernel]
+        fastest = max(rows, key=lambda r: r["tflops"])
+        assert fastest["tiles"] == [128, 128, 64] and fastest["tflops"] == tflops
+        (entry,) = [e for e in data["entries"] if e["kernel"] == kernel]
+        assert [entry["config"][t] for t in ("tm", "tn", "tk")] == fastest["tiles"]
+    h200 = {r["workload"]: r for r in json.loads((ROOT / "bench/results/h200.json").read_text())}
+    assert h200["matmul_tf32_4096"]["tileir_config"] == {"tm": 128, "tn": 128, "tk": 32}
+    assert h200["fmha_f16_b4h32s4096d128"]["tileir_config"]["bq"] == 128
+    # every entry cites a results file
+    assert all("bench/results/" in e["measured"] for e in data["entries"])
+
+
+def test_best_without_a_gpu_answers_none(cache, on):
+    on(None)
+    assert autotune.best("matmul_f16", m=64, n=64, k=64) is None
+    on("sm_90")
+    assert autotune.best("matmul_f16", m=64, n=64, k=64) == {"tm": 128, "tn": 128, "tk": 64}
+
+
+# ---- the choice, with answers and timings given ---------------------------------------------------
+
+
+def _fake(times, answers=None, refuse=()):
+    seen = []
+
+    def run(cfg):
+        seen.append(cfg)
+        if cfg["tm"] in refuse:
+            raise TileirError("tile refused")
+        return [np.full(4, (answers or {}).get(cfg["tm"], 1.0), np.float32)]
+
+    def timer(call, cfg):
+        return times[cfg["tm"]]
+
+    return run, timer, seen
+
+
+def test_tune_picks_the_fastest_agreeing_candidate_and_remembers_it(cache):
+    cands = [{"tm": 128, "tk": 64}, {"tm": 64, "tk": 64}, {"tm": 32, "tk": 32}, {"tm": 256, "tk": 64},
+             {"tm": 16, "tk": 16}]
+    run, timer, seen = _fake({128: 2.0, 64: 1.5, 32: 0.5, 256: 0.1, 16: 1.0}, answers={32: 1.5}, refuse=(256,))
+    results = []
+    win = autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", results=results,
+                        m=1000, n=1000, k=1000)
+    # 256 is the fastest but refused, 32 faster still than 16 but its answer differs
+    assert win == {"tm": 16, "tk": 16}
+    assert [r["ok"] for r in results] == [True, True, False, False, True]
+    assert "differs" in results[2]["error"] and "refused" in results[3]["error"]
+    assert all(c["m"] == 1000 and c["n"] == 1000 for c in seen)
+    entries = json.loads(cache.read_text())["entries"]
+    (entry,) = entries.values()
+    assert entry["config"] == win and entry["ms"] == 1.0 and entry["bucket"] == {"k": 1024, "m": 1024, "n": 1024}
+    # the cache now answers for the whole bucket, ahead of the default table; other buckets keep the table
+    assert autotune.best("matmul_f16", "sm_90", m=600, n=1024, k=513) == win
+    assert autotune.best("matmul_f16", "sm_90", m=2000, n=1000, k=1000) == {"tm": 128, "tn": 128, "tk": 64}
+    assert autotune.best("matmul_f16", "sm_80", m=1000, n=1000, k=1000) is None
+
+
+def test_the_tolerance_decides_agreement(cache):
+    cands = [{"tm": 128}, {"tm": 64}]
+    run, timer, _ = _fake({128: 2.0, 64: 1.0}, answers={64: 1.0 + 1e-4})
+    assert autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", m=8, n=8, k=8) == {"tm": 64}
+    assert autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", rtol=0, atol=1e-6,
+                         m=8, n=8, k=8) == {"tm": 128}
+
+
+def test_tune_refuses_when_no_candidate_runs_and_keeps_nothing_without_a_gpu_name(cache, on):
+    on(None)
+    run, timer, _ = _fake({128: 1.0, 64: 2.0}, refuse=(128, 64))
+    with pytest.raises(TileirError, match="no candidate ran"):
+        autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, gpu="sm_90", m=8, n=8, k=8)
+    run, timer, _ = _fake({128: 1.0, 64: 2.0})
+    assert autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, m=8, n=8, k=8) == {"tm": 128}
+    assert not cache.exists()
+    with pytest.raises(TileirError, match="both a candidate"):
+        autotune.tune(matmul_f16, [{"m": 8}], [], run=run, timer=timer, m=8, n=8, k=8)
+
+
+def test_tune_with_the_host_reference_as_the_answer(cache):
+    # real answers (the host reference at three tile shapes), fake timings
+    case = CASES["matmul_f16"]
+    size = (70, 40, 100)
+    args = case.inputs(size, np.random.default_rng(0))
+
+    def run(cfg):
+        c = np.zeros_like(args[2])
+        matmul_f16.run_host(args[0], args[1], c, **cfg)
+        return [c]
+
+    cands = [{"tm": 64, "tn": 64, "tk": 32}, {"tm": 32, "tn": 64, "tk": 64}, {"tm": 128, "tn": 32, "tk": 16}]
+    times = {64: 3.0, 32: 1.0, 128: 2.0}
+    results = []
+    win = autotune.tune(matmul_f16, cands, args, run=run, timer=lambda call, cfg: times[cfg["tm"]], gpu="sm_90",
+                        results=results, m=70, n=40, k=100)
+    assert win == {"tm": 32, "tn": 64, "tk": 64} and all(r["ok"] for r in results)
+    assert tile_for("matmul_f16", 70, 40, 100, gpu="sm_90") == win
+
+
+def test_a_damaged_cache_reads_as_empty(cache):
+    cache.write_text("{not json")
+    assert autotune.read_cache() == {}
+    assert autotune.best("matmul_bf16", "sm_90", m=8, n=8, k=8) == {"tm": 128, "tn": 128, "tk": 64}
+
+
+def test_tune_refuses_to_time_without_a_gpu(on):
+    on(None)
+    with pytest.raises(TileirError, match="there is none here"):
+        autotune.tune(matmul_f16, [{"tm": 128}], [], m=8, n=8, k=8)
+    with pytest.raises(TileirError, match="there is none here"):  # an answer alone is not a timing
+        autotune.tune(matmul_f16, [{"tm": 128}], [], run=lambda cfg: [], m=8, n=8, k=8)
+
+
+def test_the_buffers_a_kernel_writes():
+    assert autotune._written(matmul_f16, {"m": 8, "n": 8, "k": 8}) == [2]
+    assert autotune._written(matmul_i8, {"m": 8, "n": 8, "k": 8}) == [2]
+    assert autotune._written(histogram, {"bins": 4}) == [1]
+    assert autotune._written(conv1d, {"width": 3}) == [2]
+
+
+# ---- the library takes its tiles from it ---------------------------------------------------------
+
+
+def test_the_matmul_cases_take_their_tiles_from_best(cache, on):
+    case = CASES["matmul_f16"]
+    on(None)  # no GPU: no tiles, the kernel's own defaults
+    assert case.config((200, 136, 300)) == {"m": 200, "n": 136, "k": 300}
+    assert tile_for(matmul_f16, 200, 136, 300) == {}
+    on("sm_90")  # the default table: the same tiles the kernel defaults to
+    cfg = case.config((200, 136, 300))
+    assert cfg == {"m": 200, "n": 136, "k": 300, "tm": 128, "tn": 128, "tk": 64}
+    assert matmul_f16.config(**cfg) == matmul_f16.config(m=200, n=136, k=300)
+    assert CASES["matmul_tf32"].config(64)["tk"] == 32
+    assert "tm" not in CASES["matmul_i8"].config(64)  # no entry: the kernel's defaults
+    # a tuned winner for the bucket wins, and only the tile keys are taken
+    run, timer, _ = _fake({64: 1.0, 128: 2.0})
+    autotune.tune(matmul_f16, [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 64, "tn": 128, "tk": 32}], [], run=run,
+                  timer=timer, m=200, n=136, k=300)
+    assert case.config((250, 150, 400)) == {"m": 250, "n": 150, "k": 400, "tm": 64, "tn": 128, "tk": 32}
+    assert case.kernel is matmul_f16 and matmul_f16.static["tm"] == 128  # the kernel's defaults are untouched

@@ -1,0 +1,183 @@
+"""The third batch of library kernels (histogram, prefix sum, linear recurrence, i8 matmul): each on
+the host reference against an independent numpy reference on shapes with tails (bit-exact where
+the kernel is exact, the module's stated bound where it is not), and layer 1 for each kernel
+(tileirdisasm of our bytes == render_kernel at every bytecode version; tileiras assembles for sm_90)."""
+
+import numpy as np
+import pytest
+
+import tileir.assemble as asm
+from tests.test_kernels_more import At, run_host
+from tileir.kernels import (
+    CASES,
+    add_offsets,
+    histogram,
+    matmul_i8,
+    prefix_sum,
+    recurrence,
+    recurrence_apply,
+    recurrence_blocks,
+    recurrence_totals,
+    scan_blocks,
+    scan_totals,
+)
+from tileir.kernels.recurrence import reference
+from tileir.render import normalise
+
+SIZES = {
+    "histogram": [1, (5, 3), (3000, 17), (100_003, 256), At((5000, 64), {"tile": 256})],
+    "prefix_sum_f32": [1, 1000, 1024, 1025, 100_003, At(5000, {"tile": 32}), At(4096, {"tile": 64})],
+    "prefix_sum_i32": [1, 3001, 100_003, At(5000, {"tile": 32}), At(2049, {"tile": 1024})],
+    "recurrence": [1, 1023, 3000, At(3001, {"tile": 32}), At(2048, {"tile": 64})],
+    "matmul_i8": [(64, 64, 64), (200, 136, 300), (1, 7, 65), At((130, 70, 100), {"tm": 64, "tn": 32, "tk": 32})],
+}
+
+
+def _unpack(s):
+    return (s.size, s.extra) if isinstance(s, At) else (s, {})
+
+
+@pytest.mark.parametrize("name,at", [(n, s) for n, ss in SIZES.items() for s in ss], ids=repr)
+def test_kernel_matches_numpy_on_the_host(name, at):
+    size, extra = _unpack(at)
+    err, ok = run_host(CASES[name], size, extra)
+    assert ok, f"{name} {at}: max error {err}"
+
+
+def test_exact_cases_are_bit_exact_and_the_others_state_a_tolerance():
+    for name in ("histogram", "prefix_sum_i32", "matmul_i8"):
+        assert CASES[name].rtol == 0 and CASES[name].atol == 0, name
+    assert CASES["prefix_sum_f32"].rtol == 2e-4
+    assert CASES["recurrence"].atol == 1e-3
+
+
+# ---- histogram ----------------------------------------------------------------------------------
+
+
+def test_histogram_adds_into_the_counts_and_ignores_values_outside():
+    x = np.array([0, 3, 3, -1, 4, 5, 2**31 - 1, -(2**31), 3, 1], np.int32)
+    counts = np.array([10, 0, 0, 0], np.int32)
+    histogram.run_host(x, counts, len(x), bins=4, tile=4)
+    assert counts.tolist() == [11, 1, 0, 3]
+    # only the first n elements count
+    counts = np.zeros(4, np.int32)
+    histogram.run_host(x, counts, 3, bins=4, tile=4)
+    assert counts.tolist() == [1, 0, 0, 2]
+
+
+def test_histogram_records_once_for_every_length():
+    progs = {id(histogram.program(**CASES["histogram"].config((n, 256)))) for n in (1, 1000, 10**6)}
+    assert len(progs) == 1
+    assert histogram.grid(None, None, 1025, bins=256) == (2,)
+
+
+# ---- prefix sum ---------------------------------------------------------------------------------
+
+
+def test_prefix_sum_f32_of_whole_numbers_is_exact_across_blocks():
+    # every partial sum is an integer below 2^24: any order gives the same f32
+    x = np.random.default_rng(5).integers(-8, 9, 5003).astype(np.float32)
+    for tile in (16, 1024):  # 313 blocks, so scan_totals walks 20 tiles of totals; and 5 blocks
+        y = prefix_sum(x, tile=tile)
+        assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.float32)), tile
+
+
+def test_prefix_sum_i32_wraps_and_leaves_the_input():
+    x = np.full(3000, 2**30, np.int32)
+    keep = x.copy()
+    y = prefix_sum(x, tile=256)
+    assert y.dtype == np.int32 and np.array_equal(x, keep)
+    assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.int32))
+    assert prefix_sum(np.zeros(0, np.int32)).shape == (0,)
+
+
+def test_prefix_sum_refuses_other_formats():
+    from tileir.errors import TileirError
+
+    with pytest.raises(TileirError, match="f32 or i32"):
+        prefix_sum(np.zeros(8, np.float64))
+
+
+# ---- recurrence ---------------------------------------------------------------------------------
+
+
+def test_recurrence_of_unit_coefficients_is_exact_across_blocks():
+    # a in {-1, 0, 1}, x small integers: every h is an integer below 2^24, so any order is exact
+    rng = np.random.default_rng(2)
+    n = 3001
+    a = rng.choice(np.array([-1, 0, 1, 1, 1], np.float32), n)
+    x = rng.integers(-4, 5, n).astype(np.float32)
+    want = reference(a, x)
+    for tile in (32, 1024):
+        h = recurrence(a, x, tile=tile)
+        assert np.array_equal(h, want.astype(np.float32)), tile
+
+
+def test_recurrence_is_within_its_stated_bound():
+    case = CASES["recurrence"]
+    rng = np.random.default_rng(11)
+    n, tile = 2500, 64
+    a, x, _ = case.inputs(n, rng)
+    h = recurrence(a, x, tile=tile)
+    want = reference(a, x)
+    # S(t) = sum_k |P(k, t)| |x[k]|: the recurrence of |a| and |x|
+    s = reference(np.abs(a), np.abs(x))
+    nb = -(-n // tile)
+    bound = 3 * (tile + nb + -(-nb // tile)) * 2.0**-24 * s
+    assert np.all(np.abs(h - want) <= bound)
+    assert s.max() <= 2.0  # |a| <= 0.5 and |x| <= 1, so the case's atol covers the bound
+
+
+# ---- matmul_i8 ----------------------------------------------------------------------------------
+
+
+def test_matmul_i8_is_signed_and_exact_at_the_extremes():
+    m, n, k = 65, 33, 300
+    a = np.full((m, k), -128, np.int8)
+    b = np.full((k, n), -128, np.int8)
+    b[:, 1] = 127
+    c = np.zeros((m, n), np.int32)
+    matmul_i8.run_host(a, b, c, m=m, n=n, k=k, tm=64, tn=32, tk=64)
+    assert (c[:, 0] == 128 * 128 * k).all() and (c[:, 1] == -128 * 127 * k).all()
+
+
+# ---- layer 1 ------------------------------------------------------------------------------------
+
+VERSIONS = ["13.1", "13.2", "13.3", "13.4"]
+LAYER1 = [
+    (histogram, {"bins": 256}),
+    (histogram, {"bins": 17, "tile": 256}),
+    (scan_blocks, {"fmt": "f32"}),
+    (scan_blocks, {"fmt": "i32", "tile": 256}),
+    (scan_totals, {"fmt": "f32"}),
+    (scan_totals, {"fmt": "i32"}),
+    (add_offsets, {"fmt": "f32"}),
+    (add_offsets, {"fmt": "i32"}),
+    (recurrence_blocks, {}),
+    (recurrence_totals, {}),
+    (recurrence_apply, {"tile": 256}),
+    (matmul_i8, {"m": 200, "n": 136, "k": 300}),
+    (matmul_i8, {"m": 8192, "n": 8192, "k": 8192}),
+]
+
+
+def _id(kc):
+    k, c = kc
+    return k.name + "-" + "-".join(f"{a}{b}" for a, b in c.items())
+
+
+@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+def test_disassembly_equals_render(kc, disasm):
+    kern, cfg = kc
+    text = normalise(kern.mlir(**cfg))
+    for v in VERSIONS:
+        assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v
+
+
+@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+def test_tileiras_assembles_for_sm90_without_the_defect_workaround(kc):
+    kern, cfg = kc
+    k = kern.kernel(**cfg)
+    assert asm.kernel_args(k, "13.4.92", "sm_90") == ["--gpu-name", "sm_90"]
+    cubin = asm.assemble(kern.bytecode(**cfg), "sm_90", kernel=kern.name, cache=False, program=k)
+    assert cubin[:4] == b"\x7fELF"
