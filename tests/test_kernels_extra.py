@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tileir.assemble as asm
-from tests.test_kernels_more import At, run_host
+from tests.test_kernels_more import At, assert_matches_on_host
 from tileir.kernels import (
     CASES,
     add_offsets,
@@ -33,15 +33,9 @@ SIZES = {
 }
 
 
-def _unpack(s):
-    return (s.size, s.extra) if isinstance(s, At) else (s, {})
-
-
 @pytest.mark.parametrize("name,at", [(n, s) for n, ss in SIZES.items() for s in ss], ids=repr)
 def test_kernel_matches_numpy_on_the_host(name, at):
-    size, extra = _unpack(at)
-    err, ok = run_host(CASES[name], size, extra)
-    assert ok, f"{name} {at}: max error {err}"
+    assert_matches_on_host(name, at)
 
 
 def test_exact_cases_are_bit_exact_and_the_others_state_a_tolerance():

@@ -70,15 +70,16 @@ def run_host(case, size, extra, seed=7):
     return case.check(args[case.output], want)
 
 
-def _unpack(s):
-    return (s.size, s.extra) if isinstance(s, At) else (s, {})
+def assert_matches_on_host(name, at):
+    """The case ``name`` at ``at`` (a size, or an At) agrees with its numpy reference on the host."""
+    size, extra = (at.size, at.extra) if isinstance(at, At) else (at, {})
+    err, ok = run_host(CASES[name], size, extra)
+    assert ok, f"{name} {at}: max error {err}"
 
 
 @pytest.mark.parametrize("name,at", [(n, s) for n, ss in SIZES.items() for s in ss], ids=repr)
 def test_kernel_matches_numpy_on_the_host(name, at):
-    size, extra = _unpack(at)
-    err, ok = run_host(CASES[name], size, extra)
-    assert ok, f"{name} {at}: max error {err}"
+    assert_matches_on_host(name, at)
 
 
 def test_layernorm_masks_the_padded_lanes_out_of_the_variance():

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TileirError
+from .files import write_atomic
 
 INSTALL_HINT = "pip install 'tileir[cuda]'"
 ELF_MAGIC = b"\x7fELF"
@@ -266,25 +267,8 @@ def _read_entry(path: Path) -> bytes | None:
 
 
 def _write_entry(path: Path, cubin: bytes) -> None:
-    """Write atomically (temp file in the same directory, then os.replace); a cache that cannot
-    be written is not an error, only a slower next run."""
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(hashlib.sha256(cubin).digest())
-            f.write(cubin)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    """The entry is the cubin's sha256 then the cubin, written atomically."""
+    write_atomic(path, hashlib.sha256(cubin).digest() + cubin)
 
 
 def clear_memory_cache() -> None:

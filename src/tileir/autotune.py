@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +43,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import TileirError
+from .files import write_atomic
+from .runtime.arrays import numpy_to_torch, torch_to_numpy
+from .runtime.timing import median_ms
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
 
@@ -112,22 +113,8 @@ def _write_entry(key: str, entry: dict, path: Path | None = None) -> None:
     path = Path(path) if path is not None else cache_path()
     entries = dict(read_cache(path))
     entries[key] = entry
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": 1, "entries": entries}, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    text = json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True)
+    write_atomic(path, text.encode())
     _read_memo.pop(path, None)
 
 
@@ -191,20 +178,7 @@ def cuda_event_timer(call: Callable[[], None], config: dict | None = None, *, re
                      warmup: int = 3) -> float:
     """Milliseconds per launch of ``call``: ``warmup`` launches, then the median of ``reps``, each
     between two CUDA events on torch's current stream."""
-    import torch
-
-    for _ in range(warmup):
-        call()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return median_ms(call, reps, warmup)
 
 
 def _torch_or_refuse():
@@ -227,19 +201,12 @@ def _torch_or_refuse():
 
 
 def _to_device(a, torch):
-    if isinstance(a, np.ndarray):
-        if str(a.dtype) == "bfloat16":
-            return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16).cuda()
-        return torch.from_numpy(np.ascontiguousarray(a)).cuda()
-    return a
+    return numpy_to_torch(a, torch) if isinstance(a, np.ndarray) else a
 
 
 def _to_host(a) -> np.ndarray:
     if hasattr(a, "detach"):  # torch
-        t = a.detach()
-        if t.dtype.is_floating_point and t.element_size() < 4:
-            t = t.float()
-        return t.cpu().numpy()
+        return torch_to_numpy(a)
     if hasattr(a, "get"):  # cupy
         return np.asarray(a.get())
     return np.asarray(a)

@@ -106,33 +106,22 @@ def run_case(case, size, where: str, seed=None):
         try:
             import torch
 
-            dev_args = [torch.from_numpy(a).cuda() if isinstance(a, np.ndarray) and a.dtype.kind != "V"
-                        and str(a.dtype) != "bfloat16" else a for a in args]
-            dev_args = [_bf16_to_torch(a, torch) if isinstance(a, np.ndarray) and str(a.dtype) == "bfloat16" else a
-                        for a in dev_args]
+            from .runtime.arrays import numpy_to_torch, torch_to_numpy
+
+            # formats torch lacks (the f8s) stay numpy arrays, staged by the launch
+            dev_args = [numpy_to_torch(a, torch) if isinstance(a, np.ndarray)
+                        and (a.dtype.kind != "V" or str(a.dtype) == "bfloat16") else a for a in args]
             if case.runner is not None:
                 case.runner(dev_args, "device", **cfg)
             else:
                 case.kernel(*dev_args, **cfg)
             out = dev_args[case.output]
-            got = _torch_to_numpy(out, args[case.output].dtype) if hasattr(out, "cpu") else out
+            got = torch_to_numpy(out) if hasattr(out, "cpu") else out
         except ImportError:
             case.kernel(*args, **cfg)
             got = args[case.output]
     err, ok = case.check(got, want)
     return err, ok
-
-
-def _bf16_to_torch(a, torch):
-    return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16).cuda()
-
-
-def _torch_to_numpy(t, np_dtype):
-    import torch
-
-    if t.dtype == torch.bfloat16:
-        return t.cpu().view(torch.uint16).numpy().view(np_dtype)
-    return t.cpu().numpy()
 
 
 def cmd_run(args) -> int:

@@ -221,7 +221,7 @@ class KernelFn:
                 def grid_rule(arrays):
                     return self.grid(*arrays, **cfg)
             else:
-                def grid_rule(arrays, plan=plan, marks=marks):
+                def grid_rule(arrays, plan=plan):
                     try:
                         return plan(arrays)
                     except Exception:  # let the full rule refuse it in its own words

@@ -44,19 +44,18 @@ class MemoryRecording:
                               f"param({p.dtype.upper()}, {param})")
         return p
 
-    def t_block_id(self, axis):
+    def _grid_query(self, op, axis):
         if axis not in (0, 1, 2):
-            raise self.refuse(f"block_id axis {axis}: the grid has axes 0, 1 and 2")
+            raise self.refuse(f"{op} axis {axis}: the grid has axes 0, 1 and 2")
         r = self.new("val", "i32", ())
-        self.emit("block_id", (r,), axis=axis)
+        self.emit(op, (r,), axis=axis)
         return r
 
+    def t_block_id(self, axis):
+        return self._grid_query("block_id", axis)
+
     def t_num_blocks(self, axis):
-        if axis not in (0, 1, 2):
-            raise self.refuse(f"num_blocks axis {axis}: the grid has axes 0, 1 and 2")
-        r = self.new("val", "i32", ())
-        self.emit("num_blocks", (r,), axis=axis)
-        return r
+        return self._grid_query("num_blocks", axis)
 
     def t_scalar(self, param, dtype):
         p = self.param_of(param, dtype, "scalar")

@@ -298,3 +298,20 @@ class HostStaging:
                 d.cuMemFree(dptr)
             else:
                 check(d.cuMemFree(dptr), "freeing a device copy of a host array", self.kernel)
+
+
+def numpy_to_torch(a: np.ndarray, torch):
+    """A CUDA torch tensor holding ``a``'s values (torch has no numpy bf16: through the bits)."""
+    if str(a.dtype) == "bfloat16":
+        return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16).cuda()
+    return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+
+def torch_to_numpy(t) -> np.ndarray:
+    """A host copy of a torch tensor (bf16 as ml_dtypes' bfloat16, through the bits)."""
+    import torch
+
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return t.cpu().view(torch.uint16).numpy().view(ml_dtypes.bfloat16)
+    return t.cpu().numpy()
