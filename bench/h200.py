@@ -76,46 +76,62 @@ def workloads():
         return [torch.randn(n, device=dev), torch.randn(n, device=dev), torch.empty(n, device=dev)]
 
     out.append(dict(name="vadd_f32_2^28", make=mk_vadd, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
-                    config={"tile": 1024},
+                    config=K.vadd.launch_config(n=n),
                     impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], n=n, sync=False), i[2])[1],
                            "torch": lambda i: torch.add(i[0], i[1], out=i[2]),
                            "cutile": (lambda i: (C.vadd(i[0], i[1], i[2]), i[2])[1]) if C else None},
                     check=lambda i: i[0] + i[1]))
-    for fmt, dt, size, tiles in (("f16", torch.float16, 8192, (128, 128, 64)),
-                                 ("bf16", torch.bfloat16, 8192, (128, 128, 64)),
-                                 ("tf32", torch.float32, 4096, (128, 128, 32))):
+    for fmt, dt, size in (("f16", torch.float16, 8192), ("bf16", torch.bfloat16, 8192),
+                          ("tf32", torch.float32, 4096)):
         kern = {"f16": K.matmul_f16, "bf16": K.matmul_bf16, "tf32": K.matmul_tf32}[fmt]
-        tm, tn, tk = tiles
+        cfg = kern.launch_config(m=size, n=size, k=size)  # the library's own choice (autotune.best)
+        peer_cfg = {t: cfg[t] for t in ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")}
 
         def mk(dt=dt, s=size):
             return [torch.randn(s, s, device=dev).to(dt) / 8, torch.randn(s, s, device=dev).to(dt) / 8,
                     torch.empty(s, s, device=dev, dtype=dt)]
 
-        def ti_fn(i, kern=kern, s=size, t=tiles):
-            kern(i[0], i[1], i[2], m=s, n=s, k=s, tm=t[0], tn=t[1], tk=t[2], sync=False)
+        def ti_fn(i, kern=kern, s=size):
+            kern(i[0], i[1], i[2], m=s, n=s, k=s, sync=False)
             return i[2]
 
         def torch_fn(i):
             return torch.matmul(i[0], i[1], out=i[2])
 
-        def ct_fn(i, t=tiles):
-            C.matmul(i[0], i[1], i[2], *t)
+        def ct_fn(i, pc=peer_cfg):
+            C.matmul(i[0], i[1], i[2], **pc)
             return i[2]
 
         out.append(dict(name=f"matmul_{fmt}_{size}", make=mk, unit="TFLOP/s", amount=2 * size ** 3,
-                        rtol=2e-2, atol=2e-2, config={"tm": tm, "tn": tn, "tk": tk},
+                        rtol=2e-2, atol=2e-2, config=cfg,
                         impls={"tileir": ti_fn, "torch": torch_fn, "cutile": ct_fn if C else None},
                         check=lambda i: i[0].float() @ i[1].float()))
+    s8 = 8192
+    i8_cfg = K.matmul_i8.launch_config(m=s8, n=s8, k=s8)
+
+    def mk_i8():
+        return [torch.randint(-128, 128, (s8, s8), device=dev, dtype=torch.int8) for _ in range(2)] + [
+            torch.empty(s8, s8, device=dev, dtype=torch.int32)]
+
+    out.append(dict(name="matmul_i8_8192", make=mk_i8, unit="TOP/s", amount=2 * s8 ** 3, rtol=0, atol=0,
+                    config=i8_cfg,
+                    impls={"tileir": lambda i: (K.matmul_i8(*i, m=s8, n=s8, k=s8, sync=False), i[2])[1],
+                           "torch": lambda i: torch._int_mm(i[0], i[1]),
+                           "cutile": None},  # no i8 peer: cuTile's mma of i8 is not written here
+                    check=lambda i: torch._int_mm(i[0], i[1])))
     rows = cols = 8192
+    sm_cfg = K.softmax.launch_config(cols=cols)
+    ln_cfg = K.layernorm.launch_config(cols=cols, fmt="f16")
 
     def mk_sm():
         return [torch.randn(rows, cols, device=dev) * 4, torch.empty(rows, cols, device=dev)]
 
     out.append(dict(name="softmax_f32_8192x8192", make=mk_sm, unit="TB/s", amount=2 * 4 * rows * cols,
-                    rtol=1e-5, atol=1e-6, config={"cols": cols},
+                    rtol=1e-5, atol=1e-6, config=sm_cfg,
                     impls={"tileir": lambda i: (K.softmax(i[0], i[1], cols=cols, sync=False), i[1])[1],
                            "torch": lambda i: torch.softmax(i[0], 1),
-                           "cutile": (lambda i: (C.softmax(i[0], i[1]), i[1])[1]) if C else None},
+                           "cutile": (lambda i: (C.softmax(i[0], i[1], sm_cfg["warps"], sm_cfg["occupancy"]),
+                                                 i[1])[1]) if C else None},
                     check=lambda i: torch.softmax(i[0].double(), 1)))
     ln = getattr(K, "layernorm", None)
     if ln is not None:
@@ -127,16 +143,20 @@ def workloads():
             return torch.nn.functional.layer_norm(i[0].float(), (cols,), i[1].float(), i[2].float(), 1e-5)
 
         out.append(dict(name="layernorm_f16_8192x8192", make=mk_ln, unit="TB/s", amount=2 * 2 * rows * cols,
-                        rtol=1e-2, atol=1e-2, config={"cols": cols, "fmt": "f16"},
+                        rtol=1e-2, atol=1e-2, config=ln_cfg,
                         impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, fmt="f16", sync=False),
                                                     i[3])[1],
                                "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
-                               "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3]), i[3])[1]) if C else None},
+                               "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3], 1e-5, ln_cfg["warps"],
+                                                                 ln_cfg["occupancy"]), i[3])[1]) if C else None},
                         check=ln_ref))
     att = getattr(K, "attention", None)
     if att is not None:
         bh, seq, d = 4 * 32, 4096, 128
         for causal in (False, True):
+            a_cfg = att.launch_config(s=seq, d=d, causal=causal, fmt="f16")
+            peer = {t: a_cfg[t] for t in ("bq", "bk", "warps", "occupancy")}
+
             def mk_att():
                 return [torch.randn(bh, seq, d, device=dev).half() for _ in range(3)] + [
                     torch.empty(bh, seq, d, device=dev, dtype=torch.half)]
@@ -148,10 +168,12 @@ def workloads():
             flop = 4 * bh * seq * seq * d // (2 if causal else 1)
             out.append(dict(
                 name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", make=mk_att, unit="TFLOP/s",
-                amount=flop, rtol=2e-2, atol=2e-2, config={"s": seq, "d": d, "causal": causal, "bq": 128},
-                impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, sync=False), i[3])[1],
+                amount=flop, rtol=2e-2, atol=2e-2, config=a_cfg,
+                impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, fmt="f16", sync=False),
+                                                      i[3])[1],
                        "torch": att_ref,
-                       "cutile": (lambda i, c=causal: (C.attention(*i, causal=c), i[3])[1]) if C else None},
+                       "cutile": (lambda i, c=causal, pc=peer: (C.attention(*i, causal=c, **pc), i[3])[1])
+                       if C else None},
                 check=att_ref))
     return out
 
@@ -193,7 +215,7 @@ def chart(records, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in records if r["unit"] in ("TB/s", "TFLOP/s") and r.get("torch")]
+    rows = [r for r in records if r["unit"] in ("TB/s", "TFLOP/s", "TOP/s") and r.get("torch")]
     fig, ax = plt.subplots(figsize=(10, 4))
     xs = range(len(rows))
     for off, label in ((-0.25, "tileir"), (0.0, "torch"), (0.25, "cutile")):

@@ -1,5 +1,6 @@
-"""Host-side launch overhead: a tiny kernel launched many times, tileir against torch (and against
-a bare cuLaunchKernel of the same cubin), and the time to record + lower + encode a matmul.
+"""Host-side launch overhead: a tiny kernel launched many times -- tileir's whole call, its Launcher
+alone, a bare cuLaunchKernel of the same cubin from Python (the floor), torch -- and the time to
+record + lower + encode a matmul.
 
     PYTHONPATH=src python3 bench/launch_overhead.py --out bench/results/launch_overhead_h200.json
 """
@@ -7,6 +8,7 @@ a bare cuLaunchKernel of the same cubin), and the time to record + lower + encod
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime
 import json
 import time
@@ -46,10 +48,29 @@ def main():
     args = p.parse_args()
     n = 1024
     a, b, c = (torch.randn(n, device="cuda") for _ in range(3))
-    tileir_us = per_call_us(lambda: vadd(a, b, c, n=n, sync=False))
-    torch_us = per_call_us(lambda: torch.add(a, b, out=c))
+    vadd(a, b, c, n=n)  # record, assemble, load
+    (launcher, grid_rule), = vadd._fast.values()
+    from tileir.runtime.driver import cu
+
+    d = cu()
+    g = grid_rule((a, b, c))
+    slots = (ctypes.c_uint64 * 3)(a.data_ptr(), b.data_ptr(), c.data_ptr())
+    ptrs = (ctypes.c_void_p * 3)(*[ctypes.addressof(slots) + 8 * i for i in range(3)])
+    stream = d.CUstream(0)
+    us = {
+        # the whole call: configuration lookup, grid from the shapes, argument checks, the launch
+        "tileir": per_call_us(lambda: vadd(a, b, c, n=n, sync=False)),
+        # the Launcher alone (grid given): argument checks and the driver call
+        "tileir_launcher": per_call_us(lambda: launcher(g, (a, b, c), None, False)),
+        # the floor from Python: cuLaunchKernel through cuda-bindings with the arguments packed once
+        "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(launcher.function, *g, 1, 1, 1, 0, stream,
+                                                               ctypes.addressof(ptrs), 0)),
+        "torch": per_call_us(lambda: torch.add(a, b, out=c)),
+    }
+    torch.cuda.synchronize()
+    assert torch.equal(c, a + b)
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
-           "launch_overhead_us": {"tileir": round(tileir_us, 2), "torch": round(torch_us, 2)},
+           "launch_overhead_us": {k: round(v, 2) for k, v in us.items()},
            "record_encode_ms_matmul": round(record_encode_ms(), 3)}
     print(json.dumps(out))
     with open(args.out, "w") as f:

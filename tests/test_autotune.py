@@ -68,32 +68,42 @@ def test_the_default_table_for_sm90():
     best = autotune.best
     for size in ((64, 64, 64), (8192, 8192, 8192), (1, 7, 65)):
         cfg = dict(zip("mnk", size))
-        assert best("matmul_f16", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 64}
-        assert best("matmul_bf16", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 64}
+        assert best("matmul_f16", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 64, "group": 8, "occupancy": 2}
+        assert best("matmul_bf16", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
         assert best("matmul_tf32", "sm_90", **cfg) == {"tm": 128, "tn": 128, "tk": 32}
-    assert best("attention", "sm_90", s=4096, d=128, causal=True) == {"bq": 128, "bk": 64}
+        assert best("matmul_i8", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 64, "warps": 8}
+    # the most specific entry wins: causal has its own
+    assert best("attention", "sm_90", s=4096, d=128, causal=True) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 2}
+    assert best("attention", "sm_90", s=4096, d=128, causal=False) == {"bq": 128, "bk": 128, "warps": 8,
+                                                                       "occupancy": 0}
+    assert best("softmax", "sm_90", cols=8192) == {"max_tile": 8192, "warps": 0, "occupancy": 4}
     # d 64 has no committed measurement, so the table holds no entry for it
     assert best("attention", "sm_90", s=200, d=64, fmt="bf16") is None
     assert best("attention", "sm_90", s=200, d=32) is None
     assert best("matmul_f16", "sm_80", m=64, n=64, k=64) is None
-    assert best("matmul_i8", "sm_90", m=64, n=64, k=64) is None
+    assert best("vadd", "sm_90", n=1000) is None
 
 
 def test_the_default_table_cites_measurements_that_say_so():
     data = json.loads(autotune.DEFAULTS_FILE.read_text())
     src = data["source"]
-    for f in ("bench/results/matmul_sweep_h200.json", "bench/results/h200.json"):
+    for f in ("bench/results/tune_h200.json", "bench/results/h200.json"):
         assert f in src and (ROOT / f).exists(), f
-    sweep = json.loads((ROOT / "bench/results/matmul_sweep_h200.json").read_text())["results"]
-    for kernel, tflops in (("matmul_f16", 568.6), ("matmul_bf16", 601.5)):
-        rows = [r for r in sweep if r["kernel"] == kernel]
-        fastest = max(rows, key=lambda r: r["tflops"])
-        assert fastest["tiles"] == [128, 128, 64] and fastest["tflops"] == tflops
-        (entry,) = [e for e in data["entries"] if e["kernel"] == kernel]
-        assert [entry["config"][t] for t in ("tm", "tn", "tk")] == fastest["tiles"]
+    sweep = json.loads((ROOT / "bench/results/tune_h200.json").read_text())
+    assert sweep["target"] == "sm_90" and not sweep["assembly_failures"]
+    by_name = {w["workload"]: w for w in sweep["workloads"]}
+    swept = [e for e in data["entries"] if "workload" in e]
+    assert len(swept) == len(data["entries"]) - 1  # all but matmul_tf32
+    for e in swept:
+        w = by_name[e["workload"]]
+        # the entry is the sweep's winner, the winner agreed with torch, and it is the fastest
+        assert e["config"] == w["winner"] and w["winner_equals_torch"], e["workload"]
+        assert e["kernel"] == w["kernel"] and set(e["when"].items()) <= set(w["config"].items())
+        ok = [c for c in w["candidates"] if c["ok"]]
+        assert max(ok, key=lambda c: c["rate"])["config"] == e["config"]
+        assert str(w["best_rate"]) in e["measured"] and "bench/results/tune_h200.json" in e["measured"]
     h200 = {r["workload"]: r for r in json.loads((ROOT / "bench/results/h200.json").read_text())}
     assert h200["matmul_tf32_4096"]["tileir_config"] == {"tm": 128, "tn": 128, "tk": 32}
-    assert h200["fmha_f16_b4h32s4096d128"]["tileir_config"]["bq"] == 128
     # every entry cites a results file
     assert all("bench/results/" in e["measured"] for e in data["entries"])
 
@@ -102,7 +112,26 @@ def test_best_without_a_gpu_answers_none(cache, on):
     on(None)
     assert autotune.best("matmul_f16", m=64, n=64, k=64) is None
     on("sm_90")
-    assert autotune.best("matmul_f16", m=64, n=64, k=64) == {"tm": 128, "tn": 128, "tk": 64}
+    assert autotune.best("matmul_f16", m=64, n=64, k=64)["tm"] == 128
+
+
+def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
+    from tileir.kernels import attention, matmul_f16, softmax
+
+    # nothing named: the table's winner; anything named: the caller's choice whole
+    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, "sm_90") == {
+        "m": 64, "n": 64, "k": 64, "tm": 128, "tn": 128, "tk": 64, "group": 8, "occupancy": 2}
+    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64, "tm": 64}, "sm_90") == {"m": 64, "n": 64, "k": 64,
+                                                                                       "tm": 64}
+    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, None) == {"m": 64, "n": 64, "k": 64}
+    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, "sm_80") == {"m": 64, "n": 64, "k": 64}
+    got = attention.launch_config("sm_90", s=4096, d=128, causal=True)
+    assert (got["bq"], got["bk"], got["warps"], got["occupancy"]) == (128, 128, 8, 2)
+    assert softmax.launch_config("sm_90", cols=8192)["occupancy"] == 4
+    # the cache's winner comes before the table
+    autotune._write_entry(autotune.cache_key("sm_90", "softmax", {"cols": 8192}),
+                          {"config": {"max_tile": 4096, "warps": 8}})
+    assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096
 
 
 # ---- the choice, with answers and timings given ---------------------------------------------------
@@ -140,7 +169,8 @@ def test_tune_picks_the_fastest_agreeing_candidate_and_remembers_it(cache):
     assert entry["config"] == win and entry["ms"] == 1.0 and entry["bucket"] == {"k": 1024, "m": 1024, "n": 1024}
     # the cache now answers for the whole bucket, ahead of the default table; other buckets keep the table
     assert autotune.best("matmul_f16", "sm_90", m=600, n=1024, k=513) == win
-    assert autotune.best("matmul_f16", "sm_90", m=2000, n=1000, k=1000) == {"tm": 128, "tn": 128, "tk": 64}
+    assert autotune.best("matmul_f16", "sm_90", m=2000, n=1000, k=1000) == {"tm": 128, "tn": 128, "tk": 64,
+                                                                             "group": 8, "occupancy": 2}
     assert autotune.best("matmul_f16", "sm_80", m=1000, n=1000, k=1000) is None
 
 
@@ -187,7 +217,7 @@ def test_tune_with_the_host_reference_as_the_answer(cache):
 def test_a_damaged_cache_reads_as_empty(cache):
     cache.write_text("{not json")
     assert autotune.read_cache() == {}
-    assert autotune.best("matmul_bf16", "sm_90", m=8, n=8, k=8) == {"tm": 128, "tn": 128, "tk": 64}
+    assert autotune.best("matmul_bf16", "sm_90", m=8, n=8, k=8)["tn"] == 256  # the table's
 
 
 def test_tune_refuses_to_time_without_a_gpu(on):
@@ -213,13 +243,14 @@ def test_the_matmul_cases_take_their_tiles_from_best(cache, on):
     on(None)  # no GPU: no tiles, the kernel's own defaults
     assert case.config((200, 136, 300)) == {"m": 200, "n": 136, "k": 300}
     assert tile_for(matmul_f16, 200, 136, 300) == {}
-    on("sm_90")  # the default table: the same tiles the kernel defaults to
+    on("sm_90")  # the default table: the kernel's default tiles, in groups of 8 block rows, occupancy 2
     cfg = case.config((200, 136, 300))
-    assert cfg == {"m": 200, "n": 136, "k": 300, "tm": 128, "tn": 128, "tk": 64}
-    assert matmul_f16.config(**cfg) == matmul_f16.config(m=200, n=136, k=300)
+    assert cfg == {"m": 200, "n": 136, "k": 300, "tm": 128, "tn": 128, "tk": 64, "group": 8, "occupancy": 2}
+    assert matmul_f16.config(**cfg) == dict(matmul_f16.config(m=200, n=136, k=300), group=8, occupancy=2)
+    assert matmul_f16.launch_config("sm_90", m=200, n=136, k=300) == matmul_f16.config(**cfg)  # a call's the same
     assert CASES["matmul_tf32"].config(64)["tk"] == 32
-    assert "tm" not in CASES["matmul_i8"].config(64)  # no entry: the kernel's defaults
-    # a tuned winner for the bucket wins, and only the tile keys are taken
+    assert CASES["matmul_i8"].config(64)["tn"] == 256
+    # a tuned winner for the bucket wins, and only the tuned keys are taken
     run, timer, _ = _fake({64: 1.0, 128: 2.0})
     autotune.tune(matmul_f16, [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 64, "tn": 128, "tk": 32}], [], run=run,
                   timer=timer, m=200, n=136, k=300)

@@ -110,6 +110,9 @@ class FakeTorchTensor:
     def is_contiguous(self):
         return self.contig
 
+    def get_device(self):
+        return self.device.index if self.is_cuda else -1
+
 
 def test_prepare_host_and_device_arrays():
     a = np.zeros(8, np.float32)
@@ -521,3 +524,31 @@ def test_gpu_wrong_target_cubin_is_explained():
     # sm_80 code may still load on a newer GPU (SASS of an older family can run); only a refusal is checked
     if out.strip():
         assert out.startswith("TileirError") and "kernel 'add_scalar'" in out
+
+
+def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
+    """A second call with tensors of a type and format that passed goes straight to the slots; a
+    tensor that is now on the CPU, not contiguous, misaligned or of another format takes the full
+    path again, which refuses it in its own words."""
+    drv = fake(nparams=2, param_sizes=[8, 4])
+    run = launch_mod.Launcher(b"cubin", "k", [("f32", True), ("f32", False)])
+    calls = []
+    real = run._fast_values
+    run._fast_values = lambda args: calls.append(real(args)) or calls[-1]
+    run((1,), [FakeTorchTensor(0x1000), 1.5], sync=False)
+    assert calls == []  # the first call is checked in full (the parameter sizes too)
+    run((2,), [FakeTorchTensor(0x2000), 2.5], sync=False)
+    assert calls[-1] is not None and calls[-1][0] == 0x2000
+    assert drv.launches[-1]["slots"] == [struct.pack("<Q", 0x2000), struct.pack("<f", 2.5) + b"\0" * 4]
+    assert drv.launches[-1]["grid"] == (2, 1, 1)
+    for bad, words in ((FakeTorchTensor(0x3000, cuda=False), "on the CPU"),
+                       (FakeTorchTensor(0x3000, contiguous=False), "not contiguous"),
+                       (FakeTorchTensor(0x3008), "not 16-byte aligned"),
+                       (FakeTorchTensor(0x3000, dtype="torch.float16"), "holds float16"),
+                       (FakeTorchTensor(0x3000, index=1), "cuda:1")):
+        with pytest.raises(TileirError, match=words):
+            run((1,), [bad, 1.0], sync=False)
+        assert calls[-1] is None
+    with pytest.raises(TileirError, match="value, not a pointer"):
+        run((1,), [FakeTorchTensor(0x3000), FakeTorchTensor(0x4000)], sync=False)
+    assert len(drv.launches) == 2

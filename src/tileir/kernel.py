@@ -34,11 +34,12 @@ def cdiv(a: int, b: int) -> int:
 
 
 class KernelFn:
-    def __init__(self, fn, name=None, grid=None, hints=()):
+    def __init__(self, fn, name=None, grid=None, hints=(), tuned=()):
         self.fn = fn
+        self.tuned = tuple(tuned)
         self.name = name or fn.__name__
         self.grid_fn = grid
-        self.hints = tuple(hints)
+        self.hints = hints if callable(hints) else tuple(hints)
         self.params: list[tuple[str, object]] = []  # (name, KParam | Marker | a function of the config)
         self.static: dict = {}
         for p in inspect.signature(fn).parameters.values():
@@ -94,6 +95,37 @@ class KernelFn:
             out.append(m)
         return tuple(out)
 
+    def hints_for(self, cfg) -> tuple:
+        """The entry's optimization hints for this configuration: ``@kernel(hints=[...])`` as given,
+        or ``@kernel(hints=fn)`` called with the configuration's names it takes (so a tuned
+        configuration can carry warps or occupancy)."""
+        h = self.hints
+        if callable(h):
+            wanted = inspect.signature(h).parameters
+            h = h(**{k: v for k, v in cfg.items() if k in wanted})
+            if not isinstance(h, (list, tuple)):
+                raise TileirError(f"the hints function answered {h!r}, not a list of for_arch(...) entries",
+                                  kernel=self.name)
+        return tuple(h)
+
+    def tuned_config(self, static: dict, gpu: str | None) -> dict:
+        """``static`` with the tuned keys (``@kernel(tuned=[...])``: tiles, hints) filled from
+        ``autotune.best`` for ``gpu`` -- the tune cache's winner, else the committed default table's
+        -- when the call names none of them; a call that names any keeps its own choice whole, so
+        a tile the caller chose never meets a partner it did not. Unchanged where nothing applies."""
+        if not self.tuned or gpu is None or any(k in static for k in self.tuned):
+            return static
+        from .autotune import best
+
+        got = best(self.name, gpu, **static) or {}
+        return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
+
+    def launch_config(self, arch: str | None = None, **static) -> dict:
+        """The whole configuration a GPU call with these keywords runs (tuned keys filled in)."""
+        from .assemble import gpu_name_of_device
+
+        return self.config(**self.tuned_config(dict(static), arch or gpu_name_of_device()))
+
     def kparams(self, cfg) -> tuple:
         return tuple(kparam_of(m) for m in self.markers(cfg))
 
@@ -106,7 +138,7 @@ class KernelFn:
             marks = self.markers(cfg)
             args = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
                     enumerate(zip(self.params, marks))]
-            prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints)
+            prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg))
             self._progs[key] = prog
         return prog
 
@@ -197,11 +229,11 @@ class KernelFn:
         from .assemble import gpu_name_of_device
         from .runtime.launch import launcher_for
 
-        cfg = self.config(**static)
         target = arch or gpu_name_of_device()
         if target is None:
             raise TileirError("there is no GPU here; run_host(...) runs the kernel on the host reference",
                               kernel=self.name)
+        cfg = self.config(**self.tuned_config(dict(static), target))
         cubin = self.cubin(target, opt_level, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in self.kparams(cfg)]
         launcher = launcher_for(cubin, self.name, params)
@@ -266,11 +298,13 @@ def _grid_plan(marks):
 _CHECK_GRIDS = False  # tests set it: every fast grid is checked against the full rule
 
 
-def kernel(fn=None, *, name=None, grid=None, hints=()):
-    """Make ``fn`` a kernel (see the module docstring). Usable bare or with arguments."""
+def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):
+    """Make ``fn`` a kernel (see the module docstring). Usable bare or with arguments. ``hints``:
+    the entry's optimization hints, or a function of the configuration answering them; ``tuned``:
+    configuration keys a GPU call leaves to ``autotune.best`` when it names none of them."""
     if fn is None:
-        return lambda f: KernelFn(f, name, grid, hints)
-    return KernelFn(fn, name, grid, hints)
+        return lambda f: KernelFn(f, name, grid, hints, tuned)
+    return KernelFn(fn, name, grid, hints, tuned)
 
 
 def trace_kernel(name: str, params, body, hints=()):

@@ -102,15 +102,18 @@ def convert_float(x: float, fmt: str, mode: str = "nearest_even") -> float:
 
 
 SATFINITE = ("f8E4M3FN", "f8E5M2")  # measured on the H200: ftof into these saturates at the largest finite
-THROUGH_F32 = ("tf32", "f8E4M3FN", "f8E5M2")  # measured: an f64 goes into these through the nearest f32
+# measured: an f64 goes into these through the nearest f32 when rounding to nearest; toward zero
+# it is truncated once (the second H200 run, 2026-11-29)
+THROUGH_F32 = ("tf32", "f8E4M3FN", "f8E5M2")
 
 
 def device_ftof(x: float, src: str, fmt: str, mode: str = "nearest_even") -> float:
     """What the H200 answers for ftof (bench/results/diff_h200.json, 2026-11-29): one correct rounding
-    (convert_float), except that an f64 goes into tf32 and the 8-bit formats through the nearest f32
-    (two roundings), and a value past the 8-bit formats' range (an infinity included) saturates at the
-    largest finite value of its sign (PTX's satfinite) where IEEE answers an infinity or NaN."""
-    if src == "f64" and fmt in THROUGH_F32 and math.isfinite(x):
+    (convert_float), except that an f64 rounded to nearest into tf32 and the 8-bit formats goes
+    through the nearest f32 (two roundings; toward zero it is truncated once), and a value past
+    the 8-bit formats' range (an infinity included) saturates at the largest finite value of its
+    sign (PTX's satfinite) where IEEE answers an infinity or NaN."""
+    if src == "f64" and fmt in THROUGH_F32 and mode == "nearest_even" and math.isfinite(x):
         x = convert_float(x, "f32")
     if fmt in SATFINITE and not math.isnan(x) and abs(x) > largest(fmt):
         return math.copysign(largest(fmt), x)

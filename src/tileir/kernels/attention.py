@@ -27,6 +27,7 @@ from ..errors import TileirError
 from ..ir import DYN_DIM, PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Whole, cells
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 LOG2E = 1.4426950408889634
@@ -53,9 +54,9 @@ def _k(fmt="f16"):
     return Whole(fmt)
 
 
-@kernel(name="attention")
+@kernel(name="attention", hints=entry_hints, tuned=("bq", "bk", "warps", "occupancy"))
 def attention(q=_q, k=_k, v=_v, o=_o, *, s: int, d: int, causal: bool = False, fmt: str = "f16", bq: int = 128,
-              bk: int | None = None, scale: float | None = None):
+              bk: int | None = None, scale: float | None = None, warps: int = 0, occupancy: int = 0):
     """O[h] = softmax(Q[h] K[h]^T * scale) V[h] for every head h of [B*H, s, d] tensors (f16 or
     bf16; f32 accumulation and statistics); ``causal`` masks key > query. scale: 1/sqrt(d) unless
     given; bq, bk: the query and key block (bk: 128 for d <= 64, else 64)."""

@@ -9,6 +9,7 @@ from ..dtypes import F32, I32
 from ..kernel import cdiv, kernel
 from ..markers import In, Out, cells
 from ..prog import ByPtr, ByValue
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 
@@ -16,9 +17,9 @@ def _vec(role, n, tile):
     return role(F32, cells([n], [tile]))
 
 
-@kernel
+@kernel(hints=entry_hints)
 def vadd(a=lambda n, tile: _vec(In, n, tile), b=lambda n, tile: _vec(In, n, tile),
-         c=lambda n, tile: _vec(Out, n, tile), *, n: int, tile: int = 1024):
+         c=lambda n, tile: _vec(Out, n, tile), *, n: int, tile: int = 1024, warps: int = 0, occupancy: int = 0):
     """c = a + b over n elements, a block a cell; the last cell's tail is padded on read and
     clipped on write by the cells' view, and the grid follows from the cells."""
     ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))

@@ -7,19 +7,24 @@ stores, the ladder of element offsets built explicitly), kept as the second opin
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
-from ..markers import FREE_AXIS, In, Out, cells
+from ..markers import FREE_AXIS, In, Out, Shared, cells
 from ..prog import ByPtr
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt, path="view"):
+def _matmul(a, b, c, m, n, k, tm, tn, tk, fmt, path="view", group=0):
     if path == "view":
+        if group:
+            return _matmul_grouped(a, b, c, m, n, k, tm, tn, tk, fmt, group)
         return _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt)
     bm, bn = ti.block_id(0), ti.block_id(1)
     row0, col0 = ti.tile_at(bm, tm), ti.tile_at(bn, tn)
@@ -60,17 +65,52 @@ def _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt):
     ti.store_cell(c, ti.to(ti.get(acc), fmt))
 
 
+def _group_of(m, tm, group):
+    """The rows of blocks a group spans: ``group`` cut down to divide the block rows (so every group
+    is whole and the block order needs no minimum)."""
+    return math.gcd(group, cdiv(m, tm)) if group else 0
+
+
+def _matmul_grouped(a, b, c, m, n, k, tm, tn, tk, fmt, group):
+    """The product with the blocks in groups of ``g`` block rows: a one-dimensional grid whose
+    consecutive blocks walk down g rows of C, then across, so the blocks resident at once share
+    g cells of A and few of B and the L2 cache serves most of both. A and B are cells with no grid
+    axis (each block names its own), C is written through a view of a Shared parameter (an Out
+    cell must follow the grid)."""
+    g = _group_of(m, tm, group)
+    nn = cdiv(n, tn)
+    pid = ti.block_id(0)
+    span = ti.idx_const(g * nn)
+    in_group = ti.idx_rem(pid, span)
+    bm = ti.idx_add(ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(g)), ti.idx_rem(in_group, ti.idx_const(g)))
+    bn = ti.idx_div(in_group, ti.idx_const(g))
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(0, cdiv(k, tk)):
+        at, bt = ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn])
+        if fmt == F32:
+            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
+        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+    out = ti.partition_view(ti.tensor_view(c, 0, [m, n], [n, 1]), [tm, tn])
+    ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
+
+
 def _markers(fmt):
     """The three parameters of a matmul in ``fmt`` on cells (path "view"), or plain buffers ("ptr")."""
 
-    def a(m, k, tm, tk, path="view"):
-        return In(fmt, cells([m, k], [tm, tk], along=[0, FREE_AXIS], pad=PadZero)) if path == "view" else ByPtr(fmt)
+    def a(m, k, tm, tk, path="view", group=0):
+        if path != "view":
+            return ByPtr(fmt)
+        return In(fmt, cells([m, k], [tm, tk], along=[FREE_AXIS if group else 0, FREE_AXIS], pad=PadZero))
 
-    def b(k, n, tk, tn, path="view"):
-        return In(fmt, cells([k, n], [tk, tn], along=[FREE_AXIS, 1], pad=PadZero)) if path == "view" else ByPtr(fmt)
+    def b(k, n, tk, tn, path="view", group=0):
+        if path != "view":
+            return ByPtr(fmt)
+        return In(fmt, cells([k, n], [tk, tn], along=[FREE_AXIS, FREE_AXIS if group else 1], pad=PadZero))
 
-    def c(m, n, tm, tn, path="view"):
-        return Out(fmt, cells([m, n], [tm, tn])) if path == "view" else ByPtr(fmt)
+    def c(m, n, tm, tn, path="view", group=0):
+        if path != "view":
+            return ByPtr(fmt)
+        return Shared(fmt) if group else Out(fmt, cells([m, n], [tm, tn]))
 
     return a, b, c
 
@@ -78,29 +118,36 @@ def _markers(fmt):
 _F16, _BF16, _F32 = _markers(F16), _markers(BF16), _markers(F32)
 
 
-def _grid(m, n, k, tm, tn, tk, path="view"):
+_TUNED = ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")  # what a tuned matmul entry may set
+
+
+def _grid(m, n, k, tm, tn, tk, path="view", group=0):
+    if group and path == "view":
+        return (cdiv(m, tm) * cdiv(n, tn),)
     return (cdiv(m, tm), cdiv(n, tn))
 
 
-@kernel(name="matmul_f16", grid=_grid)
+@kernel(name="matmul_f16", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_f16(a=_F16[0], b=_F16[1], c=_F16[2], *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
-               tk: int = 64, path: str = "view"):
-    """C = A @ B, f16 operands and result, f32 accumulation (path: "view" or "ptr")."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, F16, path)
+               tk: int = 64, path: str = "view", group: int = 0, warps: int = 0, occupancy: int = 0, cga: int = 0):
+    """C = A @ B, f16 operands and result, f32 accumulation (path: "view" or "ptr"). group: blocks in
+    groups of that many block rows (L2 reuse; 0: a 2-D grid); warps / occupancy / cga: entry hints."""
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F16, path, group)
 
 
-@kernel(name="matmul_bf16", grid=_grid)
+@kernel(name="matmul_bf16", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_bf16(a=_BF16[0], b=_BF16[1], c=_BF16[2], *, m: int, n: int, k: int, tm: int = 128,
-                tn: int = 128, tk: int = 64, path: str = "view"):
+                tn: int = 128, tk: int = 64, path: str = "view", group: int = 0, warps: int = 0, occupancy: int = 0,
+                cga: int = 0):
     """C = A @ B, bf16 operands and result, f32 accumulation (path: "view" or "ptr")."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, BF16, path)
+    _matmul(a, b, c, m, n, k, tm, tn, tk, BF16, path, group)
 
 
-@kernel(name="matmul_tf32", grid=_grid)
+@kernel(name="matmul_tf32", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_tf32(a=_F32[0], b=_F32[1], c=_F32[2], *, m: int, n: int, k: int, tm: int = 128, tn: int = 128,
-                tk: int = 32, path: str = "view"):
+                tk: int = 32, path: str = "view", group: int = 0, warps: int = 0, occupancy: int = 0, cga: int = 0):
     """C = A @ B for f32 matrices, the products in tf32, f32 accumulation (path: "view" or "ptr")."""
-    _matmul(a, b, c, m, n, k, tm, tn, tk, F32, path)
+    _matmul(a, b, c, m, n, k, tm, tn, tk, F32, path, group)
 
 
 def matmul(fmt=F16):
@@ -113,14 +160,15 @@ def _size(s):
 
 
 def tile_for(kernel, m: int, n: int, k: int, gpu: str | None = None) -> dict:
-    """The tiles {tm, tn, tk} ``autotune.best`` answers for an m x n x k product of ``kernel`` (a
-    name or a KernelFn) on ``gpu`` (this machine's when None): the tune cache's winner for the
-    shape bucket, else the committed default table's; {} where neither has one (no GPU here, or
-    a target with no entry), and the kernel's own defaults then apply."""
+    """The tiles {tm, tn, tk} (and the block order and hints, where tuned) ``autotune.best`` answers
+    for an m x n x k product of ``kernel`` (a name or a KernelFn) on ``gpu`` (this machine's when
+    None): the tune cache's winner for the shape bucket, else the committed default table's; {}
+    where neither has one (no GPU here, or a target with no entry), and the kernel's own defaults
+    then apply."""
     from ..autotune import best
 
     got = best(kernel, gpu, m=m, n=n, k=k) or {}
-    return {t: int(got[t]) for t in ("tm", "tn", "tk") if t in got}
+    return {t: int(got[t]) for t in _TUNED if t in got}
 
 
 def _case(name, kern, fmt, rtol, atol):

@@ -17,6 +17,7 @@ from ..dtypes import I8, I32
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, cells
+from .entry_hints import entry_hints
 from .matmul import tile_for
 from .registry import Case, register
 
@@ -33,9 +34,11 @@ def _c(m, n, tm=128, tn=128):
     return Out(I32, cells([m, n], [tm, tn]))
 
 
-@kernel(name="matmul_i8", grid=lambda m, n, tm=128, tn=128: (cdiv(m, tm), cdiv(n, tn)))
-def matmul_i8(a=_a, b=_b, c=_c, *, m: int, n: int, k: int, tm: int = 128, tn: int = 128, tk: int = 64):
-    """C = A @ B, i8 operands (signed), i32 accumulation and result."""
+@kernel(name="matmul_i8", grid=lambda m, n, tm=128, tn=128: (cdiv(m, tm), cdiv(n, tn)), hints=entry_hints,
+        tuned=("tm", "tn", "tk", "warps", "occupancy", "cga"))
+def matmul_i8(a=_a, b=_b, c=_c, *, m: int, n: int, k: int, tm: int = 128, tn: int = 128, tk: int = 64, warps: int = 0,
+              occupancy: int = 0, cga: int = 0):
+    """C = A @ B, i8 operands (signed), i32 accumulation and result; warps / occupancy / cga: entry hints."""
     acc = ti.carry(ti.broadcast(ti.reshape(ti.i_const(0), [1, 1]), [tm, tn]))
     for kk in ti.d_range(0, ti.blocks_of(a, 1)):
         ti.set(acc, ti.mmai(ti.load_at(a, [kk]), ti.load_at(b, [kk]), ti.get(acc)))

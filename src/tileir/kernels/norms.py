@@ -21,6 +21,7 @@ from ..dtypes import F16, F32, dtype
 from ..ir import DYN_DIM, PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 
@@ -78,11 +79,12 @@ def _walk(x, cols, t, fn):
     return ti.reduce_sum(s, keepdims=True)
 
 
-@kernel
-def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, cols: int, eps: float = 1e-5, fmt: str = "f32", max_tile: int = 8192):
+@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
+def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, cols: int, eps: float = 1e-5, fmt: str = "f32",
+              max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
     """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * w + b over a row-major matrix of any number
     of rows (DYN_DIM, one block a row) and ``cols`` columns, in f16 or f32 (``fmt``), with f32
-    statistics (the biased variance)."""
+    statistics (the biased variance). warps / occupancy: entry hints (0: tileiras decides)."""
     t = _tile(cols, max_tile)
     inv_n = 1.0 / cols
     if t >= cols:
@@ -111,8 +113,9 @@ def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, cols: int, eps: float = 1e-5, fmt: 
         ti.store_view(out, [r, j], ti.to(ti.fma((c - mean) * rstd, wr, br), fmt))
 
 
-@kernel
-def rmsnorm(x=_x, w=_vec, y=_y, *, cols: int, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192):
+@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
+def rmsnorm(x=_x, w=_vec, y=_y, *, cols: int, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192,
+            warps: int = 0, occupancy: int = 0):
     """y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w, f16 or f32 rows (f32 statistics), any
     number of rows (DYN_DIM) and ``cols`` columns."""
     t = _tile(cols, max_tile)

@@ -18,6 +18,7 @@ from ..dtypes import F32
 from ..ir import DYN_DIM, PadNegInf
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 
@@ -41,10 +42,11 @@ def _y(cols, max_tile):
     return Out(F32, cells([DYN_DIM, cols], [1, t])) if t >= cols else Shared(F32)
 
 
-@kernel
-def softmax(x=_x, y=_y, *, cols: int, max_tile: int = 4096):
+@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
+def softmax(x=_x, y=_y, *, cols: int, max_tile: int = 4096, warps: int = 0, occupancy: int = 0):
     """y[r, :] = softmax(x[r, :]) for a row-major f32 matrix of any number of rows (one block a
-    row: the rows are DYN_DIM, so one cubin serves every row count) and ``cols`` columns."""
+    row: the rows are DYN_DIM, so one cubin serves every row count) and ``cols`` columns.
+    warps / occupancy: entry hints (0: tileiras decides)."""
     t = _tile(cols, max_tile)
     if t >= cols:
         row = ti.load_cell(x)

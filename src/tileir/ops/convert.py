@@ -112,11 +112,12 @@ THROUGH_F32 = ("tf32", "f8E4M3FN", "f8E5M2")
 
 
 def device_ftof(x: np.ndarray, src: str, d, mode: str) -> np.ndarray:
-    """ftof as the H200 answers it (measured, bench/results/diff_h200.json): an f64 goes into tf32
-    and the 8-bit floats through the nearest f32 (two roundings; into f16 and bf16 once), and a value
+    """ftof as the H200 answers it (measured, bench/results/diff_h200.json): an f64 rounded to
+    nearest into tf32 and the 8-bit floats goes through the nearest f32 (two roundings; into f16 and
+    bf16 once; toward zero, truncated once), and a value
     past the 8-bit floats' range saturates at their largest finite value (PTX's satfinite)."""
     x = np.asarray(x, dtype=np.float64)
-    if src == "f64" and d.name in THROUGH_F32:
+    if src == "f64" and d.name in THROUGH_F32 and mode == "nearest_even":
         with np.errstate(over="ignore"):
             x = x.astype(np.float32).astype(np.float64)
     if d.name in SATFINITE:

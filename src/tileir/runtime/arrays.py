@@ -217,7 +217,7 @@ def _dlpack_arg(obj, dtype, kernel, pos, stream: int) -> DeviceArg:
     return DeviceArg(int(t.data or 0) + int(t.byte_offset), (obj, capsule))
 
 
-def _is_torch_tensor(obj) -> bool:
+def is_torch_tensor(obj) -> bool:
     return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr") and hasattr(obj, "is_cuda")
 
 
@@ -226,7 +226,7 @@ def prepare(arg, dtype: str, by_ptr: bool, *, kernel: str | None = None, pos: in
     """What one argument becomes: a DeviceArg or HostArg for a pointer parameter, a ctypes
     number for a value parameter. Refuses, naming the kernel and position, what it cannot pass."""
     if not by_ptr:
-        if (isinstance(arg, np.ndarray) and arg.ndim != 0) or _is_torch_tensor(arg):
+        if (isinstance(arg, np.ndarray) and arg.ndim != 0) or is_torch_tensor(arg):
             raise TileirError(f"this parameter is a {dtype} value, not a pointer; pass a number.",
                               kernel=kernel, what=_where(pos))
         return pack_scalar(arg, dtype, kernel=kernel, pos=pos)
@@ -237,7 +237,7 @@ def prepare(arg, dtype: str, by_ptr: bool, *, kernel: str | None = None, pos: in
         return HostArg(arg)
     if type(arg).__name__ == "CUdeviceptr":
         return DeviceArg(int(arg), arg)
-    if _is_torch_tensor(arg):
+    if is_torch_tensor(arg):
         return _torch_arg(arg, dtype, kernel, pos)
     if hasattr(arg, "__cuda_array_interface__"):
         return _cai_arg(arg, dtype, kernel, pos)
