@@ -49,23 +49,30 @@ def main():
     n = 1024
     a, b, c = (torch.randn(n, device="cuda") for _ in range(3))
     vadd(a, b, c, n=n)  # record, assemble, load
-    (launcher, grid_rule), = vadd._fast.values()
+    ((launcher, grid_rule),) = vadd._fast.values()
     from tileir.runtime.driver import cu
+    from tileir.runtime.launch import normalize_grid
 
     d = cu()
-    g = grid_rule((a, b, c))
+    g = normalize_grid(grid_rule((a, b, c)))
     slots = (ctypes.c_uint64 * 3)(a.data_ptr(), b.data_ptr(), c.data_ptr())
     ptrs = (ctypes.c_void_p * 3)(*[ctypes.addressof(slots) + 8 * i for i in range(3)])
     stream = d.CUstream(0)
+    abc = (a, b, c)
     us = {
         # the whole call: configuration lookup, grid from the shapes, argument checks, the launch
         "tileir": per_call_us(lambda: vadd(a, b, c, n=n, sync=False)),
         # the Launcher alone (grid given): argument checks and the driver call
-        "tileir_launcher": per_call_us(lambda: launcher(g, (a, b, c), None, False)),
+        "tileir_launcher": per_call_us(lambda: launcher(g, abc, None, False)),
         # the floor from Python: cuLaunchKernel through cuda-bindings with the arguments packed once
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(launcher.function, *g, 1, 1, 1, 0, stream,
                                                                ctypes.addressof(ptrs), 0)),
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),
+        # host-only pieces (nothing launched): where the rest goes
+        "host_grid_rule": per_call_us(lambda: grid_rule(abc)),
+        "host_fast_lane_checks": per_call_us(lambda: launcher._fast_values(abc)),
+        "host_torch_three_calls_x3": per_call_us(lambda: [(t.get_device(), t.is_contiguous(), t.data_ptr())
+                                                          for t in abc]),
     }
     torch.cuda.synchronize()
     assert torch.equal(c, a + b)

@@ -541,6 +541,11 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
     assert calls[-1] is not None and calls[-1][0] == 0x2000
     assert drv.launches[-1]["slots"] == [struct.pack("<Q", 0x2000), struct.pack("<f", 2.5) + b"\0" * 4]
     assert drv.launches[-1]["grid"] == (2, 1, 1)
+    run((2,), [FakeTorchTensor(0x2000), 2.5], sync=False)  # the same buffers and grid again
+    assert drv.launches[-1]["slots"] == drv.launches[-2]["slots"] and drv.launches[-1]["grid"] == (2, 1, 1)
+    run([3, 2], [FakeTorchTensor(0x5000), -1.0], sync=False)  # another buffer, scalar and grid: no stale slot
+    assert drv.launches[-1]["slots"] == [struct.pack("<Q", 0x5000), struct.pack("<f", -1.0) + b"\0" * 4]
+    assert drv.launches[-1]["grid"] == (3, 2, 1)
     for bad, words in ((FakeTorchTensor(0x3000, cuda=False), "on the CPU"),
                        (FakeTorchTensor(0x3000, contiguous=False), "not contiguous"),
                        (FakeTorchTensor(0x3008), "not 16-byte aligned"),
@@ -551,4 +556,4 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
         assert calls[-1] is None
     with pytest.raises(TileirError, match="value, not a pointer"):
         run((1,), [FakeTorchTensor(0x3000), FakeTorchTensor(0x4000)], sync=False)
-    assert len(drv.launches) == 2
+    assert len(drv.launches) == 4
