@@ -120,6 +120,18 @@ def test_causal_attention_wants_bk_to_divide_bq():
         attention.program(s=128, d=64, causal=True, bq=32, bk=64)
 
 
+def test_causal_attention_refuses_the_warps_tileiras_gets_wrong():
+    """bench/results/attention_warps_h200.json: causal, bq = bk = 64, 8 warps is wrong on the H200 at
+    every level; its neighbours that were measured right stay allowed."""
+    for warps in (8, 16):
+        with pytest.raises(TileirError, match="wrong answers") as e:
+            attention.program(s=512, d=128, causal=True, bq=64, bk=64, warps=warps)
+        assert "warps=0" in str(e.value) and "attention" in str(e.value)
+    attention.program(s=512, d=128, causal=True, bq=64, bk=64)  # tileiras' own choice of warps
+    attention.program(s=512, d=128, causal=True, bq=128, bk=64, warps=8)
+    attention.program(s=512, d=128, causal=False, bq=64, bk=64, warps=8)
+
+
 # ---- layer 1 ------------------------------------------------------------------------------------
 
 VERSIONS = ["13.1", "13.2", "13.3", "13.4"]

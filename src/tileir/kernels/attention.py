@@ -64,6 +64,13 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, s: int, d: int, causal: bool = False, f
     if causal and bq % bk:
         raise TileirError(f"causal attention with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
                           fix="bk <= bq, both powers of two", kernel="attention")
+    if causal and bq <= 64 and warps >= 8:
+        # measured on the H200 (bench/results/attention_warps_h200.json, docs/assembler-defect.md):
+        # tileiras answers wrong here at every level, while the host reference and 4 warps are right
+        raise TileirError(f"causal attention with bq={bq} and warps={warps}: tileiras 13.4.92 gives wrong answers "
+                          "for this configuration on sm_90 (measured at bq = bk = 64, head dims 64 and 128, -O0 "
+                          "included)", fix="warps=0 (tileiras' choice), or bq=128 with warps=8 (the tuned "
+                          "configuration)", kernel="attention")
     qk_scale = (1.0 / math.sqrt(d) if scale is None else scale) * LOG2E
     qi, h = ti.block_id(0), ti.block_id(1)
     nk = cdiv(s, bk)
