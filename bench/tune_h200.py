@@ -6,6 +6,7 @@ and leaves the winners in the tune cache ($TILEIR_CACHE_DIR/tune.json).
 
     PYTHONPATH=src python3 bench/tune_h200.py --out bench/results/tune_h200.json [--only softmax,...]
     PYTHONPATH=src python3 bench/tune_h200.py --round 2 --out bench/results/tune2_h200.json
+    PYTHONPATH=src python3 bench/tune_h200.py --only matmul_tf32 --out bench/results/tune_tf32_h200.json
 
 The candidates are assembled first in parallel (every CPU; the cubin cache on disk is shared), so
 the device time goes to timing. The first candidate of each list is the kernel's default, the
@@ -66,6 +67,19 @@ def workloads():
                         config={"m": s, "n": s, "k": s}, cands=_mm_candidates(),
                         check=lambda a: (a[2], a[0].float() @ a[1].float(), 2e-2, 2e-2), unit="TFLOP/s",
                         amount=2 * s ** 3, tol=(2e-2, 2e-2)))
+
+    def tf32_args():
+        return [torch.randn(4096, 4096, device=dev) / 8, torch.randn(4096, 4096, device=dev) / 8,
+                torch.empty(4096, 4096, device=dev)]
+
+    tf32 = [{"tm": 128, "tn": 128, "tk": 32}]
+    tf32 += [dict(tm=128, tn=128, tk=32, group=8, **h) for h in grid(warps=[0, 8], occupancy=[0, 1, 2])]
+    tf32 += [dict(tm=tm, tn=tn, tk=tk, group=8, warps=8, **h) for (tm, tn, tk), h in itertools.product(
+        ((128, 256, 32), (128, 256, 16), (256, 128, 32), (128, 128, 64)), grid(occupancy=[0, 1]))]
+    out.append(dict(name="matmul_tf32_4096", kernel=K.matmul_tf32, args=tf32_args,
+                    config={"m": 4096, "n": 4096, "k": 4096}, cands=tf32,
+                    check=lambda a: (a[2], a[0].double() @ a[1].double(), 2e-2, 2e-2), unit="TFLOP/s",
+                    amount=2 * 4096 ** 3, tol=(2e-2, 2e-2)))
 
     def i8_args():
         return [torch.randint(-128, 128, (s, s), device=dev, dtype=torch.int8) for _ in range(2)] + [
