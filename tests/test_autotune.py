@@ -148,6 +148,17 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096
 
 
+def test_a_new_winner_reaches_calls_prepared_before_it(cache):
+    """tune forgets the kernel's prepared calls, so the next plain call looks its tuned keys up again."""
+    from tileir.kernels import softmax
+
+    softmax._fast[(("cols", 8192),), None, None] = ("a launcher made before the tune", None)
+    autotune.tune(softmax, [{"max_tile": 4096}, {"max_tile": 8192}], [], run=lambda cfg: [np.zeros(4)],
+                  timer=lambda call, cfg: 1.0 if cfg["max_tile"] == 4096 else 2.0, gpu="sm_90", cols=8192)
+    assert softmax._fast == {}
+    assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096  # the cache's, not the table's 8192
+
+
 # ---- the choice, with answers and timings given ---------------------------------------------------
 
 

@@ -315,4 +315,7 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
         _write_entry(cache_key(gpu, kernel_fn, config), {
             "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(config), "config": win["config"],
             "ms": win["ms"], "candidates": len(candidates), "date": time.strftime("%Y-%m-%d")})
+        fast = getattr(kernel_fn, "_fast", None)
+        if fast is not None:  # calls prepared before now would keep the configuration they found then
+            fast.clear()
     return dict(win["config"])
