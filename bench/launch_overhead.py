@@ -59,14 +59,24 @@ def main():
     ptrs = (ctypes.c_void_p * 3)(*[ctypes.addressof(slots) + 8 * i for i in range(3)])
     stream = d.CUstream(0)
     abc = (a, b, c)
+    from tileir.runtime.launch import Launcher, raw_launch
+
+    raw, fn_ptr = raw_launch(), int(launcher.function)
+    launcher_via_bindings = Launcher.__new__(Launcher)
+    launcher_via_bindings.__dict__.update(launcher.__dict__, _raw=None)
+    launcher_via_bindings(g, abc, None, True)
     us = {
         # the whole call: configuration lookup, grid from the shapes, argument checks, the launch
         "tileir": per_call_us(lambda: vadd(a, b, c, n=n, sync=False)),
         # the Launcher alone (grid given): argument checks and the driver call
         "tileir_launcher": per_call_us(lambda: launcher(g, abc, None, False)),
-        # the floor from Python: cuLaunchKernel through cuda-bindings with the arguments packed once
+        # the Launcher with the cuda-bindings call in place of the direct one
+        "tileir_launcher_bindings": per_call_us(lambda: launcher_via_bindings(g, abc, None, False)),
+        # the floors from Python, the arguments packed once: through cuda-bindings, and libcuda through ctypes
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(launcher.function, *g, 1, 1, 1, 0, stream,
                                                                ctypes.addressof(ptrs), 0)),
+        "cuLaunchKernel_ctypes": per_call_us(lambda: raw(fn_ptr, *g, 1, 1, 1, 0, None, ctypes.addressof(ptrs), None))
+        if raw else None,
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),
         # host-only pieces (nothing launched): where the rest goes
         "host_grid_rule": per_call_us(lambda: grid_rule(abc)),
@@ -77,7 +87,7 @@ def main():
     torch.cuda.synchronize()
     assert torch.equal(c, a + b)
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
-           "launch_overhead_us": {k: round(v, 2) for k, v in us.items()},
+           "launch_overhead_us": {k: round(v, 2) if v is not None else None for k, v in us.items()},
            "record_encode_ms_matmul": round(record_encode_ms(), 3)}
     print(json.dumps(out))
     with open(args.out, "w") as f:

@@ -23,3 +23,26 @@ def test_one_saxpy_cubin_serves_every_length():
     assert len(cubins) == 1  # the length is an argument, not configuration
     for n in (5, 1024, 4097):
         assert run_case(case, n, "device", seed=n)[1]
+
+
+@pytest.mark.gpu
+def test_the_fast_lane_launches_right_again_and_again():
+    """Repeated torch calls take the fast lane (the direct C launch where libcuda is there): new
+    buffers, the same buffers, another length and a scalar that changes all answer right."""
+    torch = pytest.importorskip("torch")
+    from tileir.kernels import saxpy, vadd
+
+    a, b, c = (torch.randn(5000, device="cuda") for _ in range(3))
+    for _ in range(3):
+        vadd(a, b, c, n=5000)
+        assert torch.equal(c, a + b)
+    d, e, f = (torch.randn(5000, device="cuda") for _ in range(3))
+    vadd(d, e, f, n=5000)
+    assert torch.equal(f, d + e)
+    ((launcher, _),) = [v for k, v in vadd._fast.items() if ("n", 5000) in k[0]]
+    assert launcher._seen  # the fast lane was open to these tensors
+    for alpha, n in ((2.0, 5000), (-0.5, 5000), (3.0, 1234)):
+        x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+        want = alpha * x + y
+        saxpy(alpha, x, y, n)
+        torch.testing.assert_close(y, want)
