@@ -59,19 +59,21 @@ def main():
     ptrs = (ctypes.c_void_p * 3)(*[ctypes.addressof(slots) + 8 * i for i in range(3)])
     stream = d.CUstream(0)
     abc = (a, b, c)
-    from tileir.runtime.launch import Launcher, raw_launch
-
-    raw, fn_ptr = raw_launch(), int(launcher.function)
-    launcher_via_bindings = Launcher.__new__(Launcher)
-    launcher_via_bindings.__dict__.update(launcher.__dict__, _raw=None)
-    launcher_via_bindings(g, abc, None, True)
+    # libcuda's cuLaunchKernel through ctypes: measured slower than cuda-bindings' wrapper on the
+    # H200 machine (bench/results/launch_overhead_ctypes_h200.json), so the Launcher does not use it
+    try:
+        raw = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+        u = ctypes.c_uint
+        raw.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        raw.restype = ctypes.c_int
+    except (OSError, AttributeError):
+        raw = None
+    fn_ptr = int(launcher.function)
     us = {
         # the whole call: configuration lookup, grid from the shapes, argument checks, the launch
         "tileir": per_call_us(lambda: vadd(a, b, c, n=n, sync=False)),
         # the Launcher alone (grid given): argument checks and the driver call
         "tileir_launcher": per_call_us(lambda: launcher(g, abc, None, False)),
-        # the Launcher with the cuda-bindings call in place of the direct one
-        "tileir_launcher_bindings": per_call_us(lambda: launcher_via_bindings(g, abc, None, False)),
         # the floors from Python, the arguments packed once: through cuda-bindings, and libcuda through ctypes
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(launcher.function, *g, 1, 1, 1, 0, stream,
                                                                ctypes.addressof(ptrs), 0)),

@@ -27,8 +27,8 @@ def test_one_saxpy_cubin_serves_every_length():
 
 @pytest.mark.gpu
 def test_the_fast_lane_launches_right_again_and_again():
-    """Repeated torch calls take the fast lane (the direct C launch where libcuda is there): new
-    buffers, the same buffers, another length and a scalar that changes all answer right."""
+    """Repeated torch calls take the fast lane: new buffers, the same buffers, another length and a
+    scalar that changes all answer right."""
     torch = pytest.importorskip("torch")
     from tileir.kernels import saxpy, vadd
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import inspect
 import threading
 
 from ..errors import TileirError
@@ -97,25 +96,6 @@ def clear_modules() -> None:
         m.unload()
 
 
-_raw_memo: list = []
-
-
-def raw_launch():
-    """libcuda's own cuLaunchKernel as a ctypes function, or None where it cannot be had. The fast
-    lane calls it directly: the cuda-bindings wrapper converts every argument on the way in
-    (bench/results/launch_overhead_h200.json measures both)."""
-    if not _raw_memo:
-        try:
-            f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-            u = ctypes.c_uint
-            f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-            f.restype = ctypes.c_int
-        except (OSError, AttributeError):
-            f = None
-        _raw_memo.append(f)
-    return _raw_memo[0]
-
-
 def _param_size(by_ptr: bool, packed) -> int:
     return 8 if by_ptr else ctypes.sizeof(packed)
 
@@ -174,10 +154,6 @@ class Launcher:
         self._success = self._driver.CUresult.CUDA_SUCCESS
         self._last_grid = None  # (the grid as given, as three ints): normalised once while it repeats
         self._last_values = None  # what the slots hold after a fast-lane call
-        # the direct C call, only with the real driver module (a test's stand-in driver keeps its own)
-        real = inspect.ismodule(self._driver) and self._driver.__name__ == "cuda.bindings.driver"
-        self._raw = raw_launch() if real else None
-        self._fn_ptr = int(self.function) if self._raw is not None else None
         self._by_ptr = [bp for _, bp in self.params]
 
     def _fast_values(self, args):
@@ -223,11 +199,7 @@ class Launcher:
                             slots[i] = 0
                             ctypes.memmove(ctypes.addressof(slots) + 8 * i, ctypes.addressof(v), ctypes.sizeof(v))
                     self._last_values = values
-                if self._raw is not None:
-                    rc = self._raw(self._fn_ptr, gx, gy, gz, 1, 1, 1, 0, handle or None, self._params_addr, None)
-                    res = (self._success,) if rc == 0 else (d.CUresult(rc),)
-                else:
-                    res = d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+                res = d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
                 if res[0] != self._success:  # the words are made only for an error
                     check(res, f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
                 if sync:
