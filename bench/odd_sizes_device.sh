@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every tuned library kernel at odd sizes on the GPU, each with the configuration the library picks
+# (the sm_90 table): PYTHONPATH=src bench/odd_sizes_device.sh > bench/results/odd_sizes_h200.txt
+set -u
+run() { timeout 60 python3 -m tileir run "$@" --device 2>&1 | tail -1; }
+run matmul_f16 --size 1x7x65; run matmul_f16 --size 257x129x300; run matmul_bf16 --size 64x1000x33
+run matmul_tf32 --size 1000x999x1001; run matmul_tf32 --size 3x5x7; run matmul_i8 --size 129x257x65
+run softmax --size 3x20000; run softmax --size 7x8193; run softmax --size 5x1
+run layernorm_f16 --size 9x12345; run layernorm_f32 --size 4x8192; run rmsnorm_f16 --size 11x9000; run rmsnorm_f32 --size 2x3
+run attention_f16 --size 3x200x128; run attention_f16_causal --size 2x129x128; run attention_bf16_causal --size 1x4096x128
+run attention_f16 --size 2x300x64; run vadd --size 1; run vadd --size 1000001
