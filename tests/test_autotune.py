@@ -2,6 +2,7 @@
 table and the measurements it cites, the choice among answers and timings given to it, the library
 matmuls taking their tiles from it, and the refusal to time where there is no GPU."""
 
+import importlib
 import json
 from pathlib import Path
 
@@ -113,11 +114,11 @@ def test_the_default_table_cites_measurements_that_say_so():
         assert str(w["best_rate"]) in e["measured"] and f in e["measured"]
     h200 = {r["workload"]: r for r in json.loads((ROOT / "bench/results/h200.json").read_text())}
     # the benchmark ran the table's choices (the library's own, through autotune.best)
-    for e in swept:
-        rec = h200.get(e["workload"])
-        if rec is not None and e["when"].get("causal", rec["tileir_config"].get("causal")) == \
-                rec["tileir_config"].get("causal"):
-            assert all(rec["tileir_config"][k] == v for k, v in e["config"].items()), e["workload"]
+    benchmarked = [e for e in swept if e["workload"] in h200]
+    assert {e["kernel"] for e in swept} - {e["kernel"] for e in benchmarked} == {"rmsnorm"}  # not a workload
+    for e in benchmarked:
+        ran = h200[e["workload"]]["tileir_config"]
+        assert all(ran[k] == v for k, v in e["config"].items()), e["workload"]
     # every entry cites a results file
     assert all("bench/results/" in e["measured"] for e in data["entries"])
 
@@ -148,15 +149,70 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096
 
 
-def test_a_new_winner_reaches_calls_prepared_before_it(cache):
+def _calls_on_sm90(monkeypatch):
+    """GPU calls on a CPU: the cubin and the launch replaced, the configuration each call was
+    prepared with recorded."""
+    from tileir.kernel import KernelFn
+
+    prepared = []
+
+    def cubin(self, arch="sm_90", opt_level=None, **static):
+        prepared.append(dict(static))
+        return b""
+
+    monkeypatch.setattr(KernelFn, "cubin", cubin)
+    launch_module = importlib.import_module("tileir.runtime.launch")  # the package exports a function of that name
+    monkeypatch.setattr(launch_module, "launcher_for", lambda *a: lambda g, args, s, sync: None)
+    return prepared
+
+
+def test_a_new_winner_reaches_calls_prepared_before_it(cache, monkeypatch):
     """tune forgets the kernel's prepared calls, so the next plain call looks its tuned keys up again."""
     from tileir.kernels import softmax
 
-    softmax._fast[(("cols", 8192),), None, None] = ("a launcher made before the tune", None)
+    prepared = _calls_on_sm90(monkeypatch)
+    x = np.zeros((4, 8192), np.float32)
+    softmax._fast.clear()
+    softmax(x, x, cols=8192, arch="sm_90")
+    assert prepared[-1]["max_tile"] == 8192 and prepared[-1]["occupancy"] == 4  # the table's
     autotune.tune(softmax, [{"max_tile": 4096}, {"max_tile": 8192}], [], run=lambda cfg: [np.zeros(4)],
                   timer=lambda call, cfg: 1.0 if cfg["max_tile"] == 4096 else 2.0, gpu="sm_90", cols=8192)
-    assert softmax._fast == {}
-    assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096  # the cache's, not the table's 8192
+    softmax(x, x, cols=8192, arch="sm_90")
+    # the cache's winner, whole: what was measured (occupancy left to the kernel's default)
+    assert prepared[-1]["max_tile"] == 4096 and prepared[-1]["occupancy"] == 0
+    softmax._fast.clear()
+
+
+def test_a_call_with_its_own_grid_keeps_its_configuration(cache, monkeypatch):
+    """kernel.grid(...) works from the configuration as written, so a call given that grid must run
+    that configuration, not the table's tiles (which would want another grid)."""
+    from tileir.kernels import matmul_f16
+
+    prepared = _calls_on_sm90(monkeypatch)
+    a = np.zeros((256, 256), np.float16)
+    matmul_f16._fast.clear()
+    matmul_f16(a, a, a, grid=matmul_f16.grid(a, a, a, m=256, n=256, k=256), m=256, n=256, k=256, arch="sm_90")
+    assert prepared[-1]["tn"] == 128 and prepared[-1]["group"] == 0  # the kernel's own defaults
+    matmul_f16(a, a, a, m=256, n=256, k=256, arch="sm_90")
+    assert prepared[-1]["tn"] == 256 and prepared[-1]["group"] == 8  # the table's
+    matmul_f16._fast.clear()
+
+
+def test_spellings_of_one_call_meet_one_cache_entry(cache):
+    from tileir.kernels import attention
+
+    assert autotune.canonical(attention, {"s": 4096, "d": 128, "fmt": "f16", "causal": False, "warps": 8}) == \
+        {"s": 4096, "d": 128}  # defaults and tuned keys are not part of the key
+    assert autotune.canonical("attention", {"s": 4096, "fmt": "bf16"}) == {"s": 4096, "fmt": "bf16"}
+    assert autotune.canonical("no_such_kernel", {"fmt": "f16"}) == {"fmt": "f16"}
+    autotune.tune(attention, [{"bq": 64}, {"bq": 128}], [], run=lambda cfg: [np.zeros(4)],
+                  timer=lambda call, cfg: 1.0 if cfg["bq"] == 64 else 2.0, gpu="sm_90", s=4096, d=128,
+                  causal=False, fmt="f16", bk=64)
+    for spelled in ({}, {"fmt": "f16"}, {"causal": False, "fmt": "f16"}):
+        # the winner, self-complete: the tuned key the fixed configuration named (bk) comes with it
+        assert autotune.best(attention, "sm_90", s=4096, d=128, **spelled) == {"bq": 64, "bk": 64}
+        assert autotune.best("attention", "sm_90", s=4096, d=128, **spelled) == {"bq": 64, "bk": 64}
+    assert autotune.best(attention, "sm_90", s=4096, d=128, fmt="bf16")["bk"] == 128  # another key: the table
 
 
 # ---- the choice, with answers and timings given ---------------------------------------------------

@@ -546,6 +546,15 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
     run([3, 2], [FakeTorchTensor(0x5000), -1.0], sync=False)  # another buffer, scalar and grid: no stale slot
     assert drv.launches[-1]["slots"] == [struct.pack("<Q", 0x5000), struct.pack("<f", -1.0) + b"\0" * 4]
     assert drv.launches[-1]["grid"] == (3, 2, 1)
+    g = [4]
+    run(tuple(g), [FakeTorchTensor(0x5000), -1.0], sync=False)
+    g[0] = 5  # a list the caller changes is never kept: the launch follows it
+    run(g, [FakeTorchTensor(0x5000), -1.0], sync=False)
+    assert drv.launches[-1]["grid"] == (5, 1, 1)
+    run((5,), [FakeTorchTensor(0x5000), 7.0], sync=False)  # only the scalar changes
+    assert drv.launches[-1]["slots"][1] == struct.pack("<f", 7.0) + b"\0" * 4
+    with pytest.raises(TileirError, match="must be an int"):
+        run((5.0,), [FakeTorchTensor(0x5000), 7.0], sync=False)  # equal to the kept grid, and still refused
     for bad, words in ((FakeTorchTensor(0x3000, cuda=False), "on the CPU"),
                        (FakeTorchTensor(0x3000, contiguous=False), "not contiguous"),
                        (FakeTorchTensor(0x3008), "not 16-byte aligned"),
@@ -556,4 +565,4 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
         assert calls[-1] is None
     with pytest.raises(TileirError, match="value, not a pointer"):
         run((1,), [FakeTorchTensor(0x3000), FakeTorchTensor(0x4000)], sync=False)
-    assert len(drv.launches) == 4
+    assert len(drv.launches) == 7

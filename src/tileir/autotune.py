@@ -18,9 +18,13 @@ eligible candidate, written to the cache under its key.
 
 The key is (the GPU, the kernel's name, the shape bucket): the GPU named by its target, sm_XY,
 what tileiras' ``--gpu-name`` takes; the bucket is the configuration ``tune`` was given besides
-the candidates (``best`` the same), with each integer (a size) rounded up to a power of two and
-every other value -- a format such as ``fmt="f16"``, a flag such as ``causal`` -- kept as it is, so
-the formats are in the key through the configuration or the kernel's name (matmul_f16).
+the candidates (``best`` the same) in its canonical form -- without the kernel's tuned keys and
+without keys set to the kernel's defaults, so ``attention(..., fmt="f16")`` and a call that leaves
+fmt to its default meet one entry -- with each integer (a size) rounded up to a power of two and
+every other value -- a format such as ``fmt="bf16"``, a flag such as ``causal`` -- kept as it is, so
+the formats are in the key through the configuration or the kernel's name (matmul_f16). A
+winner is kept whole, with the tuned keys the fixed configuration named: it is what was measured,
+and a call takes it instead of the table's entry, not on top of it.
 
 ``best(kernel, gpu, **config)`` answers the cache's winner for that key, else the most specific
 entry of the committed default table (``src/tileir/data/tune_defaults.json``, one list of
@@ -34,6 +38,7 @@ CPU.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import time
@@ -49,8 +54,8 @@ from .runtime.timing import median_ms
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
 
-__all__ = ["tune", "best", "bucket", "cache_key", "cache_path", "read_cache", "defaults", "cuda_event_timer",
-           "DEFAULTS_FILE"]
+__all__ = ["tune", "best", "bucket", "canonical", "cache_key", "cache_path", "read_cache", "defaults",
+           "cuda_event_timer", "DEFAULTS_FILE"]
 
 
 # ---- keys ----------------------------------------------------------------------------------------
@@ -71,9 +76,54 @@ def _name(kernel) -> str:
     return kernel if isinstance(kernel, str) else kernel.name
 
 
+def _kernel_fn(kernel):
+    """The KernelFn of ``kernel``: itself, or the library kernel of that name (None if there is none)."""
+    if not isinstance(kernel, str):
+        return kernel if hasattr(kernel, "static") else None
+    from . import kernels as library
+    from .kernel import KernelFn
+
+    for v in vars(library).values():
+        if isinstance(v, KernelFn) and v.name == kernel:
+            return v
+    return None
+
+
+def canonical(kernel, config: dict) -> dict:
+    """What a key is made of: the configuration's keys that are neither a tuned key of the kernel
+    nor set to the kernel's default, so every spelling of one call (``fmt="f16"`` written out or
+    left to its default) meets the same cache entry. As given for a kernel this package does not
+    know."""
+    fn = _kernel_fn(kernel)
+    if fn is None:
+        return dict(config)
+    tuned, static = set(fn.tuned), fn.static
+    return {k: v for k, v in config.items()
+            if k not in tuned and not (k in static and _same(static[k], v))}
+
+
+def _same(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _with_defaults(kernel, config: dict) -> dict:
+    """``config`` with the kernel's defaults for what it leaves out (the default table's ``when``
+    is matched against this, so an entry for causal=False serves a call that leaves causal out)."""
+    fn = _kernel_fn(kernel)
+    if fn is None:
+        return dict(config)
+    empty = inspect.Parameter.empty
+    return dict({k: v for k, v in fn.static.items() if v is not empty}, **config)
+
+
 def cache_key(gpu: str, kernel, config: dict) -> str:
-    """The cache's key for ``kernel`` (a name or a KernelFn) on ``gpu`` under ``config``."""
-    return json.dumps([gpu, _name(kernel), bucket(config)], sort_keys=True, separators=(",", ":"))
+    """The cache's key for ``kernel`` (a name or a KernelFn) on ``gpu`` under ``config`` (its
+    canonical form, bucketed)."""
+    return json.dumps([gpu, _name(kernel), bucket(canonical(kernel, config))], sort_keys=True,
+                      separators=(",", ":"))
 
 
 # ---- the cache and the default table -------------------------------------------------------------
@@ -132,9 +182,10 @@ def defaults() -> list[dict]:
     return _defaults_memo[0]
 
 
-def _from_defaults(name: str, gpu: str, config: dict) -> dict | None:
+def _from_defaults(kernel, gpu: str, config: dict) -> dict | None:
     """The most specific default entry for (gpu, name) whose ``when`` holds for ``config`` (every
     key in it present with that value); the first of equally specific ones."""
+    name, config = _name(kernel), _with_defaults(kernel, config)
     found, most = None, -1
     for e in defaults():
         if e.get("gpu") != gpu or e.get("kernel") != name:
@@ -164,11 +215,10 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
     gpu = gpu or this_gpu()
     if gpu is None:
         return None
-    name = _name(kernel)
-    hit = read_cache().get(cache_key(gpu, name, config))
+    hit = read_cache().get(cache_key(gpu, kernel, config))
     if hit is not None and isinstance(hit.get("config"), dict):
-        return dict(hit["config"])
-    return _from_defaults(name, gpu, config)
+        return dict(hit["config"])  # whole: it is what was measured (the table's other keys were not)
+    return _from_defaults(kernel, gpu, config)
 
 
 # ---- timing --------------------------------------------------------------------------------------
@@ -312,8 +362,10 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
     if device:
         device_run(dict(config, **win["config"]))  # leave the winner's answer in the buffers
     if save and gpu:
+        tuned = getattr(kernel_fn, "tuned", ())
+        measured = dict({k: v for k, v in config.items() if k in tuned}, **win["config"])  # self-complete
         _write_entry(cache_key(gpu, kernel_fn, config), {
-            "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(config), "config": win["config"],
+            "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(canonical(kernel_fn, config)), "config": measured,
             "ms": win["ms"], "candidates": len(candidates), "date": time.strftime("%Y-%m-%d")})
         fast = getattr(kernel_fn, "_fast", None)
         if fast is not None:  # calls prepared before now would keep the configuration they found then

@@ -117,7 +117,7 @@ class KernelFn:
             return static
         from .autotune import best
 
-        got = best(self.name, gpu, **static) or {}
+        got = best(self, gpu, **static) or {}
         return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
 
     def launch_config(self, arch: str | None = None, **static) -> dict:
@@ -212,20 +212,23 @@ class KernelFn:
         The first call of a configuration records, lowers, encodes, assembles and loads; later
         calls find the loaded function and the grid rule by the call's keyword arguments and
         only pack the arguments and launch (bench/launch_overhead.py measures it)."""
+        # a call that gives its own grid keeps its configuration as written (no tuned keys filled in):
+        # the grid was worked out for that configuration (kernel.grid(...) does not fill them either)
+        given = grid is not None
         try:
-            key = (tuple(sorted(static.items())), arch, opt_level)
+            key = (tuple(sorted(static.items())), arch, opt_level, given)
             fast = self._fast.get(key)
         except TypeError:  # an unhashable configuration value: take the slow path every time
             key, fast = None, None
         if fast is None:
-            fast = self._prepare_launch(arch, opt_level, static)
+            fast = self._prepare_launch(arch, opt_level, static, fill_tuned=not given)
             if key is not None:
                 self._fast[key] = fast
         launcher, grid_rule = fast
         g = grid if grid is not None else grid_rule(arrays)
         launcher(g, arrays, stream, sync)
 
-    def _prepare_launch(self, arch, opt_level, static):
+    def _prepare_launch(self, arch, opt_level, static, fill_tuned=True):
         from .assemble import gpu_name_of_device
         from .runtime.launch import launcher_for
 
@@ -233,7 +236,7 @@ class KernelFn:
         if target is None:
             raise TileirError("there is no GPU here; run_host(...) runs the kernel on the host reference",
                               kernel=self.name)
-        cfg = self.config(**self.tuned_config(dict(static), target))
+        cfg = self.config(**(self.tuned_config(dict(static), target) if fill_tuned else static))
         cubin = self.cubin(target, opt_level, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in self.kparams(cfg)]
         launcher = launcher_for(cubin, self.name, params)

@@ -7,8 +7,6 @@ stores, the ladder of element offsets built explicitly), kept as the second opin
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import surface as ti
@@ -65,25 +63,26 @@ def _matmul_views(a, b, c, m, n, k, tm, tn, tk, fmt):
     ti.store_cell(c, ti.to(ti.get(acc), fmt))
 
 
-def _group_of(m, tm, group):
-    """The rows of blocks a group spans: ``group`` cut down to divide the block rows (so every group
-    is whole and the block order needs no minimum)."""
-    return math.gcd(group, cdiv(m, tm)) if group else 0
-
-
 def _matmul_grouped(a, b, c, m, n, k, tm, tn, tk, fmt, group):
     """The product with the blocks in groups of ``g`` block rows: a one-dimensional grid whose
     consecutive blocks walk down g rows of C, then across, so the blocks resident at once share
-    g cells of A and few of B and the L2 cache serves most of both. A and B are cells with no grid
+    g cells of A and few of B and the L2 cache serves most of both. Where g does not divide the
+    block rows the last group is shorter (its height the smaller of g and the rows left); where it
+    does, the height is a constant and the order needs no minimum. A and B are cells with no grid
     axis (each block names its own), C is written through a view of a Shared parameter (an Out
     cell must follow the grid)."""
-    g = _group_of(m, tm, group)
-    nn = cdiv(n, tn)
+    nm, nn = cdiv(m, tm), cdiv(n, tn)
+    g = min(group, nm)
     pid = ti.block_id(0)
     span = ti.idx_const(g * nn)
     in_group = ti.idx_rem(pid, span)
-    bm = ti.idx_add(ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(g)), ti.idx_rem(in_group, ti.idx_const(g)))
-    bn = ti.idx_div(in_group, ti.idx_const(g))
+    first = ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(g))  # the group's first block row
+    if nm % g == 0:
+        height = ti.idx_const(g)
+    else:
+        height = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_sub(ti.idx_const(nm), first)), ti.i_const(g)))
+    bm = ti.idx_add(first, ti.idx_rem(in_group, height))
+    bn = ti.idx_div(in_group, height)
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
     for kk in ti.d_range(0, cdiv(k, tk)):
         at, bt = ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn])

@@ -178,19 +178,21 @@ class Launcher:
         kernel, params = self.kernel, self.params
         if len(args) != len(params):
             raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
-        last_grid = self._last_grid
-        if last_grid is not None and grid == last_grid[0]:
+        last_grid = self._last_grid  # only tuples of ints are kept: nothing the caller can change later
+        if last_grid is not None and type(grid) is tuple and grid == last_grid[0] and \
+                all(type(n) is int for n in grid):
             gx, gy, gz = last_grid[1]
         else:
             gx, gy, gz = normalize_grid(grid, kernel)
-            self._last_grid = (grid, (gx, gy, gz))
+            if type(grid) is tuple:
+                self._last_grid = (grid, (gx, gy, gz))
         handle = 0 if stream is None else stream_handle(stream, kernel)
         d = self._driver
         hstream = self._default_stream if handle == 0 else d.CUstream(handle)
         values = self._fast_values(args) if self._checked else None
         if values is not None:
             with self._lock:  # the slots are reused: the driver copies them at the launch
-                if values != self._last_values:  # the same buffers as last time: the slots hold them
+                if values != self._last_values:  # the same pointers as last time (and no scalar): kept
                     slots = self._slots
                     for i, v in enumerate(values):
                         if isinstance(v, int):
