@@ -12,14 +12,18 @@ from tileir.render import normalise
 
 def run_and_read_back(body, params, args, grid=(1,), disasm=None, targets=("sm_90",), version=None):
     """(the lowered Kernel, the host interpreter after the run)."""
-    prog = ti.trace_kernel("k", params, body)
+    return read_back(ti.trace_kernel("k", params, body), args, grid, disasm, targets, version)
+
+
+def read_back(prog, args, grid=(1,), disasm=None, targets=("sm_90",), version=None):
+    """run_and_read_back for a program already recorded."""
     it = run_host(prog, args, grid)
     k = ti.lower(prog)
     if disasm is not None:
         data = ti.encode_kernel(k, version)
         assert normalise(disasm(data)) == normalise(ti.render_kernel(k))
         for t in targets:
-            assert assemble(data, t, kernel="k", program=k)[:4] == b"\x7fELF"
+            assert assemble(data, t, kernel=k.name, program=k)[:4] == b"\x7fELF"
     return k, it
 
 
@@ -31,3 +35,24 @@ def refused(body, params) -> TileirError:
     assert msg.startswith("kernel 'k', op "), msg
     assert e.value.op is not None and e.value.fix, msg
     return e.value
+
+
+def walk(instrs):
+    """Every instruction of a body, the nested regions' too, in order."""
+    for x in instrs:
+        yield x
+        for f in ("body", "on_true", "on_false"):
+            yield from walk(getattr(x, f, ()))
+
+
+def config_id(kc) -> str:
+    """A test id for a (kernel, configuration) pair."""
+    k, c = kc
+    return k.name + "-" + "-".join(f"{a}{b}" for a, b in c.items())
+
+
+def render_matches_disassembly(kern, cfg, disasm, versions) -> None:
+    """Layer 1 for one configuration: tileirdisasm of the bytes at each version is render's text."""
+    text = normalise(kern.mlir(**cfg))
+    for v in versions:
+        assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tileir as ti
-from tests.kernelcheck import refused, run_and_read_back
+from tests.kernelcheck import refused, run_and_read_back, walk
 from tileir import F16, F32, F64, I1, I32, I64, TileirError, ir
 from tileir.ref import run_host
 
@@ -17,13 +17,6 @@ def check(body, params, args, grid=(1,), disasm=None, targets=("sm_90", "sm_80")
 
 def refusal(body, params=(ti.ByPtr(I32), ti.ByPtr(F32))) -> TileirError:
     return refused(body, params)
-
-
-def walk(instrs):
-    for x in instrs:
-        yield x
-        for f in ("body", "on_true", "on_false"):
-            yield from walk(getattr(x, f, ()))
 
 
 P2 = (ti.ByPtr(I32), ti.ByPtr(F32))

@@ -6,31 +6,16 @@ import numpy as np
 import pytest
 
 import tileir as ti
+from tests.kernelcheck import read_back, refused
 from tileir import F16, F32, F64, I8, I32, TileirError, ir
-from tileir.assemble import assemble
 from tileir.ops.globals import host_globals
 from tileir.ref import run_host
-from tileir.render import normalise
 
-
-def check(prog, args, grid=(1,), disasm=None, targets=("sm_90", "sm_80")):
-    it = run_host(prog, args, grid)
-    k = ti.lower(prog)
-    if disasm is not None:
-        data = ti.encode_kernel(k)
-        assert normalise(disasm(data)) == normalise(ti.render_kernel(k))
-        for t in targets:
-            assert assemble(data, t, kernel=k.name, program=k)[:4] == b"\x7fELF"
-    return k, it
+SM = ("sm_90", "sm_80")
 
 
 def refusal(body, params=(ti.ByPtr(F32),)) -> TileirError:
-    with pytest.raises(TileirError) as e:
-        ti.trace_kernel("k", params, body)
-    msg = str(e.value)
-    assert msg.startswith("kernel 'k', op "), msg
-    assert e.value.op is not None and e.value.fix, msg
-    return e.value
+    return refused(body, params)
 
 
 def _counter():
@@ -49,7 +34,7 @@ def _counter():
 def test_globals_live_across_blocks_and_runs(disasm):
     prog = ti.trace_kernel("counter", (ti.ByPtr(F32),), _counter)
     out = np.zeros(8, np.float32)
-    k, _ = check(prog, [out], grid=(2,), disasm=disasm)
+    k, _ = read_back(prog, [out], grid=(2,), disasm=disasm, targets=SM)
     table = np.array([0.1, 2.5, -0.0, 7.0], np.float32)
     assert np.array_equal(out, np.concatenate([table, table + 3]))
     g = host_globals(prog)
@@ -83,7 +68,8 @@ def test_alloca_is_fresh_scratch_each_time(disasm):
             b = ti.alloca_ptrs(I8, 4, 1, [4])  # inside a loop: fresh each iteration
             ti.store_ptrs(ti.ptr_offset(b, ti.arange(4)), ti.consti(I8, 3))
 
-    k, _ = check(ti.trace_kernel("k", (ti.ByPtr(F32), ti.ByPtr(F32)), body), [src, out], grid=(2,), disasm=disasm)
+    k, _ = read_back(ti.trace_kernel("k", (ti.ByPtr(F32), ti.ByPtr(F32)), body), [src, out], grid=(2,),
+                     disasm=disasm, targets=SM)
     assert np.array_equal(out, np.concatenate([src[::-1], src[::-1]]))
     allocas = [x for x in k.body if isinstance(x, ir.AllocaPtr)]
     assert [(a.num_elem, a.align, a.shared) for a in allocas] == [(32, 16, False), (32, 16, True)]
@@ -97,7 +83,7 @@ def test_store_through_a_global_orders_on_its_own_token():
         ti.store_ptrs(p, ti.load_ptrs(p) + 1.0)
 
     prog = ti.trace_kernel("k", (), body)
-    k, _ = check(prog, [])
+    k, _ = read_back(prog, [])
     loads = [x for x in k.body if isinstance(x, ir.LoadPtr)]
     stores = [x for x in k.body if isinstance(x, ir.StorePtr)]
     assert loads[1].tok_in == ir.Val(stores[0].tok_out)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tileir as ti
-from tests.kernelcheck import refused, run_and_read_back
+from tests.kernelcheck import refused, run_and_read_back, walk
 from tileir import F32, I32, TileirError, ir
 
 
@@ -15,13 +15,6 @@ def check(body, params, args, grid=(1,), disasm=None, version=None):
 
 def refusal(body, params=(ti.ByPtr(F32),)) -> TileirError:
     return refused(body, params)
-
-
-def walk(instrs):
-    for x in instrs:
-        yield x
-        for f in ("body", "on_true", "on_false"):
-            yield from walk(getattr(x, f, ()))
 
 
 # ---- d_loop ----------------------------------------------------------------------------------

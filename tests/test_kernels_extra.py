@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tileir.assemble as asm
+from tests.kernelcheck import config_id, render_matches_disassembly
 from tests.test_kernels_more import At, assert_matches_on_host
 from tileir.kernels import (
     CASES,
@@ -22,7 +23,6 @@ from tileir.kernels import (
     scan_totals,
 )
 from tileir.kernels.recurrence import reference
-from tileir.render import normalise
 
 SIZES = {
     "histogram": [1, (5, 3), (3000, 17), (100_003, 256), At((5000, 64), {"tile": 256})],
@@ -155,20 +155,12 @@ LAYER1 = [
 ]
 
 
-def _id(kc):
-    k, c = kc
-    return k.name + "-" + "-".join(f"{a}{b}" for a, b in c.items())
-
-
-@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+@pytest.mark.parametrize("kc", LAYER1, ids=[config_id(kc) for kc in LAYER1])
 def test_disassembly_equals_render(kc, disasm):
-    kern, cfg = kc
-    text = normalise(kern.mlir(**cfg))
-    for v in VERSIONS:
-        assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v
+    render_matches_disassembly(*kc, disasm, VERSIONS)
 
 
-@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+@pytest.mark.parametrize("kc", LAYER1, ids=[config_id(kc) for kc in LAYER1])
 def test_tileiras_assembles_for_sm90_without_the_defect_workaround(kc):
     kern, cfg = kc
     k = kern.kernel(**cfg)

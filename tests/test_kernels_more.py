@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+from tests.kernelcheck import config_id, render_matches_disassembly
 from tileir.assemble import assemble
 from tileir.errors import TileirError
 from tileir.kernels import (
@@ -23,7 +24,6 @@ from tileir.kernels import (
     vector_max,
     vector_sum,
 )
-from tileir.render import normalise
 
 
 @dataclass(frozen=True)
@@ -161,21 +161,13 @@ LAYER1 = [
 ASSEMBLE = [LAYER1[i] for i in (0, 1, 2, 4, 6, 9, 10, 11, 12, 14, 15)]
 
 
-def _id(kc):
-    k, c = kc
-    return k.name + "-" + "-".join(f"{a}{b}" for a, b in c.items())
-
-
-@pytest.mark.parametrize("kc", LAYER1, ids=[_id(kc) for kc in LAYER1])
+@pytest.mark.parametrize("kc", LAYER1, ids=[config_id(kc) for kc in LAYER1])
 def test_disassembly_equals_render(kc, disasm):
-    kern, cfg = kc
-    text = normalise(kern.mlir(**cfg))
-    for v in VERSIONS:
-        assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v
+    render_matches_disassembly(*kc, disasm, VERSIONS)
 
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
-@pytest.mark.parametrize("kc", ASSEMBLE, ids=[_id(kc) for kc in ASSEMBLE])
+@pytest.mark.parametrize("kc", ASSEMBLE, ids=[config_id(kc) for kc in ASSEMBLE])
 def test_tileiras_assembles(kc, target):
     kern, cfg = kc
     cubin = assemble(kern.bytecode(**cfg), target, kernel=kern.name, cache=False)
