@@ -15,10 +15,11 @@ import datetime
 import json
 import statistics
 import sys
-import time
 
 import torch
+import workloads as W
 from timing import median_ms as _median_ms
+from timing import per_call_us, record_encode_ms
 
 from tileir import kernels as K
 from tileir.assemble import gpu_name_of_device, tileiras_version
@@ -86,28 +87,22 @@ def merge_passes(recs, labels):
 
 
 def workloads():
-    dev = "cuda"
     out = []
-    n = 1 << 28
-
-    def mk_vadd():
-        return [torch.randn(n, device=dev), torch.randn(n, device=dev), torch.empty(n, device=dev)]
-
-    out.append(dict(name="vadd_f32_2^28", make=mk_vadd, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
+    n = W.VADD_N
+    out.append(dict(name="vadd_f32_2^28", make=W.vadd_inputs, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
                     config=K.vadd.launch_config(n=n),
                     impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], n=n, sync=False), i[2])[1],
                            "torch": lambda i: torch.add(i[0], i[1], out=i[2]),
                            "cutile": (lambda i: (C.vadd(i[0], i[1], i[2]), i[2])[1]) if C else None},
-                    check=lambda i: i[0] + i[1]))
-    for fmt, dt, size in (("f16", torch.float16, 8192), ("bf16", torch.bfloat16, 8192),
+                    check=W.vadd_ref))
+    for fmt, dt, size in (("f16", torch.float16, W.SIDE), ("bf16", torch.bfloat16, W.SIDE),
                           ("tf32", torch.float32, 4096)):
         kern = {"f16": K.matmul_f16, "bf16": K.matmul_bf16, "tf32": K.matmul_tf32}[fmt]
         cfg = kern.launch_config(m=size, n=size, k=size)  # the library's own choice (autotune.best)
         peer_cfg = {t: cfg[t] for t in ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")}
 
         def mk(dt=dt, s=size):
-            return [torch.randn(s, s, device=dev).to(dt) / 8, torch.randn(s, s, device=dev).to(dt) / 8,
-                    torch.empty(s, s, device=dev, dtype=dt)]
+            return W.matmul_inputs(s, dt)
 
         def ti_fn(i, kern=kern, s=size):
             kern(i[0], i[1], i[2], m=s, n=s, k=s, sync=False)
@@ -123,105 +118,64 @@ def workloads():
         out.append(dict(name=f"matmul_{fmt}_{size}", make=mk, unit="TFLOP/s", amount=2 * size ** 3,
                         rtol=2e-2, atol=2e-2, config=cfg,
                         impls={"tileir": ti_fn, "torch": torch_fn, "cutile": ct_fn if C else None},
-                        check=lambda i: i[0].float() @ i[1].float()))
-    s8 = 8192
+                        check=W.matmul_ref))
+    s8 = W.SIDE
     i8_cfg = K.matmul_i8.launch_config(m=s8, n=s8, k=s8)
-
-    def mk_i8():
-        return [torch.randint(-128, 128, (s8, s8), device=dev, dtype=torch.int8) for _ in range(2)] + [
-            torch.empty(s8, s8, device=dev, dtype=torch.int32)]
-
-    out.append(dict(name="matmul_i8_8192", make=mk_i8, unit="TOP/s", amount=2 * s8 ** 3, rtol=0, atol=0,
+    out.append(dict(name="matmul_i8_8192", make=W.int8_inputs, unit="TOP/s", amount=2 * s8 ** 3, rtol=0, atol=0,
                     config=i8_cfg,
                     impls={"tileir": lambda i: (K.matmul_i8(*i, m=s8, n=s8, k=s8, sync=False), i[2])[1],
                            "torch": lambda i: torch._int_mm(i[0], i[1]),
                            "cutile": None},  # no i8 peer: cuTile's mma of i8 is not written here
-                    check=lambda i: torch._int_mm(i[0], i[1])))
-    rows = cols = 8192
+                    check=W.int8_ref))
+    rows = cols = W.SIDE
     sm_cfg = K.softmax.launch_config(cols=cols)
     ln_cfg = K.layernorm.launch_config(cols=cols, fmt="f16")
-
-    def mk_sm():
-        return [torch.randn(rows, cols, device=dev) * 4, torch.empty(rows, cols, device=dev)]
-
-    out.append(dict(name="softmax_f32_8192x8192", make=mk_sm, unit="TB/s", amount=2 * 4 * rows * cols,
+    out.append(dict(name="softmax_f32_8192x8192", make=W.softmax_inputs, unit="TB/s", amount=2 * 4 * rows * cols,
                     rtol=1e-5, atol=1e-6, config=sm_cfg,
                     impls={"tileir": lambda i: (K.softmax(i[0], i[1], cols=cols, sync=False), i[1])[1],
                            "torch": lambda i: torch.softmax(i[0], 1),
                            "cutile": (lambda i: (C.softmax(i[0], i[1], sm_cfg["warps"], sm_cfg["occupancy"]),
                                                  i[1])[1]) if C else None},
-                    check=lambda i: torch.softmax(i[0].double(), 1)))
-    ln = getattr(K, "layernorm", None)
-    if ln is not None:
-        def mk_ln():
-            return [torch.randn(rows, cols, device=dev).half(), torch.randn(cols, device=dev).half(),
-                    torch.randn(cols, device=dev).half(), torch.empty(rows, cols, device=dev, dtype=torch.half)]
+                    check=W.softmax_ref))
+    ln = K.layernorm
+    out.append(dict(name="layernorm_f16_8192x8192", make=W.layernorm_inputs, unit="TB/s", amount=2 * 2 * rows * cols,
+                    rtol=1e-2, atol=1e-2, config=ln_cfg,
+                    impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, fmt="f16", sync=False),
+                                                i[3])[1],
+                           "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
+                           "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3], 1e-5, ln_cfg["warps"],
+                                                             ln_cfg["occupancy"]), i[3])[1]) if C else None},
+                    check=W.layernorm_ref))
+    att = K.attention
+    bh, seq, d = W.ATTENTION
+    for causal in (False, True):
+        a_cfg = att.launch_config(s=seq, d=d, causal=causal, fmt="f16")
+        peer = {t: a_cfg[t] for t in ("bq", "bk", "warps", "occupancy")}
 
-        def ln_ref(i):
-            return torch.nn.functional.layer_norm(i[0].float(), (cols,), i[1].float(), i[2].float(), 1e-5)
+        def att_ref(i, c=causal):
+            return W.attention_ref(i, c)
 
-        out.append(dict(name="layernorm_f16_8192x8192", make=mk_ln, unit="TB/s", amount=2 * 2 * rows * cols,
-                        rtol=1e-2, atol=1e-2, config=ln_cfg,
-                        impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, fmt="f16", sync=False),
-                                                    i[3])[1],
-                               "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
-                               "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3], 1e-5, ln_cfg["warps"],
-                                                                 ln_cfg["occupancy"]), i[3])[1]) if C else None},
-                        check=ln_ref))
-    att = getattr(K, "attention", None)
-    if att is not None:
-        bh, seq, d = 4 * 32, 4096, 128
-        for causal in (False, True):
-            a_cfg = att.launch_config(s=seq, d=d, causal=causal, fmt="f16")
-            peer = {t: a_cfg[t] for t in ("bq", "bk", "warps", "occupancy")}
-
-            def mk_att():
-                return [torch.randn(bh, seq, d, device=dev).half() for _ in range(3)] + [
-                    torch.empty(bh, seq, d, device=dev, dtype=torch.half)]
-
-            def att_ref(i, c=causal):
-                q, k, v = (t.view(4, 32, seq, d) for t in i[:3])
-                return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c).view(bh, seq, d)
-
-            flop = 4 * bh * seq * seq * d // (2 if causal else 1)
-            out.append(dict(
-                name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", make=mk_att, unit="TFLOP/s",
-                amount=flop, rtol=2e-2, atol=2e-2, config=a_cfg,
-                impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, fmt="f16", sync=False),
-                                                      i[3])[1],
-                       "torch": att_ref,
-                       "cutile": (lambda i, c=causal, pc=peer: (C.attention(*i, causal=c, **pc), i[3])[1])
-                       if C else None},
-                check=att_ref))
+        flop = 4 * bh * seq * seq * d // (2 if causal else 1)
+        out.append(dict(
+            name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", make=W.attention_inputs,
+            unit="TFLOP/s",
+            amount=flop, rtol=2e-2, atol=2e-2, config=a_cfg,
+            impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, fmt="f16", sync=False),
+                                                  i[3])[1],
+                   "torch": att_ref,
+                   "cutile": (lambda i, c=causal, pc=peer: (C.attention(*i, causal=c, **pc), i[3])[1])
+                   if C else None},
+            check=att_ref))
     return out
 
 
 def host_side():
     """record_encode_ms_matmul and launch_overhead_us (host side, tileir vs cuTile)."""
-    from tileir.bytecode import encode_kernel
-    from tileir.kernel import KernelFn
-
-    times = []
-    for _ in range(20):
-        k = KernelFn(K.matmul_f16.fn, "matmul_f16", K.matmul_f16.grid_fn)
-        t = time.perf_counter()
-        encode_kernel(k.kernel(m=8192, n=8192, k=8192))
-        times.append((time.perf_counter() - t) * 1e3)
-    rec_ms = statistics.median(times)
+    rec_ms = record_encode_ms(K.matmul_f16, m=8192, n=8192, k=8192)
     a, b, c = (torch.randn(1024, device="cuda") for _ in range(3))
-
-    def per_call_us(fn, reps=3000):
-        fn()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - t) / reps * 1e6
-
-    launch = {"tileir": round(per_call_us(lambda: K.vadd(a, b, c, n=1024, sync=False)), 2),
-              "torch": round(per_call_us(lambda: torch.add(a, b, out=c)), 2),
-              "cutile": round(per_call_us(lambda: C.vadd(a, b, c)), 2) if C else None}
+    launch = {"tileir": round(per_call_us(lambda: K.vadd(a, b, c, n=1024, sync=False), 3000), 2),
+              "torch": round(per_call_us(lambda: torch.add(a, b, out=c), 3000), 2),
+              "cutile": round(per_call_us(lambda: C.vadd(a, b, c), 3000), 2) if C else None}
     return [{"workload": "record_encode_ms_matmul", "unit": "ms", "tileir": round(rec_ms, 3), "torch": None,
              "cutile": None},
             {"workload": "launch_overhead_us", "unit": "us", **launch}]

@@ -11,35 +11,11 @@ import argparse
 import ctypes
 import datetime
 import json
-import time
 
 import torch
+from timing import per_call_us, record_encode_ms
 
 from tileir.kernels import matmul_f16, vadd
-
-
-def per_call_us(fn, n=2000):
-    fn()
-    torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in range(n):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t) / n * 1e6
-
-
-def record_encode_ms(reps=20):
-    from tileir.bytecode import encode_kernel
-    from tileir.kernel import KernelFn
-
-    times = []
-    for _ in range(reps):
-        k = KernelFn(matmul_f16.fn, "matmul_f16", matmul_f16.grid_fn)  # a fresh kernel: nothing cached
-        t = time.perf_counter()
-        encode_kernel(k.kernel(m=8192, n=8192, k=8192))
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-    return times[len(times) // 2]
 
 
 def main():
@@ -90,7 +66,7 @@ def main():
     assert torch.equal(c, a + b)
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "launch_overhead_us": {k: round(v, 2) if v is not None else None for k, v in us.items()},
-           "record_encode_ms_matmul": round(record_encode_ms(), 3)}
+           "record_encode_ms_matmul": round(record_encode_ms(matmul_f16, m=8192, n=8192, k=8192), 3)}
     print(json.dumps(out))
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)

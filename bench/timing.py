@@ -1,5 +1,40 @@
-"""The benchmarks time GPU calls the way the package does (tileir.runtime.timing)."""
+"""How the benchmarks time things: GPU calls the way the package does (tileir.runtime.timing), the
+host cost of a launch, and the host cost of producing a kernel's bytes."""
+
+from __future__ import annotations
+
+import statistics
+import time
 
 from tileir.runtime.timing import median_ms
 
-__all__ = ["median_ms"]
+__all__ = ["median_ms", "per_call_us", "record_encode_ms"]
+
+
+def per_call_us(fn, reps: int = 2000) -> float:
+    """Microseconds per call of ``fn`` launched ``reps`` times without waiting (one warm-up call,
+    the device drained before and after): the host's cost of a launch, where the GPU keeps up."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / reps * 1e6
+
+
+def record_encode_ms(kernel, reps: int = 20, **config) -> float:
+    """The median milliseconds to record, lower and encode ``kernel`` under ``config`` from nothing:
+    a fresh KernelFn of the same function each time, so no cache helps."""
+    from tileir.bytecode import encode_kernel
+    from tileir.kernel import KernelFn
+
+    times = []
+    for _ in range(reps):
+        k = KernelFn(kernel.fn, kernel.name, kernel.grid_fn, kernel.hints, kernel.tuned)
+        t = time.perf_counter()
+        encode_kernel(k.kernel(**config))
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)

@@ -23,6 +23,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 
 import torch
+import workloads as W
 
 from tileir import autotune
 from tileir import kernels as K
@@ -47,97 +48,50 @@ def _mm_candidates():
 
 
 def workloads():
-    dev = "cuda"
-    n = 1 << 28
-    s = 8192
-    out = []
-
-    def vadd_args():
-        return [torch.randn(n, device=dev), torch.randn(n, device=dev), torch.empty(n, device=dev)]
-
-    out.append(dict(name="vadd_f32_2^28", kernel=K.vadd, args=vadd_args, config={"n": n},
-                    cands=grid(tile=[1024, 2048, 4096, 8192], warps=[0, 8]),
-                    check=lambda a: (a[2], a[0] + a[1], 0, 0), unit="TB/s", amount=12 * n, tol=(0, 0)))
+    n, s = W.VADD_N, W.SIDE
+    bh, seq, d = W.ATTENTION
+    out = [dict(name="vadd_f32_2^28", kernel=K.vadd, args=W.vadd_inputs, config={"n": n},
+                cands=grid(tile=[1024, 2048, 4096, 8192], warps=[0, 8]),
+                check=lambda a: (a[2], W.vadd_ref(a), 0, 0), unit="TB/s", amount=12 * n, tol=(0, 0))]
     for fmt, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
-        def mm_args(dt=dt):
-            return [torch.randn(s, s, device=dev).to(dt) / 8, torch.randn(s, s, device=dev).to(dt) / 8,
-                    torch.empty(s, s, device=dev, dtype=dt)]
-
-        out.append(dict(name=f"matmul_{fmt}_8192", kernel=getattr(K, f"matmul_{fmt}"), args=mm_args,
-                        config={"m": s, "n": s, "k": s}, cands=_mm_candidates(),
-                        check=lambda a: (a[2], a[0].float() @ a[1].float(), 2e-2, 2e-2), unit="TFLOP/s",
-                        amount=2 * s ** 3, tol=(2e-2, 2e-2)))
-
-    def tf32_args():
-        return [torch.randn(4096, 4096, device=dev) / 8, torch.randn(4096, 4096, device=dev) / 8,
-                torch.empty(4096, 4096, device=dev)]
-
+        out.append(dict(name=f"matmul_{fmt}_8192", kernel=getattr(K, f"matmul_{fmt}"),
+                        args=lambda dt=dt: W.matmul_inputs(s, dt), config={"m": s, "n": s, "k": s},
+                        cands=_mm_candidates(), check=lambda a: (a[2], W.matmul_ref(a), 2e-2, 2e-2),
+                        unit="TFLOP/s", amount=2 * s ** 3, tol=(2e-2, 2e-2)))
     tf32 = [{"tm": 128, "tn": 128, "tk": 32}]
     tf32 += [dict(tm=128, tn=128, tk=32, group=8, **h) for h in grid(warps=[0, 8], occupancy=[0, 1, 2])]
     tf32 += [dict(tm=tm, tn=tn, tk=tk, group=8, warps=8, **h) for (tm, tn, tk), h in itertools.product(
         ((128, 256, 32), (128, 256, 16), (256, 128, 32), (128, 128, 64)), grid(occupancy=[0, 1]))]
-    out.append(dict(name="matmul_tf32_4096", kernel=K.matmul_tf32, args=tf32_args,
+    out.append(dict(name="matmul_tf32_4096", kernel=K.matmul_tf32, args=lambda: W.matmul_inputs(4096, torch.float32),
                     config={"m": 4096, "n": 4096, "k": 4096}, cands=tf32,
-                    check=lambda a: (a[2], a[0].double() @ a[1].double(), 2e-2, 2e-2), unit="TFLOP/s",
+                    check=lambda a: (a[2], W.matmul_ref(a), 2e-2, 2e-2), unit="TFLOP/s",
                     amount=2 * 4096 ** 3, tol=(2e-2, 2e-2)))
-
-    def i8_args():
-        return [torch.randint(-128, 128, (s, s), device=dev, dtype=torch.int8) for _ in range(2)] + [
-            torch.empty(s, s, device=dev, dtype=torch.int32)]
-
-    out.append(dict(name="matmul_i8_8192", kernel=K.matmul_i8, args=i8_args, config={"m": s, "n": s, "k": s},
+    out.append(dict(name="matmul_i8_8192", kernel=K.matmul_i8, args=W.int8_inputs, config={"m": s, "n": s, "k": s},
                     cands=[{"tm": 128, "tn": 128, "tk": 64}] + [
                         dict(tm=tm, tn=tn, tk=tk, warps=w) for (tm, tn, tk), w in itertools.product(
                             ((128, 128, 64), (128, 128, 128), (128, 256, 64), (128, 256, 128)), (0, 8))][1:],
-                    check=lambda a: (a[2], torch._int_mm(a[0], a[1]), 0, 0), unit="TOP/s", amount=2 * s ** 3,
+                    check=lambda a: (a[2], W.int8_ref(a), 0, 0), unit="TOP/s", amount=2 * s ** 3,
                     tol=(0, 0)))
-
-    def sm_args():
-        return [torch.randn(s, s, device=dev) * 4, torch.empty(s, s, device=dev)]
-
-    out.append(dict(name="softmax_f32_8192x8192", kernel=K.softmax, args=sm_args, config={"cols": s},
+    out.append(dict(name="softmax_f32_8192x8192", kernel=K.softmax, args=W.softmax_inputs, config={"cols": s},
                     cands=grid(max_tile=[4096, 8192], warps=[0, 8], occupancy=[0, 2, 4]),
-                    check=lambda a: (a[1], torch.softmax(a[0].double(), 1), 1e-5, 1e-6), unit="TB/s",
+                    check=lambda a: (a[1], W.softmax_ref(a), 1e-5, 1e-6), unit="TB/s",
                     amount=8 * s * s, tol=(1e-5, 1e-6)))
-
-    def ln_args():
-        return [torch.randn(s, s, device=dev).half(), torch.randn(s, device=dev).half(),
-                torch.randn(s, device=dev).half(), torch.empty(s, s, device=dev, dtype=torch.half)]
-
-    def ln_ref(a):
-        return torch.nn.functional.layer_norm(a[0].float(), (s,), a[1].float(), a[2].float(), 1e-5)
-
-    out.append(dict(name="layernorm_f16_8192x8192", kernel=K.layernorm, args=ln_args, config={"cols": s, "fmt": "f16"},
-                    cands=grid(max_tile=[8192, 4096], warps=[0, 8], occupancy=[0, 2, 4]),
-                    check=lambda a: (a[3], ln_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s, tol=(1e-2, 1e-2)))
-
-    def rms_args():
-        return [torch.randn(s, s, device=dev).half(), torch.randn(s, device=dev).half(),
-                torch.empty(s, s, device=dev, dtype=torch.half)]
-
-    def rms_ref(a):
-        x = a[0].float()
-        return x * torch.rsqrt((x * x).mean(1, keepdim=True) + 1e-6) * a[1].float()
-
-    out.append(dict(name="rmsnorm_f16_8192x8192", kernel=K.rmsnorm, args=rms_args, config={"cols": s, "fmt": "f16"},
-                    cands=grid(warps=[0, 8], occupancy=[0, 2, 4]),
-                    check=lambda a: (a[2], rms_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s, tol=(1e-2, 1e-2)))
-    bh, seq, d = 128, 4096, 128
+    out.append(dict(name="layernorm_f16_8192x8192", kernel=K.layernorm, args=W.layernorm_inputs,
+                    config={"cols": s, "fmt": "f16"}, cands=grid(max_tile=[8192, 4096], warps=[0, 8],
+                                                                 occupancy=[0, 2, 4]),
+                    check=lambda a: (a[3], W.layernorm_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s,
+                    tol=(1e-2, 1e-2)))
+    out.append(dict(name="rmsnorm_f16_8192x8192", kernel=K.rmsnorm, args=W.rmsnorm_inputs,
+                    config={"cols": s, "fmt": "f16"}, cands=grid(warps=[0, 8], occupancy=[0, 2, 4]),
+                    check=lambda a: (a[2], W.rmsnorm_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s,
+                    tol=(1e-2, 1e-2)))
     for causal in (False, True):
-        def att_args():
-            return [torch.randn(bh, seq, d, device=dev).half() for _ in range(3)] + [
-                torch.empty(bh, seq, d, device=dev, dtype=torch.half)]
-
-        def att_ref(a, c=causal):
-            q, k, v = (t.view(4, 32, seq, d) for t in a[:3])
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c).view(bh, seq, d)
-
         tiles = [(128, 64), (128, 128), (64, 64), (256, 64)] + ([] if causal else [(64, 128)])
         out.append(dict(name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", kernel=K.attention,
-                        args=att_args, config={"s": seq, "d": d, "causal": causal, "fmt": "f16"},
+                        args=W.attention_inputs, config={"s": seq, "d": d, "causal": causal, "fmt": "f16"},
                         cands=[dict(bq=bq, bk=bk, **h) for (bq, bk), h in itertools.product(
                             tiles, grid(warps=[0, 8], occupancy=[0, 2]))],
-                        check=lambda a, r=att_ref: (a[3], r(a), 2e-2, 2e-2), unit="TFLOP/s",
+                        check=lambda a, c=causal: (a[3], W.attention_ref(a, c), 2e-2, 2e-2), unit="TFLOP/s",
                         amount=4 * bh * seq * seq * d // (2 if causal else 1), tol=(2e-2, 2e-2)))
     return out
 
