@@ -174,6 +174,24 @@ class Launcher:
             out.append(ptr)
         return out
 
+    def _put(self, i: int, value) -> None:
+        """Slot i holds ``value``: a device address (an int), or a packed scalar's bytes, zero-padded."""
+        if isinstance(value, int):
+            self._slots[i] = value
+        else:
+            self._slots[i] = 0
+            ctypes.memmove(ctypes.addressof(self._slots) + 8 * i, ctypes.addressof(value), ctypes.sizeof(value))
+
+    def _launch(self, gx: int, gy: int, gz: int, hstream, sync: bool) -> None:
+        """The driver call on the slots as they stand, then (``sync``) the wait for it."""
+        d = self._driver
+        res = d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+        if res[0] != self._success:  # the words are made only for an error
+            check(res, f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", self.kernel)
+        if sync:
+            check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
+                  self.kernel)
+
     def __call__(self, grid, args, stream=None, sync: bool = True) -> None:
         kernel, params = self.kernel, self.params
         if len(args) != len(params):
@@ -193,20 +211,10 @@ class Launcher:
         if values is not None:
             with self._lock:  # the slots are reused: the driver copies them at the launch
                 if values != self._last_values:  # the same pointers as last time (and no scalar): kept
-                    slots = self._slots
                     for i, v in enumerate(values):
-                        if isinstance(v, int):
-                            slots[i] = v
-                        else:
-                            slots[i] = 0
-                            ctypes.memmove(ctypes.addressof(slots) + 8 * i, ctypes.addressof(v), ctypes.sizeof(v))
+                        self._put(i, v)
                     self._last_values = values
-                res = d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
-                if res[0] != self._success:  # the words are made only for an error
-                    check(res, f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
-                if sync:
-                    check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
-                          kernel)
+                self._launch(gx, gy, gz, hstream, sync)
             return
         prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
                     for i, (a, (dt, bp)) in enumerate(zip(args, params))]
@@ -226,18 +234,11 @@ class Launcher:
             try:
                 for i, p in enumerate(prepared):
                     if isinstance(p, HostArg):
-                        self._slots[i] = staging.upload(p.array, i)
+                        p = staging.upload(p.array, i)
                     elif isinstance(p, DeviceArg):
-                        self._slots[i] = p.ptr
-                    else:
-                        self._slots[i] = 0
-                        ctypes.memmove(ctypes.addressof(self._slots) + 8 * i, ctypes.addressof(p), ctypes.sizeof(p))
-                kernel_params = ctypes.addressof(self._pointers) if params else None
-                check(d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, kernel_params, 0),
-                      f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", kernel)
-                if staging or sync:
-                    check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
-                          kernel)
+                        p = p.ptr
+                    self._put(i, p)
+                self._launch(gx, gy, gz, hstream, bool(staging) or sync)
                 if staging:
                     staging.download()
                 ok = True
