@@ -54,7 +54,7 @@ from .runtime.timing import median_ms
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
 
-__all__ = ["tune", "best", "bucket", "canonical", "cache_key", "cache_path", "read_cache", "defaults",
+__all__ = ["tune", "best", "bucket", "canonical", "kernel_named", "cache_key", "cache_path", "read_cache", "defaults",
            "cuda_event_timer", "DEFAULTS_FILE"]
 
 
@@ -76,7 +76,7 @@ def _name(kernel) -> str:
     return kernel if isinstance(kernel, str) else kernel.name
 
 
-def _kernel_fn(kernel):
+def kernel_named(kernel):
     """The KernelFn of ``kernel``: itself, or the library kernel of that name (None if there is none)."""
     if not isinstance(kernel, str):
         return kernel if hasattr(kernel, "static") else None
@@ -94,7 +94,7 @@ def canonical(kernel, config: dict) -> dict:
     nor set to the kernel's default, so every spelling of one call (``fmt="f16"`` written out or
     left to its default) meets the same cache entry. As given for a kernel this package does not
     know."""
-    fn = _kernel_fn(kernel)
+    fn = kernel_named(kernel)
     if fn is None:
         return dict(config)
     tuned, static = set(fn.tuned), fn.static
@@ -112,7 +112,7 @@ def _same(a, b) -> bool:
 def _with_defaults(kernel, config: dict) -> dict:
     """``config`` with the kernel's defaults for what it leaves out (the default table's ``when``
     is matched against this, so an entry for causal=False serves a call that leaves causal out)."""
-    fn = _kernel_fn(kernel)
+    fn = kernel_named(kernel)
     if fn is None:
         return dict(config)
     empty = inspect.Parameter.empty

@@ -159,15 +159,16 @@ def _size(s):
 
 
 def tile_for(kernel, m: int, n: int, k: int, gpu: str | None = None) -> dict:
-    """The tiles {tm, tn, tk} (and the block order and hints, where tuned) ``autotune.best`` answers
-    for an m x n x k product of ``kernel`` (a name or a KernelFn) on ``gpu`` (this machine's when
-    None): the tune cache's winner for the shape bucket, else the committed default table's; {}
-    where neither has one (no GPU here, or a target with no entry), and the kernel's own defaults
-    then apply."""
-    from ..autotune import best
+    """The tiles {tm, tn, tk} (and the block order and hints, where tuned) a GPU call of an
+    m x n x k product of ``kernel`` (a name or a KernelFn) on ``gpu`` (this machine's when None)
+    would get (KernelFn.tuned_config): the tune cache's winner for the shape bucket, else the
+    committed default table's; {} where neither has one (no GPU here, or a target with no entry),
+    and the kernel's own defaults then apply."""
+    from ..autotune import kernel_named, this_gpu
 
-    got = best(kernel, gpu, m=m, n=n, k=k) or {}
-    return {t: int(got[t]) for t in _TUNED if t in got}
+    sizes = {"m": m, "n": n, "k": k}
+    got = kernel_named(kernel).tuned_config(dict(sizes), gpu or this_gpu())
+    return {t: v for t, v in got.items() if t not in sizes}
 
 
 def _case(name, kern, fmt, rtol, atol):
