@@ -349,13 +349,19 @@ def _checked(it, buf, offs, active, what, param):
                       "elements (mask the lanes past the end)")
 
 
-@interp("load")
-def _ref_load(it, op):
-    a = op.a
+def _lanes(it, a, what):
+    """(the parameter's buffer, each lane's element offset, the lanes that take part), checked in bounds."""
     buf = it.args[a["param"]]
     offs = lane_offsets(it, a["base"], a["shape"], a["strides"])
     mask = np.ones(a["shape"], dtype=bool) if a["mask"] is None else np.asarray(it.val(a["mask"]), dtype=bool)
-    _checked(it, buf, offs, mask, "load", a["param"])
+    _checked(it, buf, offs, mask, what, a["param"])
+    return buf, offs, mask
+
+
+@interp("load")
+def _ref_load(it, op):
+    a = op.a
+    buf, offs, mask = _lanes(it, a, "load")
     safe = np.where(mask, offs, 0)
     got = buf[safe] if buf.size else np.zeros(a["shape"], dtype=buf.dtype)
     if a["mask"] is not None:
@@ -367,9 +373,6 @@ def _ref_load(it, op):
 @interp("store")
 def _ref_store(it, op):
     a = op.a
-    buf = it.args[a["param"]]
-    offs = lane_offsets(it, a["base"], a["shape"], a["strides"])
-    mask = np.ones(a["shape"], dtype=bool) if a["mask"] is None else np.asarray(it.val(a["mask"]), dtype=bool)
-    _checked(it, buf, offs, mask, "store", a["param"])
+    buf, offs, mask = _lanes(it, a, "store")
     v = np.broadcast_to(np.asarray(it.val(a["v"])), a["shape"])
     buf[offs[mask]] = v[mask]
