@@ -142,6 +142,19 @@ class Tile(Generic[D]):
     def __matmul__(self, o):
         return _surface().matmul_operator(self, o)
 
+    def __pow__(self, o):
+        """``t ** n``: products for a Python int n (``t ** 2`` is ``t * t``), ``pow`` for a float
+        exponent, ``powi`` for an integer exponent tile."""
+        return _surface().power_operator(self, o)
+
+    def __rpow__(self, o):
+        return _surface().rpower_operator(o, self)
+
+    def __getitem__(self, key):
+        """``t[3]``, ``t[:, 0:16]``, ``t[i]`` (an Idx), ``t[None]``, ``t[..., 0]``: extract and reshape.
+        A slice is a power-of-two run starting at a multiple of its length."""
+        return _surface().index_operator(self, key)
+
     def to(self, fmt):
         """This tile in float format ``fmt`` (nearest even); nothing is recorded if it already is."""
         return _surface().to(self, fmt)

@@ -14,6 +14,7 @@ from .arith import (  # noqa: F401  # noqa: F401
                     add_i64,
                     addi,
                     and_i,
+                    andi,
                     atan2,
                     bool_const,
                     ceil,
@@ -63,10 +64,12 @@ from .arith import (  # noqa: F401  # noqa: F401
                     neg,
                     neg_i,
                     or_i,
+                    ori,
                     overflow_name,
                     pow,
                     rem_i,
                     remf,
+                    rint,
                     rounding_name,
                     rsqrt,
                     select,
@@ -85,6 +88,7 @@ from .arith import (  # noqa: F401  # noqa: F401
                     tan,
                     tanh,
                     xor_i,
+                    xori,
 )
 from .atomics import atomic_add, atomic_cas, atomic_rmw  # noqa: F401
 from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401
@@ -173,7 +177,14 @@ from .moreviews import (  # noqa: F401
                     store_gather,
                     strided_view,
 )
-from .operators import matmul_operator, operator, operator_un  # noqa: F401
+from .operators import (  # noqa: F401
+                    index_operator,
+                    matmul_operator,
+                    operator,
+                    operator_un,
+                    power_operator,
+                    rpower_operator,
+)
 from .pointers import (  # noqa: F401
                     gather,
                     int_to_ptr,

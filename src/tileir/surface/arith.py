@@ -14,7 +14,7 @@ from ..dev import dev, public
 from ..dtypes import BY_NAME, F32, I1, I8, I32, I64, float_dtype
 from ..ir import Padding  # noqa: F401  (re-exported by tileir)
 from ..values import Idx, Lit, Tile
-from ._util import dname, h, info, refuse
+from ._util import dname, h, info, no_lit, refuse
 
 ROUNDINGS = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full", "nearest_int_to_zero",
              "nearest_away")
@@ -68,11 +68,18 @@ def lit(value: float) -> Lit:
 
 
 @public
-def full(shape, value: float, dtype) -> Tile:
-    """The tile of ``shape`` every lane of which holds ``value``, in float format ``dtype``: exactly
-    what broadcast(f_const(dtype, value), shape) records."""
-    d = float_dtype(dtype)
-    return Tile(dev().t_constf(d.name, list(shape), float(value)))
+def full(shape, value, dtype) -> Tile:
+    """The tile of ``shape`` every lane of which holds ``value``, in format ``dtype``: exactly what
+    broadcast(f_const(dtype, value), shape) records for a float format, and broadcast(consti(dtype,
+    value), shape) for an integer one (``value`` then a whole number, truncated to the width)."""
+    name = dname(dtype)
+    if BY_NAME[name].is_float:
+        d = float_dtype(dtype)
+        return Tile(dev().t_constf(d.name, list(shape), float(value)))
+    if isinstance(value, float) and value != int(value):
+        raise refuse(f"full({list(shape)}, {value!r}, {name.upper()}): an integer tile holds whole numbers",
+                     f"a whole number, or a float format (full({list(shape)}, {value!r}, F32))")
+    return Tile(dev().t_consti(name, list(shape), int(value)))
 
 
 @public
@@ -212,7 +219,11 @@ def atan2(a, b) -> Tile:
 
 @public
 def fma(a, b, c) -> Tile:
-    """The fused a * b + c, rounded once."""
+    """The fused a * b + c, rounded once. Operands of one rank whose shapes differ only in 1s widen
+    to the larger shape, as they do for ``+`` and ``*`` (a [64, 1] row scale meets a [64, 64] tile)."""
+    from .operators import widen
+
+    a, b, c = widen(a, b, c)
     (ha, hb, hc), d, shape = tiles(a, b, c, what="fma")
     return Tile(dev().t_fma(d, shape, ha, hb, hc, "nearest_even", False))
 
@@ -290,6 +301,34 @@ def floor(a) -> Tile:
 def ceil(a) -> Tile:
     """The smallest integer not below a: exact."""
     return _unf("ceil", a)
+
+
+# From this magnitude up every value of the format is a whole number: 2^(p-1), p the significand's
+# bits with the hidden one. Below it, |a| + 2^(p-1) lands where the spacing is exactly 1.
+_WHOLE_FROM = {"f16": 2.0**10, "bf16": 2.0**7, "f32": 2.0**23, "f64": 2.0**52}
+_SAME_WIDTH_INT = {"f16": "i16", "bf16": "i16", "f32": "i32", "f64": "i64"}
+
+
+@public
+def rint(a) -> Tile:
+    """Each lane rounded to the nearest whole number, ties to EVEN (numpy's rint, C's nearbyint), in
+    a's own format (f16, bf16, f32 or f64); the sign of a zero and of a lane rounded to zero is a's,
+    and infinities and NaN come back as they are. Exact tier.
+
+    Tile IR has no such instruction, so it is composed: |a| + 2^(p-1) - 2^(p-1) rounds |a| by the
+    add's own nearest-even rounding (p the format's significand bits), the sign is put back from
+    a's sign bit, and lanes from 2^(p-1) up (already whole) keep a."""
+    no_lit(a, "rint")
+    d, shape = info(a)
+    if d not in _WHOLE_FROM:
+        raise refuse(f"rint of an {d} tile: rint rounds f16, bf16, f32 or f64 lanes",
+                     "int_to_float the tile first" if not BY_NAME[d].is_float else "to(t, F32) first")
+    big = _WHOLE_FROM[d]
+    m = abs(a)
+    whole = sub(add(m, big), big)
+    bits = Tile(dev().t_convert("bitcast", d, _SAME_WIDTH_INT[d], list(shape), h(a)))
+    signed = select(_cmpi("lt", bits, 0), neg(whole), whole)
+    return select(lt(m, big), signed, a)
 
 
 @public
@@ -470,10 +509,18 @@ def _bini(op, a, b, overflow="none", what=None):
     return Tile(dev().t_binaryi(op, d, shape, ha, hb, overflow))
 
 
+# The spelling of each i32-only operation that takes integer tiles of any width, where there is one.
+_ANY_WIDTH = {"addi": "addi", "subi": "subi", "muli": "muli", "andi": "andi", "ori": "ori", "xori": "xori",
+              "shli": "shli", "shri": "shri"}
+
+
 def _i32(op, a, b, overflow="none", what=None):
     (ha, hb), d, shape = tiles(a, b, what=what or op)
     if d != "i32":
-        raise refuse(f"{what or op} takes i32 tiles, got {d}", "the generic spelling (addi, subi ...)")
+        generic = _ANY_WIDTH.get(op)
+        fix = (f"{generic}(a, b), which takes integer tiles of any one format" if generic else
+               "i32 operands: widen them first (ext_u8 / ext_i4), or narrow the answer back with trunc_u8")
+        raise refuse(f"{what or op} takes i32 tiles, got {d}", fix)
     return Tile(dev().t_binaryi(op, d, shape, ha, hb, overflow))
 
 
@@ -603,6 +650,24 @@ def shli(a, b) -> Tile:
 def shri(a, b) -> Tile:
     """a >> b over integer tiles, arithmetic."""
     return _bini("shri", a, b)
+
+
+@public
+def andi(a, b) -> Tile:
+    """Bitwise a & b over two integer tiles of one format, any width (``and_i`` is the i32 one)."""
+    return _bini("andi", a, b, what="andi")
+
+
+@public
+def ori(a, b) -> Tile:
+    """Bitwise a | b over two integer tiles of one format, any width (``or_i`` is the i32 one)."""
+    return _bini("ori", a, b, what="ori")
+
+
+@public
+def xori(a, b) -> Tile:
+    """Bitwise a ^ b over two integer tiles of one format, any width (``xor_i`` is the i32 one)."""
+    return _bini("xori", a, b, what="xori")
 
 
 @public

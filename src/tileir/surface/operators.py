@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import builtins
+import operator as _operator
 
 from ..dtypes import BY_NAME
-from ..values import Lit, Tile
+from ..values import Idx, Lit, Tile
 from . import arith as A
 from . import index as X
 from ._util import info, refuse
 
 _FLOAT = {"add": A.add, "sub": A.sub, "mul": A.mul, "div": A.div, "lt": A.lt, "le": A.le, "gt": A.gt,
           "ge": A.ge, "eq": A.eq, "ne": A.ne}
+# every integer width: on i32 these record exactly what and_i / shl_i ... record
 _INT = {"add": A.addi, "sub": A.subi, "mul": A.muli, "lt": A.lt_i, "le": A.le_i, "gt": A.gt_i, "ge": A.ge_i,
-        "eq": A.eq_i, "ne": A.ne_i, "and": A.and_i, "or": A.or_i, "xor": A.xor_i, "lshift": A.shl_i,
-        "rshift": A.shr_i}
+        "eq": A.eq_i, "ne": A.ne_i, "and": A.andi, "or": A.ori, "xor": A.xori, "lshift": A.shli,
+        "rshift": A.shri}
 _MASK = {"and": X.and_mask, "or": X.or_mask}
 
 
@@ -25,26 +27,27 @@ def _dtype(a, b) -> str:
     raise refuse("an operator between two host numbers inside a kernel")
 
 
-def _widen(a, b):
-    """Equal-rank operands whose shapes differ only where one has length 1 meet at the larger shape,
-    each widened with an explicit broadcast (numpy's rule, for the operators only: the named
-    functions keep the spec's rank-0 rule and refuse anything else)."""
-    if not (isinstance(a, Tile) and isinstance(b, Tile)):
-        return a, b
-    sa, sb = info(a)[1], info(b)[1]
-    if sa == sb or len(sa) != len(sb) or not sa or not sb:
-        return a, b
-    if any(x != y and 1 not in (x, y) for x, y in zip(sa, sb)):
-        return a, b  # let the named function refuse it with its own words
-    shape = [builtins.max(x, y) for x, y in zip(sa, sb)]
+def widen(*xs):
+    """Equal-rank tile operands whose shapes differ only where some have length 1 meet at the
+    larger shape, each widened with an explicit broadcast (numpy's rule, for the operators and fma:
+    the other named functions keep the spec's rank-0 rule and refuse anything else). Numbers and
+    rank-0 tiles are left to the rank-0 rule."""
+    shapes = [info(x)[1] for x in xs if isinstance(x, Tile)]
+    shapes = [s for s in shapes if s]
+    if len(set(shapes)) < 2 or len({len(s) for s in shapes}) != 1:
+        return xs
+    if any(len({d for d in dims if d != 1}) > 1 for dims in zip(*shapes)):
+        return xs  # let the named function refuse it with its own words
+    shape = [builtins.max(dims) for dims in zip(*shapes)]
     from .shape import broadcast
 
-    return (a if list(sa) == shape else broadcast(a, shape)), (b if list(sb) == shape else broadcast(b, shape))
+    return tuple(broadcast(x, shape) if isinstance(x, Tile) and info(x)[1] and list(info(x)[1]) != shape else x
+                 for x in xs)
 
 
 def operator(name: str, a, b):
     d = _dtype(a, b)
-    a, b = _widen(a, b)
+    a, b = widen(a, b)
     if d == "i1" and name in _MASK:
         return _MASK[name](a, b)
     if BY_NAME[d].is_float:
@@ -76,3 +79,118 @@ def matmul_operator(a, b):
     m = info(a)[1][0]
     n = info(b)[1][1]
     return mma(a, b, A.full([m, n], 0.0, "f32"))
+
+
+def _whole_power(a, n: int, mul):
+    """a to the whole power n >= 1 by right-to-left binary exponentiation (fpowi's own sequence:
+    about 2 log2(n) products, each rounded once)."""
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else mul(result, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+    return result
+
+
+def power_operator(a, b):
+    """``a ** b`` for a tile ``a``: a whole-number exponent (a Python int) is products in a's own
+    format (``x ** 2`` is ``x * x``; a negative one the reciprocal of them, float tiles only), a
+    float exponent (a number, a lit or a float tile) is ``pow``, and an integer exponent tile is
+    ``powi``."""
+    d, shape = info(a)
+    is_float = BY_NAME[d].is_float
+    if isinstance(b, int) and not isinstance(b, bool):
+        if b == 0:
+            return A.full(list(shape), 1, d)
+        if b < 0 and not is_float:
+            raise refuse(f"an {d} tile to the power {b}: a negative power of an integer is not an integer",
+                         "int_to_float the tile first, then ** the float tile")
+        r = _whole_power(a, builtins.abs(b), A.mul if is_float else A.muli)
+        return A.div(1.0, r) if b < 0 else r
+    if not is_float:
+        raise refuse(f"an {d} tile to the power {b!r}: integer tiles take a whole-number (Python int) power",
+                     "int_to_float the tile first for a float power")
+    if isinstance(b, Tile) and not BY_NAME[info(b)[0]].is_float:
+        from .tileshape import powi
+
+        return powi(a, b)
+    a, b = widen(a, b)
+    return A.pow(a, b)
+
+
+def rpower_operator(x, t):
+    """``x ** t`` for a number ``x`` and a tile ``t``: ``pow`` in t's float format."""
+    d = info(t)[0]
+    if not BY_NAME[d].is_float:
+        raise refuse(f"a number to the power of an {d} tile", f"powi(f_const(F32, {x!r}), n) for a float base")
+    return A.pow(x, t)
+
+
+def _index_of(k, n: int, dim: int):
+    """A host index into a dimension of length n, counted from the end when negative."""
+    i = _host_int(k, dim)
+    if not -n <= i < n:
+        raise refuse(f"index {i} into dimension {dim} of length {n}", f"an index in {-n} .. {n - 1}")
+    return i + n if i < 0 else i
+
+
+def _host_int(k, dim: int) -> int:
+    try:
+        return _operator.index(k)
+    except TypeError:
+        raise refuse(f"indexing dimension {dim} of a tile with a {type(k).__name__} {k!r}",
+                     "an int, an Idx, a slice start:stop, None or ...; gather(...) reads lanes a tile names") from None
+
+
+def index_operator(t, key):
+    """``t[key]``: ints and Idx pick one slice of a dimension and drop it, ``start:stop`` keeps a run
+    of a power-of-two length that starts at a multiple of it, ``None`` adds a dimension of length 1
+    and ``...`` stands for the dimensions not named. Records one ``extract`` (when anything is cut)
+    and one ``reshape`` (when dimensions are dropped or added), nothing when neither."""
+    from .index import as_idx
+    from .shape import reshape
+    from .tileshape import extract
+
+    key = key if isinstance(key, tuple) else (key,)
+    shape = list(info(t)[1])
+    named = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise refuse("a tile index with two ...", "one ... at most")
+    if named > len(shape):
+        raise refuse(f"{named} indices into a rank-{len(shape)} tile", f"at most {len(shape)}, one a dimension")
+    if Ellipsis not in key:
+        key = key + (Ellipsis,)
+    at = key.index(Ellipsis)
+    key = key[:at] + (slice(None),) * (len(shape) - named) + key[at + 1:]
+    sub, slices, out, dim = [], [], [], 0
+    for k in key:
+        if k is None:
+            out.append(1)
+            continue
+        n = shape[dim]
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise refuse(f"the slice {k.start}:{k.stop}:{k.step} of dimension {dim}: a tile slice steps by 1",
+                             "load the lanes you want with strides=, or reshape and index")
+            start, stop, _ = k.indices(n)
+            length = stop - start
+            if length <= 0 or length & (length - 1) or start % length:
+                raise refuse(f"the slice {start}:{stop} of dimension {dim} (length {n}): a tile slice is a "
+                             "power-of-two run that starts at a multiple of its length (extract cuts the "
+                             "dimension into equal slices)",
+                             "a power-of-two length from a multiple of it (t[:, 16:32], not t[:, 8:24] or "
+                             "t[:, 0:24]); cat two slices for a run that is not one")
+            sub.append(length)
+            slices.append(start // length)
+            out.append(length)
+        elif isinstance(k, Idx):
+            sub.append(1)
+            slices.append(k)
+        else:
+            sub.append(1)
+            slices.append(_index_of(k, n, dim))
+        dim += 1
+    r = t if sub == shape else extract(t, sub, [as_idx(i) for i in slices])
+    return r if out == sub else reshape(r, out)
