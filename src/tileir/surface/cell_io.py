@@ -56,8 +56,17 @@ def store_sub(p: Param, at, t: Tile) -> None:
 
 
 @public
-def zeros(p: Param) -> Tile:
-    """A tile shaped like one cell of ``p``, in p's format, every lane zero."""
+def zeros(p, dtype=None) -> Tile:
+    """A tile shaped like one cell of ``p``, in p's format, every lane zero. ``zeros(shape, fmt)``
+    (a list of ints and a format, float or integer) is ``full(shape, 0, fmt)``, Triton's spelling."""
+    if isinstance(p, (list, tuple)):
+        if dtype is None:
+            raise refuse(f"zeros({list(p)}) without a format", f"zeros({list(p)}, F32) (or I32, F16 ...)")
+        from .arith import full
+
+        return full(list(p), 0, dtype)
+    if dtype is not None:
+        raise refuse("zeros(p, fmt): a parameter's cell is in the parameter's own format", "zeros(p)")
     p = _param(p)
     return Tile(dev().t_cell_fill(p.pos, 0.0))
 
