@@ -1,20 +1,29 @@
 """Bytecode to cubin: find tileiras, choose its arguments, run it, and cache what it makes.
 
 tileiras runs on a machine without a GPU, so everything here except ``gpu_name_of_device``
-works on a CPU-only machine. The child process never sees ``CUDA_HOME``: with it set, tileiras
-loads that toolkit's libnvvm before its own and (on a mismatched toolkit) every compile fails
-with one uninformative line.
+works on a CPU-only machine. The child process gets an environment no user setting can derail
+(``_child_env``): tileiras reads ``CUDA_HOME``, ``CUDA_PATH`` and ``CUDA_ROOT`` and, with any of them
+set (to another toolkit, an empty directory, even ""), loads that toolkit's libnvvm before its own
+and every compile fails with one uninformative line; they are removed. Its temporary files
+(``TMPDIR``, ``TMP``, ``TEMP``, ``TEMPDIR``, read by tileiras and ptxas; a missing directory fails
+every compile) go to a fresh directory of ours, removed after the run. Measured by
+tools/tileiras_env_probe.py (bench/results/tileiras_env_cpu.json): no other variable it or ptxas
+reads changes a compile.
+
+It runs in its own process group under ``$TILEIR_COMPILE_TIMEOUT`` seconds (``DEFAULT_TIMEOUT_S``),
+the whole group (ptxas included) killed past it; what it prints is kept to its head and tail in
+an error (``bounded``). The cubin cache is ``cubin_cache``: an LRU in this process in front of it.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -22,13 +31,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cubin_cache
+from .cubin_cache import ELF_MAGIC, cache_dir, cache_key, elf_problem  # noqa: F401  (this module's API)
 from .errors import TileirError
-from .files import write_atomic
+from .lru import LRU
 
 INSTALL_HINT = "pip install 'tileir[cuda]'"
-ELF_MAGIC = b"\x7fELF"
 OPT_LEVELS = (0, 1, 2, 3)
-_TIMEOUT_S = 600
+ENV_TIMEOUT = "TILEIR_COMPILE_TIMEOUT"
+DEFAULT_TIMEOUT_S = 600.0
+TOOLKIT_VARS = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")  # each makes tileiras look in another toolkit
+TEMP_VARS = ("TMPDIR", "TMP", "TEMP", "TEMPDIR")  # where tileiras and ptxas write their temporary files
+SAID_LIMIT = 8000  # characters of a tool's output an error keeps (head and tail)
 
 # ---------------------------------------------------------------------------------------------
 # Finding tileiras and its version
@@ -57,29 +71,95 @@ def find_tileiras() -> str:
                       fix=f"{INSTALL_HINT} (it brings tileiras, ptxas and libnvvm at one pin)")
 
 
-def _child_env() -> dict[str, str]:
-    """This process's environment without CUDA_HOME (FACTS.md: it makes tileiras load a foreign libnvvm)."""
-    env = dict(os.environ)
-    env.pop("CUDA_HOME", None)
+def _child_env(tmp: str | None = None) -> dict[str, str]:
+    """This process's environment without the variables that point tileiras at another toolkit, and
+    with its temporary files in ``tmp`` (a directory of ours; a valid system one when None)."""
+    env = {k: v for k, v in os.environ.items() if k not in TOOLKIT_VARS}
+    tmp = tmp if tmp is not None else tempfile.gettempdir()
+    env.update({k: tmp for k in TEMP_VARS})
     return env
 
 
-@functools.cache
-def _version_of(path: str) -> str:
+def compile_timeout() -> float:
+    """``$TILEIR_COMPILE_TIMEOUT`` (seconds, > 0), or ``DEFAULT_TIMEOUT_S``."""
+    text = os.environ.get(ENV_TIMEOUT)
+    if not text:
+        return DEFAULT_TIMEOUT_S
     try:
-        proc = subprocess.run([path, "--version"], capture_output=True, text=True, env=_child_env(),
-                              timeout=60, check=False)
+        s = float(text)
+    except ValueError:
+        s = 0.0
+    if not 0 < s < float("inf"):
+        raise TileirError(f"{ENV_TIMEOUT}={text!r} is not a positive number of seconds.",
+                          fix=f"{ENV_TIMEOUT}=1200 (or unset it for {DEFAULT_TIMEOUT_S:g})")
+    return s
+
+
+def bounded(text: str, limit: int = SAID_LIMIT) -> str:
+    """``text`` cut to its first and last ``limit // 2`` characters when longer, saying how much
+    was left out: a tool's 20 MB of output does not become a 20 MB exception."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n... [{len(text) - 2 * half} characters left out] ...\n{text[-half:]}"
+
+
+def _run_child(cmd: list[str], env: dict, timeout_s: float) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, stderr) of ``cmd`` run in a new process group; past ``timeout_s`` (or on
+    any exception here, ^C included) the whole group is killed and TimeoutExpired / the exception
+    raised. Every tileiras run goes through here."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return proc.returncode, out or b"", err or b""
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill ``proc``'s process group (it leads it: start_new_session) and reap it. Its pid, still
+    unreaped, cannot have been reused."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.communicate(timeout=10)
+    except Exception:
+        pass
+
+
+_version_lock = threading.Lock()
+_versions: dict[str, str] = {}
+
+
+def _version_of(path: str) -> str:
+    got = _versions.get(path)
+    if got is not None:
+        return got
+    with _version_lock:  # threads asking at once run it once
+        if path not in _versions:
+            _versions[path] = _run_version(path)
+    return _versions[path]
+
+
+def _run_version(path: str) -> str:
+    try:
+        rc, out, err = _run_child([path, "--version"], _child_env(), 60)
     except (OSError, subprocess.SubprocessError) as e:
         raise TileirError(f"could not run {path} --version: {e}", fix=INSTALL_HINT) from None
-    m = re.search(r"\bV(\d+\.\d+\.\d+)\b", proc.stdout + proc.stderr)
-    if proc.returncode != 0 or m is None:
-        raise TileirError(f"{path} --version exited {proc.returncode} and printed no version "
-                          f"(V<major>.<minor>.<patch>): {(proc.stdout + proc.stderr).strip()!r}")
+    said = (out + err).decode("utf-8", "replace")
+    m = re.search(r"\bV(\d+\.\d+\.\d+)\b", said)
+    if rc != 0 or m is None:
+        raise TileirError(f"{path} --version exited {rc} and printed no version "
+                          f"(V<major>.<minor>.<patch>): {bounded(said.strip())!r}")
     return m.group(1)
 
 
 def tileiras_version(path: str | None = None) -> str:
-    """The version ``tileiras --version`` prints after V, e.g. ``"13.4.92"`` (cached per path)."""
+    """The version ``tileiras --version`` prints after V, e.g. ``"13.4.92"`` (asked once per path)."""
     return _version_of(path if path is not None else find_tileiras())
 
 
@@ -232,48 +312,13 @@ def tileiras_args(tileiras: str, gpu_name: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The cubin cache: a dict in this process in front of a directory shared between processes.
-# An entry on disk is the cubin's sha256 (32 bytes) and then the cubin, so a truncated or
-# damaged file is recognised and recompiled rather than handed to the driver.
+# The cubins made in this process, in front of the disk cache (cubin_cache)
 
-_memory_cache: dict[str, bytes] = {}
-_memory_lock = threading.Lock()
-
-
-def cache_dir() -> Path:
-    """``$TILEIR_CACHE_DIR``, or ``~/.cache/tileir/cubins``."""
-    env = os.environ.get("TILEIR_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "tileir" / "cubins"
-
-
-def cache_key(bytecode: bytes, version: str, gpu_name: str, args: list[str]) -> str:
-    h = hashlib.sha256()
-    for part in (b"tileir-cubin-1", bytes(bytecode), version.encode(), gpu_name.encode(),
-                 "\0".join(args).encode()):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    return h.hexdigest()
-
-
-def _read_entry(path: Path) -> bytes | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    digest, cubin = data[:32], data[32:]
-    if len(data) <= 32 or hashlib.sha256(cubin).digest() != digest or not cubin.startswith(ELF_MAGIC):
-        return None
-    return cubin
-
-
-def _write_entry(path: Path, cubin: bytes) -> None:
-    """The entry is the cubin's sha256 then the cubin, written atomically."""
-    write_atomic(path, hashlib.sha256(cubin).digest() + cubin)
+_memory_cache = LRU()
 
 
 def clear_memory_cache() -> None:
-    with _memory_lock:
-        _memory_cache.clear()
+    _memory_cache.clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,6 +328,7 @@ _ONE_LINE = "failed to compile Tile IR program"
 
 
 def _run_tileiras(tileiras: str, bytecode: bytes, args: list[str], *, kernel: str, gpu_name: str) -> bytes:
+    timeout_s = compile_timeout()
     with tempfile.TemporaryDirectory(prefix="tileir-") as d:
         src = os.path.join(d, f"{_safe(kernel)}.tileirbc")
         out = os.path.join(d, f"{_safe(kernel)}.cubin")
@@ -290,27 +336,28 @@ def _run_tileiras(tileiras: str, bytecode: bytes, args: list[str], *, kernel: st
             f.write(bytecode)
         cmd = [tileiras, *args, "-o", out, src]
         try:
-            proc = subprocess.run(cmd, capture_output=True, env=_child_env(), timeout=_TIMEOUT_S, check=False)
+            rc, stdout, stderr = _run_child(cmd, _child_env(d), timeout_s)
         except subprocess.TimeoutExpired:
-            raise TileirError(f"tileiras did not finish within {_TIMEOUT_S} s for target {gpu_name}. "
-                              f"Command: {shlex.join(cmd)}", kernel=kernel, what="assemble") from None
+            raise TileirError(f"tileiras did not finish within {timeout_s:g} s for target {gpu_name} and was "
+                              f"killed with its children. Command: {shlex.join(cmd)}", kernel=kernel,
+                              what="assemble", fix=f"smaller tiles, or a longer {ENV_TIMEOUT} (seconds)") from None
         except OSError as e:
             raise TileirError(f"could not run tileiras for target {gpu_name}: {e}. Command: {shlex.join(cmd)}",
                               kernel=kernel, what="assemble", fix=INSTALL_HINT) from None
-        stderr = (proc.stderr or b"").decode("utf-8", "replace").strip()
-        stdout = (proc.stdout or b"").decode("utf-8", "replace").strip()
+        said = (stderr.decode("utf-8", "replace").strip() or stdout.decode("utf-8", "replace").strip())
         cubin = None
-        if proc.returncode == 0:
+        if rc == 0:
             try:
                 with open(out, "rb") as f:
                     cubin = f.read()
             except OSError:
                 cubin = None
-        if proc.returncode != 0 or not cubin:
-            raise _assemble_error(kernel, gpu_name, cmd, proc.returncode, stderr or stdout)
-        if not cubin.startswith(ELF_MAGIC):
-            raise TileirError(f"tileiras exited 0 for target {gpu_name} but wrote no ELF cubin "
-                              f"({len(cubin)} bytes starting {cubin[:8]!r}). Command: {shlex.join(cmd)}",
+        if rc != 0 or not cubin:
+            raise _assemble_error(kernel, gpu_name, cmd, rc, said)
+        problem = elf_problem(cubin)
+        if problem is not None:
+            raise TileirError(f"tileiras exited 0 for target {gpu_name} but wrote no CUDA ELF cubin "
+                              f"({len(cubin)} bytes: {problem}). Command: {shlex.join(cmd)}",
                               kernel=kernel, what="assemble")
         return cubin
 
@@ -318,11 +365,13 @@ def _run_tileiras(tileiras: str, bytecode: bytes, args: list[str], *, kernel: st
 def _assemble_error(kernel: str, gpu_name: str, cmd: list[str], rc: int, said: str) -> TileirError:
     msg = (f"tileiras could not assemble this kernel for target {gpu_name} (exit {rc}).\n"
            f"  command: {shlex.join(cmd)}\n"
-           f"  tileiras said: {said or '(nothing)'}")
+           f"  tileiras said: {bounded(said) or '(nothing)'}")
     if _ONE_LINE in said and len(said.splitlines()) <= 2:
         msg += ("\n  tileiras often prints only this one line. It means either that the Tile IR was "
                 "refused (inspect it with `tileir show " + kernel + " --emit mlir`) or that tileiras "
-                "could not find ptxas or libnvvm.so.4 beside it (a broken install).")
+                "could not find ptxas or libnvvm.so.4 beside it (a broken install). tileir runs it without "
+                f"{', '.join(TOOLKIT_VARS)} (each points it at another toolkit) and with its own temporary "
+                "directory, so this environment's are not the cause.")
     else:
         msg += f"\n  Inspect the Tile IR with `tileir show {kernel} --emit mlir`."
     return TileirError(msg, kernel=kernel, what="assemble")
@@ -339,7 +388,8 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
     ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only
     if this kernel reaches the defect (``kernel_args``). ``opt_level`` forces ``--opt-level``
     (replacing any workaround); ``extra_args`` go after the chosen arguments. With ``cache`` the
-    answer is kept in this process and on disk.
+    answer is kept in this process (an LRU) and on disk (``cubin_cache``), and a key is compiled
+    once while other threads and processes asking for it wait.
     """
     if not isinstance(gpu_name, str) or not re.fullmatch(r"sm_\d+[a-z]?", gpu_name):
         raise TileirError(f"the target must be an sm_XY name such as 'sm_90', not {gpu_name!r}.",
@@ -354,17 +404,19 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
     if not cache:
         return _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
     key = cache_key(bytecode, version, gpu_name, args)
-    with _memory_lock:
-        hit = _memory_cache.get(key)
+    hit = _memory_cache.get(key)
     if hit is not None:
         return hit
-    path = cache_dir() / f"{key}.cubin"
-    cubin = _read_entry(path)
-    if cubin is None:
-        cubin = _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
-        _write_entry(path, cubin)
-    with _memory_lock:
-        _memory_cache[key] = cubin
+    directory = cache_dir()
+    with cubin_cache.compile_lock(key, compile_timeout(), directory):
+        cubin = _memory_cache.get(key)  # made by the thread that held the key before us
+        if cubin is None:
+            path = cubin_cache.entry_path(key, directory)
+            cubin = cubin_cache.read_entry(path, key)
+            if cubin is None:
+                cubin = _run_tileiras(tileiras, bytecode, args, kernel=kernel, gpu_name=gpu_name)
+                cubin_cache.write_entry(path, key, cubin)
+            _memory_cache[key] = cubin
     return cubin
 
 
