@@ -62,11 +62,3 @@ def disasm():
 
 
 sys.dont_write_bytecode = True
-
-
-@pytest.fixture(autouse=True)
-def _check_fast_grids(monkeypatch):
-    """Every grid the launch fast path computes is checked against the full rule in the tests."""
-    import importlib
-
-    monkeypatch.setattr(importlib.import_module("tileir.kernel"), "_CHECK_GRIDS", True)

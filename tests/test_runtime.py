@@ -113,6 +113,9 @@ class FakeTorchTensor:
     def get_device(self):
         return self.device.index if self.is_cuda else -1
 
+    def record_stream(self, stream):
+        self.recorded = [*getattr(self, "recorded", []), stream]
+
 
 def test_prepare_host_and_device_arrays():
     a = np.zeros(8, np.float32)
@@ -152,14 +155,39 @@ def test_non_contiguous_is_refused(arg):
     (FakeCai(0x100, (4,), typestr="<i4"), "f32", "holds int32"),
     (FakeTorchTensor(0x100, dtype="torch.float16"), "f32", "holds float16"),
     (FakeTorchTensor(0x100, cuda=False), "f32", "on the CPU"),
-    (FakeTorchTensor(0x100, index=1), "f32", "cuda:1"),
     (FakeDlpackCuda(np.zeros(4, np.float32), device=(1, 0)), "f32", "device type 1"),
-    (FakeDlpackCuda(np.zeros(4, np.float32), device=(2, 3)), "f32", "GPU 3"),
 ])
 def test_pointer_refusals(arg, dtype, words):
     with pytest.raises(TileirError, match=words) as e:
         arrays.prepare(arg, dtype, True, kernel="k", pos=2)
     assert "kernel 'k'" in str(e.value) and "argument 2" in str(e.value)
+
+
+def test_arrays_on_other_gpus_are_accepted_and_say_which():
+    assert arrays.prepare(FakeTorchTensor(0x100, index=1), "f32", True).device == 1
+    assert arrays.prepare(FakeDlpackCuda(np.zeros(4, np.float32), device=(2, 3)), "f32", True).device == 3
+
+
+def test_a_launch_refuses_arrays_on_two_gpus_naming_both(fake):
+    drv = fake(nparams=2, param_sizes=[8, 8])
+    with pytest.raises(TileirError, match="argument 0 is on cuda:0 and argument 1 on cuda:1") as e:
+        launch(b"cubin", "k", (1,), [FakeTorchTensor(0x100), FakeTorchTensor(0x200, index=1)],
+               [("f32", True), ("f32", True)])
+    assert "to('cuda:0')" in e.value.fix and drv.launches == []
+    launch(b"cubin", "k", (1,), [FakeTorchTensor(0x100, index=1), FakeTorchTensor(0x200, index=1)],
+           [("f32", True), ("f32", True)])
+    assert len(drv.launches) == 1
+
+
+def test_a_read_only_host_output_is_refused(fake):
+    drv = fake(nparams=1, param_sizes=[8])
+    x = np.zeros(4, np.float32)
+    x.setflags(write=False)
+    with pytest.raises(TileirError, match="read-only, and the kernel writes it") as e:
+        launch_mod.Launcher(b"cubin", "k", [("f32", True)], written={0})((1,), [x])
+    assert "writable" in e.value.fix and drv.launches == []
+    launch_mod.Launcher(b"cubin", "k", [("f32", True)], written=set())((1,), [x], sync=True)  # only read: fine
+    assert len(drv.launches) == 1
 
 
 def test_value_parameter_refuses_an_array():
@@ -304,8 +332,12 @@ def fake(monkeypatch):
         drv = FakeDriver(kernel, **kw)
         monkeypatch.setattr(driver, "cu", lambda: drv)
         monkeypatch.setattr(launch_mod, "cu", lambda: drv)
-        monkeypatch.setattr(launch_mod, "context", lambda: None)
-        monkeypatch.setattr(launch_mod, "module_for", lambda cubin, kernel: FakeModule())
+        monkeypatch.setattr(launch_mod, "bind", lambda device: None)
+        monkeypatch.setattr(launch_mod, "rebind", lambda device: None)
+        monkeypatch.setattr(launch_mod, "module_for", lambda cubin, kernel, device=0: FakeModule())
+        monkeypatch.setattr(launch_mod, "current_torch_stream", lambda device: 0)
+        monkeypatch.setattr(launch_mod, "pointer_device", lambda ptr: 0)
+        monkeypatch.setattr(launch_mod, "_torch_stream_of", lambda stream, handle, device: ("stream", handle))
         return drv
     return make
 
@@ -332,8 +364,10 @@ def test_launch_copies_host_arrays_in_and_back(fake):
 
 def test_launch_passes_device_pointers_and_streams(fake):
     drv = fake(nparams=3, param_sizes=[8, 8, 2])
-    launch(b"cubin", "k", (2, 3), [FakeCai(0xABC0, (4,)), FakeTorchTensor(0xDEF0, dtype="torch.int32"), 1.0],
+    t = FakeTorchTensor(0xDEF0, dtype="torch.int32")
+    launch(b"cubin", "k", (2, 3), [FakeCai(0xABC0, (4,)), t, 1.0],
            [("f32", True), ("i32", True), ("f16", False)], stream=type("S", (), {"cuda_stream": 42})(), sync=False)
+    assert t.recorded == [("stream", 42)]  # on a stream other than torch's current one: kept alive there
     (call,) = drv.launches
     assert call["grid"] == (2, 3, 1) and call["stream"] == 42
     assert [struct.unpack("<Q", s)[0] for s in call["slots"][:2]] == [0xABC0, 0xDEF0]
@@ -538,7 +572,7 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
     run((1,), [FakeTorchTensor(0x1000), 1.5], sync=False)
     assert calls == []  # the first call is checked in full (the parameter sizes too)
     run((2,), [FakeTorchTensor(0x2000), 2.5], sync=False)
-    assert calls[-1] is not None and calls[-1][0] == 0x2000
+    assert calls[-1] is not None and calls[-1][0] == 0 and calls[-1][1][0] == 0x2000  # (device, slots)
     assert drv.launches[-1]["slots"] == [struct.pack("<Q", 0x2000), struct.pack("<f", 2.5) + b"\0" * 4]
     assert drv.launches[-1]["grid"] == (2, 1, 1)
     run((2,), [FakeTorchTensor(0x2000), 2.5], sync=False)  # the same buffers and grid again
@@ -558,8 +592,7 @@ def test_the_fast_lane_takes_tensors_seen_before_and_hands_the_rest_back(fake):
     for bad, words in ((FakeTorchTensor(0x3000, cuda=False), "on the CPU"),
                        (FakeTorchTensor(0x3000, contiguous=False), "not contiguous"),
                        (FakeTorchTensor(0x3008), "not 16-byte aligned"),
-                       (FakeTorchTensor(0x3000, dtype="torch.float16"), "holds float16"),
-                       (FakeTorchTensor(0x3000, index=1), "cuda:1")):
+                       (FakeTorchTensor(0x3000, dtype="torch.float16"), "holds float16")):
         with pytest.raises(TileirError, match=words):
             run((1,), [bad, 1.0], sync=False)
         assert calls[-1] is None

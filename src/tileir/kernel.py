@@ -1,30 +1,35 @@
 """``@tileir.kernel``: a Python function as a kernel that records once per configuration and
 runs on the GPU or on the host reference.
 
-    @ti.kernel(grid=lambda n, tile=1024: (ti.cdiv(n, tile),))
-    def vadd(a=ti.ByPtr(ti.F32), b=ti.ByPtr(ti.F32), c=ti.ByPtr(ti.F32), *, n: int, tile: int = 1024):
-        base = ti.tile_at(ti.block_id(0), tile)
-        m = ti.tail_mask(base, [tile], n)
-        ti.store(c, base, ti.load(a, base, [tile], mask=m) + ti.load(b, base, [tile], mask=m), mask=m)
+    @ti.kernel
+    def vadd(a=ti.In(ti.F32, ti.cells(["N"], [1024])), b=ti.In(ti.F32, ti.cells(["N"], [1024])),
+             c=ti.Out(ti.F32, ti.cells(["N"], [1024]))):
+        ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))
 
-    vadd(x, y, z, n=len(x))          # torch / cupy arrays on the GPU, no copies
-    vadd.run_host(x, y, z, n=len(x))  # numpy arrays, the host reference
-    print(vadd.mlir(n=1000))          # the text; .bytecode(), .cubin("sm_90"), .program() likewise
+    vadd(x, y, z)            # torch / cupy CUDA arrays: asynchronous, on torch's current stream
+    vadd.run_host(x, y, z)   # numpy arrays, the host reference
+    print(vadd.mlir())       # the text; .bytecode(), .cubin("sm_90"), .program() likewise
 
-Positional parameters declare the entry's parameters (``ByPtr(fmt)``: a buffer; ``ByValue(fmt)``:
-a scalar passed by value). Keyword-only parameters are host configuration: each distinct set of
-values records its own program (cached), so a size given there is a constant in the kernel.
+Positional parameters declare the entry's parameters: markers (``In`` / ``Out`` / ``Shared`` /
+``Whole``, whose extents may be run-time sizes read off the arrays at launch) or ``ByPtr(fmt)`` /
+``ByValue(fmt)``. Keyword-only parameters are host configuration: each distinct set of values
+records its own program (cached), so a number given there is a constant in the kernel; a size
+that changes from call to call belongs in a marker's extent (``"M"``), not there.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import os
+
+import numpy as np
 
 from .errors import TileirError
 from .ir import KParam
-from .markers import Marker, grid_from_markers, kparam_of
+from .markers import Marker, kparam_of
 from .record import record
+from .sizes import SizePlan, flat_span
 from .values import Param
 
 
@@ -33,7 +38,19 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def interpreting() -> bool:
+    """Whether plain kernel calls run on the host reference (``TILEIR_INTERPRET=1``)."""
+    return os.environ.get("TILEIR_INTERPRET", "") not in ("", "0")
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 if v <= 1 else 1 << (v - 1).bit_length()
+
+
 class KernelFn:
+    """A kernel: see the module docstring. Call it on device arrays (GPU), ``run_host`` on numpy
+    arrays (the host reference), ``mlir`` / ``bytecode`` / ``cubin`` / ``program`` for its forms."""
+
     def __init__(self, fn, name=None, grid=None, hints=(), tuned=()):
         self.fn = fn
         self.tuned = tuple(tuned)
@@ -53,25 +70,48 @@ class KernelFn:
                                   "(after *) for host configuration", kernel=self.name)
         self._progs: dict = {}
         self._cubins: dict = {}
-        self._fast: dict = {}  # (call keywords, arch, opt level) -> (launcher, grid rule)
+        self._sites: dict = {}  # (call keywords, arch, opt level, grid given) -> _CallSite
         self._markers: dict = {}
+        self._plans: dict = {}
         self.__doc__ = fn.__doc__
         self.__name__ = self.name
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        return f"<tileir kernel {self.name}>"
 
     # -- configuration --------------------------------------------------------------------------
     def config(self, **static) -> dict:
+        """The whole configuration of a call with these keywords: the kernel's defaults filled in,
+        numpy integers taken as ints, a float where the default is an int refused."""
         cfg = {}
         for k, default in self.static.items():
             if k in static:
-                cfg[k] = static.pop(k)
+                cfg[k] = self._config_value(k, static.pop(k), default)
             elif default is inspect.Parameter.empty:
                 raise TileirError(f"missing configuration {k}=...", kernel=self.name)
             else:
                 cfg[k] = default
         if static:
             raise TileirError(f"unknown configuration {', '.join(static)}; this kernel takes "
-                              f"{', '.join(self.static) or 'none'}", kernel=self.name)
+                              f"{', '.join(self.static) or 'none'}", kernel=self.name,
+                              fix="sizes come from the arrays: leave them out" if any(
+                                  k.lower() in ("m", "n", "k", "rows", "cols", "s", "d") for k in static) else None)
         return cfg
+
+    def _config_value(self, k, v, default):
+        if isinstance(v, np.integer):
+            return int(v)
+        if isinstance(v, np.floating):
+            v = float(v)
+        wants_int = isinstance(default, int) and not isinstance(default, bool)
+        if wants_int and isinstance(v, float):
+            raise TileirError(f"configuration {k}={v!r} is a float; {k} is an int", kernel=self.name, what=k,
+                              fix=f"{k}={int(v)}" if v == int(v) else f"an int {k}")
+        if wants_int and (v is None or isinstance(v, str)):
+            raise TileirError(f"configuration {k}={v!r}; {k} is an int", kernel=self.name, what=k,
+                              fix=f"an int, like the default {default}")
+        return v
 
     def _key(self, cfg) -> tuple:
         return tuple(sorted((k, repr(v)) for k, v in cfg.items()))
@@ -95,6 +135,14 @@ class KernelFn:
             out.append(m)
         return tuple(out)
 
+    def plan(self, cfg) -> SizePlan:
+        """The run-time sizes and strides of this configuration's markers (tileir.sizes)."""
+        key = self._key(cfg)
+        got = self._plans.get(key)
+        if got is None:
+            got = self._plans[key] = SizePlan(self.name, [n for n, _ in self.params], self.markers(cfg))
+        return got
+
     def hints_for(self, cfg) -> tuple:
         """The entry's optimization hints for this configuration: ``@kernel(hints=[...])`` as given,
         or ``@kernel(hints=fn)`` called with the configuration's names it takes (so a tuned
@@ -108,59 +156,59 @@ class KernelFn:
                                   kernel=self.name)
         return tuple(h)
 
-    def tuned_config(self, static: dict, gpu: str | None) -> dict:
+    def tuned_config(self, static: dict, gpu: str | None, sizes: dict | None = None) -> dict:
         """``static`` with the tuned keys (``@kernel(tuned=[...])``: tiles, hints) filled from
-        ``autotune.best`` for ``gpu`` -- the tune cache's winner, else the committed default table's
-        -- when the call names none of them; a call that names any keeps its own choice whole, so
-        a tile the caller chose never meets a partner it did not. Unchanged where nothing applies."""
+        ``autotune.best`` for ``gpu`` and the call's run-time ``sizes`` (by name) -- the tune
+        cache's winner for their bucket, else the committed default table's -- when the call names
+        none of them; a call that names any keeps its own choice whole, so a tile the caller chose
+        never meets a partner it did not. Unchanged where nothing applies."""
         if not self.tuned or gpu is None or any(k in static for k in self.tuned):
             return static
         from .autotune import best
 
-        got = best(self, gpu, **static) or {}
+        got = best(self, gpu, **static, **(sizes or {})) or {}
         return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
 
-    def launch_config(self, arch: str | None = None, **static) -> dict:
-        """The whole configuration a GPU call with these keywords runs (tuned keys filled in)."""
-        from .assemble import gpu_name_of_device
-
-        return self.config(**self.tuned_config(dict(static), arch or gpu_name_of_device()))
-
     def kparams(self, cfg) -> tuple:
-        return tuple(kparam_of(m) for m in self.markers(cfg))
+        """The entry's parameters: the kernel's own, then the hidden run-time sizes and strides."""
+        own = tuple(kparam_of(m) for m in self.markers(cfg))
+        return own + (KParam("i32", False),) * len(self.plan(cfg).hidden)
 
-    def program(self, **static):
-        """The recorded TileProg for this configuration (recorded once, then cached)."""
+    def program(self, div16=(), **static):
+        """The recorded TileProg for this configuration (recorded once, then cached). ``div16``:
+        per hidden stride, whether the program claims it a multiple of 16 (a launch specialises
+        on it; tileir.sizes)."""
         cfg = self.config(**static)
-        key = self._key(cfg)
+        key = (self._key(cfg), tuple(div16))
         prog = self._progs.get(key)
         if prog is None:
             marks = self.markers(cfg)
             args = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
                     enumerate(zip(self.params, marks))]
-            prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg))
+            prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg),
+                          sizes=self.plan(cfg), div16=tuple(div16))
             self._progs[key] = prog
         return prog
 
-    def kernel(self, **static):
+    def kernel(self, div16=(), **static):
         """The lowered Kernel (typed Tile IR instructions)."""
         from .lower import lower
 
-        return lower(self.program(**static))
+        return lower(self.program(div16, **static))
 
-    def mlir(self, **static) -> str:
+    def mlir(self, div16=(), **static) -> str:
         """The cuda_tile text of this configuration (what tileirdisasm prints for its bytes)."""
         from .render import render_kernel
 
-        return render_kernel(self.kernel(**static))
+        return render_kernel(self.kernel(div16, **static))
 
-    def bytecode(self, version=None, **static) -> bytes:
+    def bytecode(self, version=None, div16=(), **static) -> bytes:
         """The Tile IR bytecode (13.4 unless ``version`` says otherwise)."""
         from .bytecode import encode_kernel
 
-        return encode_kernel(self.kernel(**static), version)
+        return encode_kernel(self.kernel(div16, **static), version)
 
-    def cubin(self, arch: str = "sm_90", opt_level=None, **static) -> bytes:
+    def cubin(self, arch: str = "sm_90", opt_level=None, div16=(), **static) -> bytes:
         """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk). tileiras runs at
         its own level unless ``opt_level`` forces one or this kernel reaches an assembler defect
         known for ``arch`` (``assemble.kernel_args``, issue 6)."""
@@ -168,143 +216,189 @@ class KernelFn:
         from .bytecode import encode_kernel
 
         cfg = self.config(**static)
-        key = (self._key(cfg), arch, opt_level)
+        key = (self._key(cfg), arch, opt_level, tuple(div16))
         got = self._cubins.get(key)
         if got is None:
-            k = self.kernel(**cfg)
+            k = self.kernel(div16, **cfg)
             got = assemble(encode_kernel(k), arch, kernel=self.name, opt_level=opt_level, program=k)
             self._cubins[key] = got
         return got
 
+    def compiled(self) -> dict:
+        """How many configurations have recorded and assembled so far (a new size should add none)."""
+        return {"recordings": len(self._progs), "cubins": len(self._cubins)}
+
+    # -- sizes and grids --------------------------------------------------------------------------
+    def sizes(self, *arrays, **static) -> list[int]:
+        """The hidden parameters (run-time sizes, then strides) a call with ``arrays`` passes."""
+        return self.plan(self.config(**static)).values(arrays)
+
     def grid(self, *arrays, **static) -> tuple:
-        """The launch grid: ``@kernel(grid=fn)`` called with the configuration and, by name, the
-        values of the by-value parameters given at launch (so a length passed by value can size it)."""
+        """The launch grid: ``@kernel(grid=fn)`` called with the configuration, the by-value
+        arguments and the named run-time sizes (by name); else the cells' blocks along each axis."""
         cfg = self.config(**static)
-        marks = self.markers(cfg)
+        plan = self.plan(cfg)
+        values = plan.values(arrays)
+        return self._grid_of(cfg, plan, arrays, values)
+
+    def _grid_of(self, cfg, plan, arrays, values) -> tuple:
         if self.grid_fn is None:
-            if any(isinstance(m, Marker) and m.cells is not None for m in marks):
-                try:
-                    return grid_from_markers(marks, [getattr(a, "shape", None) for a in arrays])
-                except TileirError as e:
-                    raise TileirError(str(e), kernel=self.name) from None
-            raise TileirError("no grid: pass grid=(x, y, z) to the call, give @kernel(grid=...), or declare "
-                              "parameters with cells (In / Out markers)", kernel=self.name)
+            if not plan.axes:
+                raise TileirError("no grid: pass grid=(x, y, z) to the call, give @kernel(grid=...), or declare "
+                                  "parameters with cells (In / Out markers)", kernel=self.name)
+            return plan.grid(values)
         names = dict(cfg)
-        for (pname, _), m, value in zip(self.params, marks, arrays):
+        for (pname, _), m, value in zip(self.params, self.markers(cfg), arrays):
             if not kparam_of(m).by_ptr:
                 names[pname] = value
+        names.update(plan.named(values))
         wanted = inspect.signature(self.grid_fn).parameters
         g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
         return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
 
+    def _split_sizes(self, static: dict) -> tuple[dict, dict]:
+        """(configuration, sizes the call asserts by name): a keyword that is not configuration but
+        names a run-time size (``M=1000``) is checked against the arrays, not recorded."""
+        extra = {k: v for k, v in static.items() if k not in self.static}
+        if not extra:
+            return static, {}
+        conf = {k: v for k, v in static.items() if k in self.static}
+        names = set(self.plan(self.config(**conf)).size_names)
+        unknown = [k for k in extra if k not in names]
+        if unknown:
+            self.config(**static)  # refuses, naming them
+        return conf, extra
+
+    def _check_asserted(self, plan, values, asserted) -> None:
+        named = plan.named(values)
+        for k, v in asserted.items():
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TileirError(f"{k}={v!r}: a size is an int", kernel=self.name, what=k,
+                                  fix=f"leave {k} out: it is read from the arrays")
+            if int(v) != named[k]:
+                raise TileirError(f"{k}={v} was given, and the arrays say {k} is {named[k]}", kernel=self.name,
+                                  what=k, fix=f"leave {k} out (it is read from the arrays), or pass arrays of {k}={v}")
+
     # -- running --------------------------------------------------------------------------------
     def run_host(self, *arrays, grid=None, **static) -> None:
-        """Run on the host reference: numpy arrays for buffers (written in place), numbers for values."""
+        """Run on the host reference: numpy arrays for buffers (written in place, strided ones
+        too), numbers for values."""
         from .ref import run_host
 
+        static, asserted = self._split_sizes(static)
         cfg = self.config(**static)
+        plan = self.plan(cfg)
+        values = plan.values(arrays)
+        self._check_asserted(plan, values, asserted)
         prog = self.program(**cfg)
-        run_host(prog, list(arrays), tuple(grid) if grid is not None else self.grid(*arrays, **cfg))
+        args = [flat_span(a) if isinstance(a, np.ndarray) and i in plan.ranks else a for i, a in enumerate(arrays)]
+        g = tuple(grid) if grid is not None else self._grid_of(cfg, plan, arrays, values)
+        run_host(prog, args + list(values), g)
 
-    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=True, **static) -> None:
-        """Run on the GPU: torch/cupy arrays (no copies) or numpy arrays (copied in and out).
+    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=False, **static) -> None:
+        """Run on the GPU: torch/cupy arrays (no copies; asynchronous, on torch's current stream of
+        the arrays' device unless ``stream`` names another; ``sync=True`` waits) or numpy arrays
+        (copied in and out; the call waits). With ``TILEIR_INTERPRET=1`` it runs on the host
+        reference instead (numpy arrays and CPU torch tensors in place).
 
         The first call of a configuration records, lowers, encodes, assembles and loads; later
-        calls find the loaded function and the grid rule by the call's keyword arguments and
-        only pack the arguments and launch (bench/launch_overhead.py measures it)."""
-        # a call that gives its own grid keeps its configuration as written (no tuned keys filled in):
-        # the grid was worked out for that configuration (kernel.grid(...) does not fill them either)
-        given = grid is not None
+        calls, of any size, find the loaded function and only read the sizes, pack the arguments
+        and launch (bench/launch_overhead.py measures it)."""
+        if interpreting():
+            return self._interpret(arrays, grid, static)
+        key = (tuple(static.items()), arch, opt_level, grid is not None)
         try:
-            key = (tuple(sorted(static.items())), arch, opt_level, given)
-            fast = self._fast.get(key)
-        except TypeError:  # an unhashable configuration value: take the slow path every time
-            key, fast = None, None
-        if fast is None:
-            fast = self._prepare_launch(arch, opt_level, static, fill_tuned=not given)
+            site = self._sites.get(key)
+        except TypeError:  # an unhashable configuration value: a fresh site every time
+            key, site = None, None
+        if site is None:
+            site = _CallSite(self, dict(static), arch, opt_level, grid is not None)
             if key is not None:
-                self._fast[key] = fast
-        launcher, grid_rule = fast
-        g = grid if grid is not None else grid_rule(arrays)
-        launcher(g, arrays, stream, sync)
+                self._sites[key] = site
+        site(arrays, grid, stream, sync)
 
-    def _prepare_launch(self, arch, opt_level, static, fill_tuned=True):
+    def _interpret(self, arrays, grid, static) -> None:
+        from .runtime.arrays import host_view
+
+        views = [host_view(a) for a in arrays]
+        self.run_host(*[v for v, _ in views], grid=grid, **static)
+        for (v, back), a in zip(views, arrays):
+            if back is not None:
+                back(a, v)
+
+    def forget(self) -> None:
+        """Drop the prepared calls (a new tune winner then takes effect at the next call)."""
+        self._sites.clear()
+
+
+class _CallSite:
+    """Everything a call with one set of keywords needs after its first time: the configuration,
+    the size plan, and per (shape bucket, stride claims) the launcher and its grid rule. A call
+    reads the hidden sizes off the arrays, picks its variant and launches."""
+
+    def __init__(self, fn: KernelFn, static: dict, arch, opt_level, grid_given: bool):
         from .assemble import gpu_name_of_device
+
+        self.fn = fn
+        self.target = arch or gpu_name_of_device()
+        if self.target is None:
+            raise TileirError("there is no GPU here", kernel=fn.name,
+                              fix="TILEIR_INTERPRET=1 runs plain calls on the host reference; or "
+                                  f"{fn.name}.run_host(...)")
+        self.opt_level = opt_level
+        self.static, self.asserted = fn._split_sizes(static)
+        self.base = fn.config(**self.static)
+        self.plan = fn.plan(self.base)
+        # a call that gives its own grid keeps its configuration as written (no tuned keys filled in):
+        # the grid was worked out for that configuration
+        self.tuned = bool(fn.tuned) and not grid_given and not any(k in self.static for k in fn.tuned)
+        self.variants: dict = {}
+
+    def __call__(self, arrays, grid, stream, sync) -> None:
+        plan = self.plan
+        values = plan.values(arrays) if plan else []
+        if self.asserted:
+            self.fn._check_asserted(plan, values, self.asserted)
+        bucket = tuple(_pow2_at_least(values[k]) for k in range(len(values))
+                       if plan.hidden[k].kind == "size") if self.tuned else None
+        spec = plan.div16(values) if plan else ()
+        got = self.variants.get((bucket, spec))
+        if got is None:
+            got = self.variants[(bucket, spec)] = self._prepare(spec, values)
+        launcher, cfg, vplan = got
+        if vplan is not plan:
+            values = vplan.values(arrays)
+        g = grid if grid is not None else self.fn._grid_of(cfg, vplan, arrays, values)
+        launcher(g, arrays + tuple(values) if values else arrays, stream, sync)
+
+    def _prepare(self, spec, values):
         from .runtime.launch import launcher_for
 
-        target = arch or gpu_name_of_device()
-        if target is None:
-            raise TileirError("there is no GPU here; run_host(...) runs the kernel on the host reference",
-                              kernel=self.name)
-        cfg = self.config(**(self.tuned_config(dict(static), target) if fill_tuned else static))
-        cubin = self.cubin(target, opt_level, **cfg)
-        params = [(kp.dtype, kp.by_ptr) for kp in self.kparams(cfg)]
-        launcher = launcher_for(cubin, self.name, params)
-        marks = self.markers(cfg)
-        if self.grid_fn is not None:
-            wanted = set(inspect.signature(self.grid_fn).parameters)
-            value_names = [(i, n) for i, ((n, _), m) in enumerate(zip(self.params, marks))
-                           if not kparam_of(m).by_ptr and n in wanted]
-            fixed = {k: v for k, v in cfg.items() if k in wanted}
-
-            def grid_rule(arrays, fn=self.grid_fn):
-                g = fn(**fixed, **{n: arrays[i] for i, n in value_names})
-                return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
-        else:
-            plan = _grid_plan(marks)
-            if plan is None:
-                def grid_rule(arrays):
-                    return self.grid(*arrays, **cfg)
-            else:
-                def grid_rule(arrays, plan=plan):
-                    try:
-                        return plan(arrays)
-                    except Exception:  # let the full rule refuse it in its own words
-                        return self.grid(*arrays, **cfg)
-        return launcher, grid_rule
-
-
-def _grid_plan(marks):
-    """A fast grid rule for cells whose extents are static or whole tiles of the argument: the
-    blocks along each axis read straight off the argument shapes (the full rule, grid_from_markers,
-    runs when this one meets anything it does not expect, and says what is wrong)."""
-    from .ir import DYN_DIM
-
-    terms = {}
-    for i, m in enumerate(marks):
-        if not isinstance(m, Marker) or m.cells is None:
-            continue
-        c = m.cells
-        for d, (e, t, a) in enumerate(zip(c.extent, c.tile, c.along)):
-            if a < 0:
-                continue
-            terms.setdefault(a, (i, d, e, t))
-    if not terms:
-        return None
-    axes = max(terms) + 1
-
-    def plan(arrays):
-        g = [1] * axes
-        for a, (i, d, e, t) in terms.items():
-            n = arrays[i].shape[d] if e == DYN_DIM else e
-            if e == DYN_DIM and n % t:
-                raise ValueError
-            g[a] = -(-n // t)
-        full = grid_from_markers(marks, [getattr(x, "shape", None) for x in arrays]) if _CHECK_GRIDS else None
-        if full is not None and tuple(g) != full:
-            raise ValueError
-        return tuple(g)
-
-    return plan
-
-
-_CHECK_GRIDS = False  # tests set it: every fast grid is checked against the full rule
+        fn = self.fn
+        static = self.static
+        if self.tuned:
+            static = fn.tuned_config(dict(static), self.target, self.plan.named(values))
+        cfg = fn.config(**static)
+        plan = fn.plan(cfg)
+        if [h.label for h in plan.hidden] != [h.label for h in self.plan.hidden]:
+            raise TileirError("the tuned configuration's markers declare other run-time sizes than the defaults'",
+                              kernel=fn.name, fix="keep a marker's extents independent of its tiles")
+        cubin = fn.cubin(self.target, self.opt_level, spec, **cfg)
+        prog = fn.program(spec, **cfg)
+        params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg)]
+        launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks)
+        return launcher, cfg, plan
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):
-    """Make ``fn`` a kernel (see the module docstring). Usable bare or with arguments. ``hints``:
-    the entry's optimization hints, or a function of the configuration answering them; ``tuned``:
-    configuration keys a GPU call leaves to ``autotune.best`` when it names none of them."""
+    """Make ``fn`` a kernel: its positional parameters' markers are the entry's parameters, its
+    keyword-only parameters its configuration (one recording each).
+
+    ``grid``: a function answering the launch grid, called with the configuration, the by-value
+    arguments and the named run-time sizes it takes by name (default: from the cells' extents);
+    ``hints``: the entry's optimization hints, or a function of the configuration answering them;
+    ``tuned``: configuration keys a GPU call leaves to ``autotune.best`` when it names none of them.
+    Usable bare (``@kernel``) or with arguments (``@kernel(grid=...)``)."""
     if fn is None:
         return lambda f: KernelFn(f, name, grid, hints, tuned)
     return KernelFn(fn, name, grid, hints, tuned)
@@ -316,4 +410,4 @@ def trace_kernel(name: str, params, body, hints=()):
     return record(name, tuple(params), body, hints)
 
 
-__all__ = ["kernel", "KernelFn", "trace_kernel", "cdiv", "math"]
+__all__ = ["kernel", "KernelFn", "trace_kernel", "cdiv", "math", "interpreting"]

@@ -11,9 +11,13 @@
 
 ``cells(extent, tile, along, pad)`` cuts a parameter's row-major tensor of ``extent`` into cells
 of ``tile``; dimension d of a cell follows grid axis ``along[d]`` (by default d), or no axis
-(``FREE_AXIS``: the kernel names the cell, e.g. the K loop of a matmul). A ``DYN_DIM`` extent is
-not in the kernel: it is the grid's blocks along the axis the dimension follows times its tile,
-so one cubin serves every extent that is a whole number of tiles.
+(``FREE_AXIS``: the kernel names the cell, e.g. the K loop of a matmul). An extent is a number
+(fixed when the kernel records) or a **run-time size**: a name (``"M"``), which every argument
+that names it must agree on, or ``DYN_DIM``, that argument's own. A run-time size is not in the
+kernel's configuration: the launch reads it (and every stride but the last dimension's) off the
+arrays and passes it as a hidden by-value parameter (``tileir.sizes``), so one cubin serves every
+size. The last cell along a dimension may be partial: its lanes past the extent read the pad on a
+load and are not written on a store, on the device and on the host reference alike.
 
 * ``In(fmt, cells)``: read through its cells (load_cell, load_at) or retile; never written.
 * ``Out(fmt, cells)``: written through its cells (store_cell, store_sub) and nothing else: each
@@ -23,8 +27,11 @@ so one cubin serves every extent that is a whole number of tiles.
 * ``Whole(fmt)``: a buffer read anywhere (load, views), never written.
 * ``ByValue(fmt)`` / ``ByPtr(fmt)``: a scalar, or a buffer with no rules (trace_kernel's own).
 
+``Shared(fmt, shape)`` and ``Whole(fmt, shape)`` may declare their array's extents the same way
+(``Whole(F32, ["N"])``), so ``extent_of`` and ``array_view`` work on them and the launch checks them.
+
 A parameter default may also be a function of the kernel's configuration returning a marker, so a
-static extent can come from a keyword-only argument: ``x=lambda cols: In(F32, cells([DYN_DIM, cols], ...))``.
+tile can come from a keyword-only argument: ``x=lambda t: In(F32, cells(["R", "C"], [1, t]))``.
 """
 
 from __future__ import annotations
@@ -54,27 +61,48 @@ class Cells:
         return None if a == FREE_AXIS else a
 
 
+def is_runtime(e) -> bool:
+    """Whether an extent is a run-time size (a name, or DYN_DIM) rather than a fixed number."""
+    return isinstance(e, str) or e == DYN_DIM
+
+
+def check_extent(extent, what: str) -> tuple:
+    """``extent`` as a tuple of positive ints, size names and DYN_DIMs, or a TileirError."""
+    extent = tuple(extent)
+    if not extent:
+        raise TileirError(f"{what}: an array has at least one dimension")
+    for e in extent:
+        if isinstance(e, str):
+            if not e.isidentifier():
+                raise TileirError(f"{what}: the size name {e!r} is not an identifier",
+                                  fix="a name such as 'M' or 'rows'")
+        elif isinstance(e, bool) or not isinstance(e, int) or (e != DYN_DIM and e <= 0):
+            raise TileirError(f"{what}: extent {e!r} -- an extent is a positive int (fixed when the kernel records), "
+                              "a size name such as 'M' (read from the arrays at launch), or DYN_DIM",
+                              fix="a name for a size that changes from call to call")
+    return extent
+
+
 def cells(extent, tile, along=None, pad: Padding = NoPadding) -> Cells:
-    """A parameter's tensor of ``extent`` (row-major; DYN_DIM where the grid decides) cut into cells
-    of ``tile`` (powers of two), dimension d following grid axis ``along[d]`` or FREE_AXIS."""
-    extent, tile = tuple(extent), tuple(tile)
+    """A parameter's row-major tensor of ``extent`` (each a fixed int, a run-time size name such as
+    ``"M"``, or DYN_DIM) cut into cells of ``tile`` (powers of two; the last cell along a dimension
+    may be partial), dimension d following grid axis ``along[d]`` or FREE_AXIS."""
+    extent, tile = check_extent(extent, f"cells({list(extent)}, {list(tile)})"), tuple(tile)
     if len(extent) != len(tile) or not tile:
         raise TileirError(f"cells({list(extent)}, {list(tile)}): one tile dimension per extent")
     along = tuple(range(len(tile))) if along is None else tuple(along)
     if len(along) != len(tile):
         raise TileirError(f"cells: along has {len(along)} entries for {len(tile)} dimensions")
     for t in tile:
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise TileirError(f"cells: tile {list(tile)} -- a cell dimension is an int, not {type(t).__name__} {t!r}",
+                              fix=f"int({t!r})" if isinstance(t, float) and t == int(t) else "a power-of-two int")
         if t <= 0 or t & (t - 1):
             raise TileirError(f"cells: tile {list(tile)} — cell dimensions are powers of two",
                               fix="a power of two; the edge cells are padded")
-    for e, a in zip(extent, along):
-        if e != DYN_DIM and (not isinstance(e, int) or e <= 0):
-            raise TileirError(f"cells: extent {e} — an extent is a positive int or DYN_DIM")
+    for a in along:
         if a not in (FREE_AXIS, 0, 1, 2):
             raise TileirError(f"cells: along {a} — a dimension follows grid axis 0, 1 or 2, or FREE_AXIS")
-        if e == DYN_DIM and a == FREE_AXIS:
-            raise TileirError("cells: a DYN_DIM extent must follow a grid axis (it is that axis's blocks times "
-                              "the tile)", fix="a static extent for a dimension the kernel walks itself")
     axes = [a for a in along if a != FREE_AXIS]
     if len(axes) != len(set(axes)):
         raise TileirError(f"cells: along {list(along)} — two dimensions follow one grid axis")
@@ -86,6 +114,12 @@ class Marker:
     role: str  # In | Out | Shared | Whole
     dtype: str
     cells: Cells | None = field(default=None)
+    shape: tuple | None = field(default=None)  # a Shared / Whole array's declared extents
+
+    @property
+    def extent(self) -> tuple | None:
+        """The declared extents of the parameter's array (its cells', or its shape), or None."""
+        return self.cells.extent if self.cells is not None else self.shape
 
     @property
     def kparam(self) -> KParam:
@@ -114,65 +148,36 @@ def Out(d, c: Cells | None = None) -> Marker:  # noqa: N802
     return Marker("Out", _dtype(d).name, c)
 
 
-def Shared(d) -> Marker:  # noqa: N802
-    """A buffer read and written anywhere, by any block."""
-    return Marker("Shared", _dtype(d).name)
+def Shared(d, shape=None) -> Marker:  # noqa: N802
+    """A buffer read and written anywhere, by any block; ``shape`` (optional) declares its extents
+    like cells' (ints, size names, DYN_DIM)."""
+    return Marker("Shared", _dtype(d).name, None, None if shape is None else check_extent(shape, "Shared(fmt, shape)"))
 
 
-def Whole(d) -> Marker:  # noqa: N802
-    """A buffer read anywhere, never written."""
-    return Marker("Whole", _dtype(d).name)
+def Whole(d, shape=None) -> Marker:  # noqa: N802
+    """A buffer read anywhere, never written; ``shape`` (optional) declares its extents."""
+    return Marker("Whole", _dtype(d).name, None, None if shape is None else check_extent(shape, "Whole(fmt, shape)"))
 
 
 def kparam_of(m) -> KParam:
     return m.kparam if isinstance(m, Marker) else m
 
 
-def extents_at_launch(marker: Marker, shape) -> list:
-    """The extent of each dimension for an argument of ``shape``: the marker's static extents must
-    match; a DYN_DIM one is the argument's (a whole number of tiles)."""
-    c = marker.cells
-    if shape is None:
-        return list(c.extent)
-    shape = tuple(shape)
-    if len(shape) != c.rank:
-        raise TileirError(f"an argument of shape {list(shape)} for a rank-{c.rank} marker")
-    out = []
-    for d, (e, t, s) in enumerate(zip(c.extent, c.tile, shape)):
-        if e == DYN_DIM:
-            if s % t:
-                raise TileirError(f"dimension {d} is DYN_DIM with tile {t}, and the argument's extent {s} is not a "
-                                  "whole number of tiles (a dynamic extent is the grid's blocks times the tile)",
-                                  fix=f"pad the array to a multiple of {t}, or give the extent statically")
-            out.append(s)
-        else:
-            if s != e:
-                raise TileirError(f"dimension {d} of the argument is {s}, and the marker says {e}")
-            out.append(e)
-    return out
-
-
 def grid_from_markers(markers, shapes) -> tuple:
-    """The launch grid the markers imply: along each axis, the cell count of every dimension that
-    follows it (they must agree)."""
-    grid = {}
-    for m, shape in zip(markers, shapes):
-        if not isinstance(m, Marker) or m.cells is None:
-            continue
-        ext = extents_at_launch(m, shape)
-        for d, e in enumerate(ext):
-            a = m.cells.axis_of(d)
-            if a is None:
-                continue
-            n = -(-e // m.cells.tile[d])
-            if grid.setdefault(a, n) != n:
-                raise TileirError(f"the markers disagree on grid axis {a}: {grid[a]} blocks and {n} blocks",
-                                  fix="cells whose dimensions along one axis cover the same number of tiles")
-    if not grid:
-        raise TileirError("no marker has cells to derive the grid from", fix="pass grid=(x, y, z)")
-    n_axes = max(grid) + 1
-    return tuple(grid.get(a, 1) for a in range(n_axes))
+    """The launch grid the markers imply for arguments of ``shapes``: along each axis, the cell
+    count of every dimension that follows it (they must agree). See ``tileir.sizes``."""
+    from .sizes import SizePlan
+
+    plan = SizePlan("kernel", [f"argument {i}" for i in range(len(markers))], markers)
+    return plan.grid(plan.values([_Shaped(s) for s in shapes]))
+
+
+class _Shaped:
+    """A stand-in array of a shape, contiguous (what grid_from_markers is given)."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape) if shape is not None else None
 
 
 __all__ = ["FREE_AXIS", "DYN_DIM", "Cells", "cells", "Marker", "In", "Out", "Shared", "Whole", "kparam_of",
-           "grid_from_markers", "extents_at_launch"]
+           "grid_from_markers", "is_runtime"]

@@ -58,6 +58,7 @@ class TileProg:
     arg_handles: dict = field(default_factory=dict)  # handle -> parameter position (scalar params)
     views: dict = field(default_factory=dict)  # view handle -> its Tile IR type (ir.TensorView, ...)
     markers: tuple = ()  # per parameter: its marker (markers.Marker) or None
+    written: set = field(default_factory=set)  # the buffer parameters the program may write
 
     def walk(self, ops=None):
         """Every operation depth first, a region's operation before its body."""

@@ -4,7 +4,8 @@ t_cell_view builds, once per parameter and scope, a partition view over the para
 row-major tensor cut into its cells and padded as the marker says; the index of this block's cell
 takes the block id along each dimension that follows a grid axis, and the kernel's own indices
 (load_at) along the FREE ones. A DYN_DIM extent is the grid's blocks along its axis times the
-tile (num_blocks * tile), so one cubin serves every such extent. t_sub_view cuts the same tensor
+tile (num_blocks * tile) in a program recorded without a size plan; a kernel's run-time sizes and
+strides are the hidden parameters the launch passes (tileir.sizes). t_sub_view cuts the same tensor
 finer for store_sub; t_retile cuts it another way entirely, read only.
 """
 
@@ -24,8 +25,14 @@ class CellRecording:
                               "retile(p, extent, tile)")
         return m
 
-    def _extent_idx(self, m, d):
-        """Dimension d's extent as an index handle: the static number, or blocks * tile."""
+    def _extent_idx(self, param, m, d):
+        """Dimension d's extent as an index handle: the fixed number, the run-time size the launch
+        passes (tileir.sizes), or -- for a program recorded without a size plan (trace_kernel) --
+        the grid's blocks along its axis times the tile."""
+        plan = self.sizes
+        if plan is not None and (param, d) in plan.extent:
+            e = plan.extent[(param, d)]
+            return self.t_idx_const(e) if isinstance(e, int) else self.hidden_h[e[1]]
         c = m.cells
         if c.extent[d] != DYN_DIM:
             return self.t_idx_const(c.extent[d])
@@ -33,8 +40,26 @@ class CellRecording:
         return nb if c.tile[d] == 1 else self.t_idx_mul(nb, self.t_idx_const(c.tile[d]))
 
     def _tensor(self, param, m, extent=None):
-        """A tensor view over the parameter's row-major tensor (the marker's extent by default)."""
-
+        """A tensor view over the parameter's array: its run-time extents and strides where the
+        launch passes them (tileir.sizes), else row-major over ``extent`` (the marker's by default)."""
+        plan = self.sizes
+        if extent is None and plan is not None and param in plan.ranks:
+            rank = plan.ranks[param]
+            shape, dyn_shape, strides, dyn_strides = [], [], [], []
+            for d in range(rank):
+                e = plan.extent[(param, d)]
+                if isinstance(e, int):
+                    shape.append(e)
+                else:
+                    shape.append(DYN_DIM)
+                    dyn_shape.append(self.hidden_h[e[1]])
+                if d == rank - 1:
+                    strides.append(1)
+                else:
+                    strides.append(DYN_DIM)
+                    dyn_strides.append(self.hidden_h[plan.stride[(param, d)]])
+            return self.t_tensor_view(param, m.dtype, self.t_idx_const(0), tuple(shape), tuple(strides),
+                                      dyn_shape, dyn_strides)
         extent = tuple(m.cells.extent if extent is None else extent)
         rank = len(extent)
         dyn_shape, dyn_strides, strides = [], [], []
@@ -47,9 +72,9 @@ class CellRecording:
                 dyn_strides.insert(0, stride_h)
             if d == 0:  # no dimension before this one needs its stride
                 if extent[d] == DYN_DIM:
-                    dyn_shape.insert(0, self._extent_idx(m, d))
+                    dyn_shape.insert(0, self._extent_idx(param, m, d))
             elif extent[d] == DYN_DIM:
-                e = self._extent_idx(m, d)
+                e = self._extent_idx(param, m, d)
                 dyn_shape.insert(0, e)
                 base = self.t_idx_const(stride_static) if stride_h is None else stride_h
                 stride_h = self.t_idx_mul(base, e)
@@ -60,6 +85,17 @@ class CellRecording:
         strides.reverse()
         zero = self.t_idx_const(0)
         return self.t_tensor_view(param, m.dtype, zero, extent, strides, dyn_shape, dyn_strides)
+
+    def t_array_view(self, param, dtype):
+        """The tensor view of a parameter's whole declared array (cells' extent, or Shared / Whole
+        with a shape), with the run-time extents and strides the launch passes."""
+        m = self.marker(param)
+        if m is None or m.extent is None:
+            raise self.refuse(f"array_view of parameter {param}: it declares no extents",
+                              "declare it In/Out(fmt, cells([...], ...)) or Shared/Whole(fmt, [extents])")
+        if dtype != m.dtype:
+            raise self.refuse(f"parameter {param} is {m.dtype}, not {dtype}")
+        return self._cached(("array", param), lambda: self._tensor(param, m))
 
     def _cached(self, key, make):
         for f in reversed(self.frames):
@@ -145,11 +181,20 @@ class CellRecording:
         return self.t_partition_view(dtype, tv, tuple(tile), None, pad)
 
     def t_extent_of(self, param, dim, blocks):
-        m = self._cells(param, "extent_of" if not blocks else "blocks_of")
+        m = self.marker(param)
+        if blocks or m is None or m.extent is None:
+            m = self._cells(param, "extent_of" if not blocks else "blocks_of")
+        ext = m.extent
+        if not 0 <= dim < len(ext):
+            raise self.refuse(f"dimension {dim} of a rank-{len(ext)} parameter")
+        if not blocks:
+            return self._extent_idx(param, m, dim)
         c = m.cells
-        if not 0 <= dim < c.rank:
-            raise self.refuse(f"dimension {dim} of a rank-{c.rank} parameter")
-        if c.extent[dim] == DYN_DIM:
-            return self.t_num_blocks(c.axis_of(dim)) if blocks else self._extent_idx(m, dim)
-        e = c.extent[dim]
-        return self.t_idx_const(-(-e // c.tile[dim]) if blocks else e)
+        if isinstance(ext[dim], int) and ext[dim] != DYN_DIM:
+            return self.t_idx_const(-(-ext[dim] // c.tile[dim]))
+        if c.axis_of(dim) is not None:
+            return self.t_num_blocks(c.axis_of(dim))
+        t = c.tile[dim]  # a run-time extent that follows no axis: cdiv(extent, tile) on the device
+        e = self._extent_idx(param, m, dim)
+        return e if t == 1 else self.t_binaryi("divi", "i32", [], self.t_idx_add(e, self.t_idx_const(t - 1)),
+                                                 self.t_idx_const(t))

@@ -113,6 +113,7 @@ class PointerRecording:
         if isinstance(space, int):
             self.check_write(space, what)
         elif space is None:
+            self.prog.written.update(i for i, p in enumerate(self.prog.params) if p.by_ptr)  # any of them
             roles = self._cell_roles() & {"In", "Out"}
             if roles:
                 raise self.refuse(f"a {what} through pointers the recording cannot follow back to a parameter "

@@ -118,6 +118,8 @@ class ViewRecording:
         ty = self._view(view, TILE_VIEWS, "store_view")["ty"]
         if not self.prog.views[view].get("cell"):  # a cell view is how an Out is written
             self.check_write(self.prog.views[view]["param"], "store_view")
+        else:
+            self.prog.written.add(self.prog.views[view]["param"])
         self._grid_indices(ty, indices, inbounds, "store_view")
         (value,) = self.operands("store_view", dtype, ty.tile_shape, [value])
         self.memory_allowed("store_view")

@@ -11,11 +11,14 @@ class Recorder(*FAMILIES, RecorderCore):
     """The recorder: the core machinery and every operation family."""
 
 
-def record(name: str, params, body, hints=()):
+def record(name: str, params, body, hints=(), sizes=None, div16=()):
     """Run ``body()`` under a fresh Recorder and answer the TileProg it recorded. ``params`` are
-    KParams (ByPtr / ByValue) or markers (In / Out / Shared / Whole)."""
-    rec = Recorder(name, params, hints)
+    KParams (ByPtr / ByValue) or markers (In / Out / Shared / Whole). ``sizes``: the markers'
+    ``tileir.sizes.SizePlan``, whose hidden parameters (run-time sizes and strides) follow
+    ``params`` in the entry; ``div16``: per hidden stride, whether to claim it a multiple of 16."""
+    rec = Recorder(name, params, hints, sizes=sizes)
     with handling(rec):
+        rec.read_hidden(div16)
         body()
     return rec.finish()
 

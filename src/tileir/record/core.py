@@ -64,10 +64,14 @@ def user_location() -> str:
 class RecorderCore(_dev.Dev):
     MAX_DEPTH = 16  # regions nested deeper than this are refused (the spec: "the handler bounds the depth")
 
-    def __init__(self, name: str, params, hints=(), markers=None):
+    def __init__(self, name: str, params, hints=(), markers=None, sizes=None):
         from ..markers import Marker, kparam_of
 
         params = tuple(params)
+        self.sizes = sizes if sizes else None  # tileir.sizes.SizePlan: run-time sizes and strides
+        self.hidden_h: list = []  # the handle of each hidden parameter (read_hidden)
+        if self.sizes is not None:
+            params = params + (KParam("i32", False),) * len(self.sizes.hidden)
         self.markers = tuple(markers) if markers is not None else tuple(
             p if isinstance(p, Marker) else None for p in params)
         self.prog = TileProg(name, tuple(kparam_of(p) for p in params), hints=tuple(hints))
@@ -89,6 +93,22 @@ class RecorderCore(_dev.Dev):
         tok = self.new("token", "token", ())
         self.emit("make_token", (tok,))
         self.tok_cid = self._carry_new_raw(tok, ("token", ()))
+
+    def read_hidden(self, div16=()) -> None:
+        """The hidden parameters' handles, made at the entry before the body runs (so every region
+        may use them); a stride the launch found a multiple of 16 carries that claim (div16)."""
+        if self.sizes is None:
+            return
+        from ..ir import DivBy
+        from ..sizes import SPECIALISE_DIVISOR
+
+        base = len(self.prog.params) - len(self.sizes.hidden)
+        claims = dict(zip(self.sizes.stride_slots, div16))
+        for k in range(len(self.sizes.hidden)):
+            h = self.t_scalar(base + k, "i32")
+            if claims.get(k):
+                h = self.t_assume(DivBy(SPECIALISE_DIVISOR), "i32", (), h)
+            self.hidden_h.append(h)
 
     # -- handles and operations ----------------------------------------------------------------
     @property
@@ -273,7 +293,11 @@ class RecorderCore(_dev.Dev):
 
     def check_write(self, param, what: str) -> None:
         """Refuse a write the parameter's marker does not allow: an Out is written through its
-        cells (store_cell, store_sub) and nothing else; an In and a Whole are never written."""
+        cells (store_cell, store_sub) and nothing else; an In and a Whole are never written.
+        Every write passes here (or writes a cell), so ``prog.written`` is the launch's list of
+        outputs (a read-only array there is refused)."""
+        if isinstance(param, int):
+            self.prog.written.add(param)
         m = self.marker(param)
         if m is None or m.role == "Shared":
             return

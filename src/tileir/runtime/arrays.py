@@ -88,10 +88,12 @@ def pack_scalar(value, dtype: str, *, kernel: str | None = None, pos: int | None
 
 @dataclass
 class DeviceArg:
-    """An argument already on the GPU: its pointer, and whatever must stay alive with it."""
+    """An argument already on the GPU: its pointer, whatever must stay alive with it, and the GPU
+    it lives on (None: ask the driver about the pointer when it matters)."""
 
     ptr: int
     keep: object = None
+    device: int | None = None
 
 
 @dataclass
@@ -140,21 +142,18 @@ def _not_contiguous(kernel, pos, fix=".contiguous()") -> TileirError:
                        "as one dense block.", kernel=kernel, what=_where(pos), fix=fix)
 
 
-def _torch_arg(t, dtype, kernel, pos) -> DeviceArg:
+def _torch_arg(t, dtype, kernel, pos, strided_ok=False) -> DeviceArg:
     if not t.is_cuda:
         raise TileirError("this torch tensor is on the CPU; a pointer parameter takes a CUDA tensor or a numpy array.",
-                          kernel=kernel, what=_where(pos), fix="t.cuda() (or t.numpy())")
-    index = getattr(t.device, "index", 0)
-    if index not in (None, 0):
-        raise TileirError(f"this tensor is on cuda:{index}; tileir launches on GPU 0 only.",
-                          kernel=kernel, what=_where(pos), fix="t.to('cuda:0')")
-    if not t.is_contiguous():
+                          kernel=kernel, what=_where(pos), fix="t.cuda() (or t.numpy(), or TILEIR_INTERPRET=1 to run "
+                          "on the host reference)")
+    if not strided_ok and not t.is_contiguous():
         raise _not_contiguous(kernel, pos)
     _check_format(str(t.dtype).rpartition(".")[2], dtype, kernel, pos)
-    return DeviceArg(int(t.data_ptr()), t)
+    return DeviceArg(int(t.data_ptr()), t, t.get_device())
 
 
-def _cai_arg(obj, dtype, kernel, pos) -> DeviceArg:
+def _cai_arg(obj, dtype, kernel, pos, strided_ok=False) -> DeviceArg:
     cai = obj.__cuda_array_interface__
     if cai.get("mask") is not None:
         raise TileirError("masked arrays (__cuda_array_interface__ with a mask) are not supported.",
@@ -165,10 +164,12 @@ def _cai_arg(obj, dtype, kernel, pos) -> DeviceArg:
         npd = None
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
-    if strides is not None and npd is not None and not _c_contiguous(shape, strides, npd.itemsize):
+    if not strided_ok and strides is not None and npd is not None and \
+            not _c_contiguous(shape, strides, npd.itemsize):
         raise _not_contiguous(kernel, pos, fix=".contiguous() / cupy.ascontiguousarray(a)")
     _check_format(npd.name if npd is not None else None, dtype, kernel, pos)
-    return DeviceArg(int(cai["data"][0] or 0), obj)
+    dev = getattr(getattr(obj, "device", None), "id", None)  # cupy says; others: the driver, when asked
+    return DeviceArg(int(cai["data"][0] or 0), obj, dev if isinstance(dev, int) else None)
 
 
 class _DLDevice(ctypes.Structure):
@@ -189,14 +190,11 @@ _DL_CUDA = 2
 _DL_CODES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 6: "bool"}
 
 
-def _dlpack_arg(obj, dtype, kernel, pos, stream: int) -> DeviceArg:
+def _dlpack_arg(obj, dtype, kernel, pos, stream: int, strided_ok=False) -> DeviceArg:
     dev_type, dev_id = obj.__dlpack_device__()
     if int(dev_type) != _DL_CUDA:
         raise TileirError(f"this array is on DLPack device type {int(dev_type)}, not CUDA (2); a pointer parameter "
                           "takes a CUDA array or a numpy array.", kernel=kernel, what=_where(pos))
-    if int(dev_id) != 0:
-        raise TileirError(f"this array is on GPU {int(dev_id)}; tileir launches on GPU 0 only.",
-                          kernel=kernel, what=_where(pos))
     try:  # DLPack: 1 is the legacy default stream, 0 is not allowed
         capsule = obj.__dlpack__(stream=stream if stream else 1)
     except TypeError:
@@ -209,12 +207,12 @@ def _dlpack_arg(obj, dtype, kernel, pos, stream: int) -> DeviceArg:
     if t.strides:
         itemsize = max(1, t.dtype.bits * t.dtype.lanes // 8)
         strides = [t.strides[i] * itemsize for i in range(t.ndim)]
-        if not _c_contiguous(shape, strides, itemsize):
+        if not strided_ok and not _c_contiguous(shape, strides, itemsize):
             raise _not_contiguous(kernel, pos)
     kind = _DL_CODES.get(t.dtype.code)
     name = None if kind is None else ("bool" if kind == "bool" else f"{kind}{t.dtype.bits}")
     _check_format(name, dtype, kernel, pos)
-    return DeviceArg(int(t.data or 0) + int(t.byte_offset), (obj, capsule))
+    return DeviceArg(int(t.data or 0) + int(t.byte_offset), (obj, capsule), int(dev_id))
 
 
 def is_torch_tensor(obj) -> bool:
@@ -222,9 +220,11 @@ def is_torch_tensor(obj) -> bool:
 
 
 def prepare(arg, dtype: str, by_ptr: bool, *, kernel: str | None = None, pos: int | None = None,
-            stream: int = 0):
+            stream: int = 0, strided_ok: bool = False):
     """What one argument becomes: a DeviceArg or HostArg for a pointer parameter, a ctypes
-    number for a value parameter. Refuses, naming the kernel and position, what it cannot pass."""
+    number for a value parameter. Refuses, naming the kernel and position, what it cannot pass.
+    ``strided_ok``: the kernel reads this array through the strides the launch passes
+    (tileir.sizes checked them), so it need not be contiguous."""
     if not by_ptr:
         if (isinstance(arg, np.ndarray) and arg.ndim != 0) or is_torch_tensor(arg):
             raise TileirError(f"this parameter is a {dtype} value, not a pointer; pass a number.",
@@ -232,17 +232,21 @@ def prepare(arg, dtype: str, by_ptr: bool, *, kernel: str | None = None, pos: in
         return pack_scalar(arg, dtype, kernel=kernel, pos=pos)
     if isinstance(arg, np.ndarray):
         if not arg.flags.c_contiguous:
+            if strided_ok:  # staged from its first element to its last, so the strides still hold
+                from ..sizes import flat_span
+
+                return HostArg(flat_span(arg))
             raise _not_contiguous(kernel, pos, fix="np.ascontiguousarray(a)")
         _check_format(arg.dtype.name, dtype, kernel, pos)
         return HostArg(arg)
     if type(arg).__name__ == "CUdeviceptr":
         return DeviceArg(int(arg), arg)
     if is_torch_tensor(arg):
-        return _torch_arg(arg, dtype, kernel, pos)
+        return _torch_arg(arg, dtype, kernel, pos, strided_ok)
     if hasattr(arg, "__cuda_array_interface__"):
-        return _cai_arg(arg, dtype, kernel, pos)
+        return _cai_arg(arg, dtype, kernel, pos, strided_ok)
     if hasattr(arg, "__dlpack__") and hasattr(arg, "__dlpack_device__"):
-        return _dlpack_arg(arg, dtype, kernel, pos, stream)
+        return _dlpack_arg(arg, dtype, kernel, pos, stream, strided_ok)
     if _is_real(arg) or _is_bool(arg):
         raise TileirError(f"this parameter is a pointer to {dtype}; it takes an array, not the number {arg!r}.",
                           kernel=kernel, what=_where(pos))
@@ -315,3 +319,25 @@ def torch_to_numpy(t) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         return t.cpu().view(torch.uint16).numpy().view(ml_dtypes.bfloat16)
     return t.cpu().numpy()
+
+
+def host_view(a):
+    """(a numpy array the host reference can run on in place, and how to copy the answer back or
+    None): numpy arrays as they are, CPU torch tensors as numpy views of their memory (bf16 through
+    its bits), CUDA tensors copied to the host and back (``TILEIR_INTERPRET=1`` on device arrays);
+    anything else (a scalar) as it is."""
+    if not is_torch_tensor(a):
+        return a, None
+    import torch
+
+    t = a.detach()
+    if t.is_cuda:
+        host = torch_to_numpy(t)
+
+        def back(orig, view):
+            orig.copy_(numpy_to_torch(np.ascontiguousarray(view), torch).view(orig.dtype).reshape(orig.shape))
+
+        return host, back
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16), None
+    return t.numpy(), None

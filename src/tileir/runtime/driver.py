@@ -1,4 +1,4 @@
-"""The CUDA driver through cuda-bindings: error checks, the primary context, loaded modules.
+"""The CUDA driver through cuda-bindings: error checks, each GPU's primary context, loaded modules.
 
 Every function here imports ``cuda.bindings.driver`` lazily, so importing tileir.runtime works on
 a machine without cuda-bindings or without a GPU; ``available()`` says whether launching can.
@@ -74,8 +74,8 @@ def check(result, what: str, kernel: str | None = None):
 
 _state_lock = threading.RLock()
 _available: bool | None = None
-_device = None
-_context = None
+_contexts: dict[int, object] = {}  # device ordinal -> its primary context, retained once
+_bound = threading.local()  # .device: the GPU whose primary context this thread last made current
 
 
 def available() -> bool:
@@ -100,36 +100,81 @@ def _probe() -> bool:
         return False
 
 
-def context():
-    """The primary context of device 0: retained once, and made current on the calling thread."""
-    global _device, _context
+def device_count() -> int:
+    """How many GPUs the driver sees (0 where it cannot)."""
+    if not available():
+        return 0
+    return int(check(cu().cuDeviceGetCount(), "cuDeviceGetCount"))
+
+
+def _primary(device: int):
     d = cu()
     with _state_lock:
-        if _context is None:
+        ctx = _contexts.get(device)
+        if ctx is None:
             if not available():
                 raise TileirError("no CUDA GPU is usable here: the driver did not load, did not initialise, "
                                   "or reports no device.",
                                   fix="run on a machine with an NVIDIA GPU and driver (tileir.runtime.available() "
-                                      "says whether this one can)")
+                                      "says whether this one can), or TILEIR_INTERPRET=1 for the host reference")
             check(d.cuInit(0), "cuInit")
-            _device = check(d.cuDeviceGet(0), "cuDeviceGet(0)")
-            _context = check(d.cuDevicePrimaryCtxRetain(_device), "retaining the primary context of GPU 0")
-        ctx = _context
+            count = device_count()
+            if not 0 <= device < count:
+                raise TileirError(f"there is no GPU {device} (this machine has {count}).", fix="cuda:0 .. "
+                                  f"cuda:{count - 1}")
+            dev = check(d.cuDeviceGet(device), f"cuDeviceGet({device})")
+            ctx = check(d.cuDevicePrimaryCtxRetain(dev), f"retaining the primary context of GPU {device}")
+            _contexts[device] = ctx
+        return ctx
+
+
+def context(device: int = 0):
+    """The primary context of GPU ``device`` (torch's and the runtime API's too): retained once,
+    and made current on the calling thread if it is not (any thread may launch)."""
+    d = cu()
+    ctx = _primary(device)
     current = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
     if current is None or int(current) != int(ctx):
-        check(d.cuCtxSetCurrent(ctx), "making the primary context of GPU 0 current")
+        check(d.cuCtxSetCurrent(ctx), f"making the primary context of GPU {device} current")
+    _bound.device = device
     return ctx
 
 
-class Module:
-    """A cubin loaded into the primary context of GPU 0."""
+def bind(device: int) -> None:
+    """Make GPU ``device``'s primary context current on this thread, cheaply: nothing when this
+    thread bound it last (a launch that finds the context changed under it calls ``rebind``)."""
+    if getattr(_bound, "device", None) != device:
+        context(device)
 
-    def __init__(self, cubin: bytes, kernel: str):
+
+def rebind(device: int) -> None:
+    """Bind ``device`` again, asking the driver what is current (someone else changed it)."""
+    _bound.device = None
+    context(device)
+
+
+def pointer_device(ptr: int) -> int:
+    """The ordinal of the GPU a device pointer's memory lives on (0 where the driver cannot say)."""
+    d = cu()
+    try:
+        res = d.cuPointerGetAttribute(d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+        if res[0] == d.CUresult.CUDA_SUCCESS:
+            return int(res[1])
+    except Exception:
+        pass
+    return 0
+
+
+class Module:
+    """A cubin loaded into the primary context of one GPU."""
+
+    def __init__(self, cubin: bytes, kernel: str, device: int = 0):
         d = cu()
         self.kernel = kernel
+        self.device = device
         self._functions: dict[str, object] = {}
         self._lock = threading.Lock()
-        context()
+        context(device)
         self._handle = check(d.cuModuleLoadData(bytes(cubin)), "loading the cubin (cuModuleLoadData)", kernel)
 
     @property
@@ -143,7 +188,7 @@ class Module:
         with self._lock:
             f = self._functions.get(name)
             if f is None:
-                context()
+                context(self.device)
                 f = check(cu().cuModuleGetFunction(self.handle, name.encode()),
                           f"finding the entry '{name}' in the cubin (cuModuleGetFunction)", self.kernel)
                 self._functions[name] = f
@@ -151,7 +196,7 @@ class Module:
 
     def global_ptr(self, name: str) -> tuple[int, int]:
         """(device pointer, size in bytes) of the global ``name``."""
-        context()
+        context(self.device)
         dptr, size = check(cu().cuModuleGetGlobal(self.handle, name.encode()),
                            f"finding the global '{name}' in the cubin (cuModuleGetGlobal)", self.kernel)
         return int(dptr), int(size)
@@ -162,5 +207,5 @@ class Module:
                 return
             handle, self._handle = self._handle, None
             self._functions.clear()
-        context()
+        context(self.device)
         check(cu().cuModuleUnload(handle), "unloading the module (cuModuleUnload)", self.kernel)

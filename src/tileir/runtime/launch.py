@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import sys
 import threading
 
 from ..errors import TileirError
 from .arrays import DeviceArg, HostArg, HostStaging, is_torch_tensor, pack_scalar, prepare
-from .driver import Module, check, context, cu
+from .driver import Module, bind, check, cu, pointer_device, rebind
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
 ALIGN = 16  # every buffer parameter's address must be a multiple of this (ops/memory.py claims it)
@@ -76,13 +77,13 @@ def stream_handle(stream, kernel: str | None = None) -> int:
                       f"{type(stream).__name__}.", kernel=kernel, what="stream")
 
 
-def module_for(cubin: bytes, kernel: str) -> Module:
-    """The loaded Module of ``cubin`` (loaded once per cubin, by its sha256)."""
-    key = hashlib.sha256(bytes(cubin)).hexdigest()
+def module_for(cubin: bytes, kernel: str, device: int = 0) -> Module:
+    """The loaded Module of ``cubin`` on GPU ``device`` (loaded once per cubin and GPU, by its sha256)."""
+    key = (hashlib.sha256(bytes(cubin)).hexdigest(), device)
     with _modules_lock:
         mod = _modules.get(key)
         if mod is None:
-            mod = Module(cubin, kernel)
+            mod = Module(cubin, kernel, device)
             _modules[key] = mod
         return mod
 
@@ -126,53 +127,102 @@ def check_param_info(function, expected: list[int], kernel: str) -> None:
                           fix="pass the params (and arguments) of the kernel that was assembled into this cubin")
 
 
+def _torch():
+    return sys.modules.get("torch")
+
+
+def current_torch_stream(device: int) -> int:
+    """The raw handle of torch's current stream on ``device`` (what torch's own kernels launch on)."""
+    torch = _torch()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return int(raw(device)) if raw is not None else int(torch.cuda.current_stream(device).cuda_stream)
+
+
+def _torch_stream_of(stream, handle: int, device: int):
+    """A torch stream object for ``stream`` (for record_stream): itself, or the handle wrapped."""
+    torch = _torch()
+    if isinstance(stream, torch.cuda.Stream):
+        return stream
+    return torch.cuda.ExternalStream(handle, device=torch.device("cuda", device))
+
+
 class Launcher:
-    """One kernel of one cubin, ready to launch again and again: the module loaded, the function
-    found and its parameter list checked once, so a launch costs the argument packing and the
-    driver call (issue 7: keep the launch overhead low).
+    """One kernel of one cubin, ready to launch again and again on any GPU: loaded once per GPU
+    (the primary context the arguments' device names), its parameter list checked once, so a
+    launch costs the argument packing and the driver call.
+
+    Launch semantics are torch's: asynchronous, on the current torch stream of the arguments'
+    device unless ``stream`` names another (then every torch tensor is ``record_stream``-ed on it,
+    so the caching allocator does not hand its memory out while the kernel runs); host numpy
+    arguments are copied in and back and the call then waits. Any thread may launch: the device's
+    primary context is made current on the calling thread when it is not.
 
     A call whose buffers are all CUDA tensors of types and formats that passed the full checks
-    before, at the same positions, takes the fast lane: per tensor only the device, contiguity and
-    alignment are asked again (three calls into torch) before its pointer goes into its slot.
-    Anything else -- a first sight, a numpy array, a refusal to explain -- takes the full path
-    (``prepare``), which then admits what it passed to the fast lane."""
+    before, at the same positions, takes the fast lane: per tensor only the device, layout and
+    alignment are asked again before its pointer goes into its slot. Anything else -- a first
+    sight, a numpy array, a refusal to explain -- takes the full path (``prepare``), which then
+    admits what it passed to the fast lane.
 
-    def __init__(self, cubin: bytes, kernel: str, params):
+    ``strided``: positions whose arrays the kernel reads through strides the launch passes (their
+    layout was checked by tileir.sizes), so they need not be contiguous; ``written``: positions the
+    kernel may write (a read-only host array there is refused)."""
+
+    def __init__(self, cubin: bytes, kernel: str, params, written=None, strided=()):
         self.kernel = kernel
+        self.cubin = cubin
         self.params = normalize_params(params, kernel)
-        context()
-        self.function = module_for(cubin, kernel).function(kernel)
+        self.written = None if written is None else frozenset(written)
+        self.strided = frozenset(strided)
+        self._functions: dict = {}  # device -> CUfunction
         self._checked = False
         n = max(1, len(self.params))
         self._slots = (ctypes.c_uint64 * n)()
         self._pointers = (ctypes.c_void_p * n)(*[ctypes.addressof(self._slots) + 8 * i for i in range(n)])
         self._lock = threading.Lock()
         self._driver = cu()
-        self._default_stream = self._driver.CUstream(0)
+        self._streams: dict = {}  # raw handle -> CUstream object
         self._seen: set = set()  # (position, array type, its dtype) that passed the full checks
         self._params_addr = ctypes.addressof(self._pointers) if self.params else None
         self._success = self._driver.CUresult.CUDA_SUCCESS
+        self._retry = {self._driver.CUresult.CUDA_ERROR_INVALID_CONTEXT,
+                       self._driver.CUresult.CUDA_ERROR_INVALID_HANDLE,
+                       self._driver.CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED}
         self._last_grid = None  # (the grid as given, as three ints): normalised once while it repeats
         self._last_values = None  # what the slots hold after a fast-lane call
         self._by_ptr = [bp for _, bp in self.params]
+        self._contig = [bp and i not in self.strided for i, (_, bp) in enumerate(self.params)]
+
+    def function(self, device: int = 0):
+        """The CUfunction on GPU ``device`` (the cubin loaded there on first use)."""
+        f = self._functions.get(device)
+        if f is None:
+            bind(device)
+            f = module_for(self.cubin, self.kernel, device).function(self.kernel)
+            self._functions[device] = f
+        return f
 
     def _fast_values(self, args):
-        """The slots' values of a call the fast lane can take (device pointers and packed scalars),
-        or None."""
-        seen, out = self._seen, []
+        """(device, the slots' values) of a call the fast lane can take (device pointers and packed
+        scalars), or None; the device is None when no tensor is among them."""
+        seen, out, device = self._seen, [], None
         for i, (a, bp) in enumerate(zip(args, self._by_ptr)):
             if not bp:
                 if type(a) not in (int, float):  # anything else: the full path checks it
                     return None
                 out.append(pack_scalar(a, self.params[i][0], kernel=self.kernel, pos=i))
                 continue
-            if (i, type(a), getattr(a, "dtype", None)) not in seen or a.get_device() != 0 or not a.is_contiguous():
+            if (i, type(a), getattr(a, "dtype", None)) not in seen:
+                return None
+            dev = a.get_device()
+            if device is None:
+                device = dev
+            elif dev != device or (self._contig[i] and not a.is_contiguous()):
                 return None
             ptr = a.data_ptr()
             if ptr % ALIGN:
                 return None
             out.append(ptr)
-        return out
+        return device, out
 
     def _put(self, i: int, value) -> None:
         """Slot i holds ``value``: a device address (an int), or a packed scalar's bytes, zero-padded."""
@@ -182,52 +232,125 @@ class Launcher:
             self._slots[i] = 0
             ctypes.memmove(ctypes.addressof(self._slots) + 8 * i, ctypes.addressof(value), ctypes.sizeof(value))
 
-    def _launch(self, gx: int, gy: int, gz: int, hstream, sync: bool) -> None:
-        """The driver call on the slots as they stand, then (``sync``) the wait for it."""
+    def _stream(self, handle: int):
+        s = self._streams.get(handle)
+        if s is None:
+            s = self._streams[handle] = self._driver.CUstream(handle)
+        return s
+
+    def _launch(self, device: int, gx: int, gy: int, gz: int, hstream, sync: bool) -> None:
+        """The driver call on the slots as they stand (the device's context bound; once more after
+        binding afresh if the thread's context changed under us), then (``sync``) the wait."""
         d = self._driver
-        res = d.cuLaunchKernel(self.function, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+        f = self._functions.get(device) or self.function(device)
+        bind(device)
+        res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
         if res[0] != self._success:  # the words are made only for an error
-            check(res, f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", self.kernel)
+            if res[0] in self._retry:
+                rebind(device)
+                res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+            if res[0] != self._success:
+                check(res, f"launching on grid ({gx}, {gy}, {gz}) of GPU {device} (cuLaunchKernel)", self.kernel)
         if sync:
             check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
                   self.kernel)
 
-    def __call__(self, grid, args, stream=None, sync: bool = True) -> None:
-        kernel, params = self.kernel, self.params
-        if len(args) != len(params):
-            raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
+    def _grid(self, grid):
         last_grid = self._last_grid  # only tuples of ints are kept: nothing the caller can change later
         if last_grid is not None and type(grid) is tuple and grid == last_grid[0] and \
                 all(type(n) is int for n in grid):
-            gx, gy, gz = last_grid[1]
-        else:
-            gx, gy, gz = normalize_grid(grid, kernel)
-            if type(grid) is tuple:
-                self._last_grid = (grid, (gx, gy, gz))
-        handle = 0 if stream is None else stream_handle(stream, kernel)
-        d = self._driver
-        hstream = self._default_stream if handle == 0 else d.CUstream(handle)
-        values = self._fast_values(args) if self._checked else None
-        if values is not None:
+            return last_grid[1]
+        g = normalize_grid(grid, self.kernel)
+        if type(grid) is tuple:
+            self._last_grid = (grid, g)
+        return g
+
+    def _stream_for(self, stream, device: int, tensors) -> int:
+        """The raw stream handle of a launch on ``device``: ``stream`` when given (recording every
+        torch tensor on it when it is not torch's current one), else torch's current stream when a
+        torch tensor is among the arguments, else cupy's current one for cupy arrays, else 0."""
+        if stream is None:
+            if tensors:
+                return current_torch_stream(device)
+            return 0
+        handle = stream_handle(stream, self.kernel)
+        if tensors and handle != current_torch_stream(device):
+            ts = _torch_stream_of(stream, handle, device)
+            for t in tensors:
+                t.record_stream(ts)
+        return handle
+
+    def __call__(self, grid, args, stream=None, sync: bool = False) -> None:
+        kernel, params = self.kernel, self.params
+        if len(args) != len(params):
+            raise TileirError(f"takes {len(params)} argument(s), got {len(args)}.", kernel=kernel, what="launch")
+        gx, gy, gz = self._grid(grid)
+        fast = self._fast_values(args) if self._checked else None
+        if fast is not None:
+            device, values = fast
+            if device is None:  # scalars only
+                device, handle = 0, (0 if stream is None else stream_handle(stream, kernel))
+            elif stream is None:
+                handle = current_torch_stream(device)
+            else:
+                handle = self._stream_for(stream, device, [a for a, bp in zip(args, self._by_ptr) if bp])
+            hstream = self._stream(handle)
             with self._lock:  # the slots are reused: the driver copies them at the launch
                 if values != self._last_values:  # the same pointers as last time (and no scalar): kept
                     for i, v in enumerate(values):
                         self._put(i, v)
                     self._last_values = values
-                self._launch(gx, gy, gz, hstream, sync)
+                self._launch(device, gx, gy, gz, hstream, sync)
             return
-        prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
+        self._full(gx, gy, gz, args, stream, sync)
+
+    def _full(self, gx, gy, gz, args, stream, sync) -> None:
+        kernel, params = self.kernel, self.params
+        handle0 = 0 if stream is None else stream_handle(stream, kernel)
+        prepared = [prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle0, strided_ok=i in self.strided)
                     for i, (a, (dt, bp)) in enumerate(zip(args, params))]
+        device, first = None, None
         for i, p in enumerate(prepared):
-            if isinstance(p, DeviceArg) and p.ptr % ALIGN:
-                raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the kernel "
-                                  f"claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one would read "
-                                  "wrong", kernel=kernel, what=f"argument {i}",
-                                  fix="pass an aligned buffer (a fresh tensor, or .clone() of an offset view)")
+            if isinstance(p, DeviceArg):
+                if p.ptr % ALIGN:
+                    raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the "
+                                      f"kernel claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one "
+                                      "would read wrong", kernel=kernel, what=f"argument {i}",
+                                      fix="pass an aligned buffer (a fresh tensor, or .clone() of an offset view)")
+                dev = p.device if p.device is not None else pointer_device(p.ptr)
+                if device is None:
+                    device, first = dev, i
+                elif dev != device:
+                    raise TileirError(f"argument {first} is on cuda:{device} and argument {i} on cuda:{dev}; one "
+                                      "launch runs on one GPU", kernel=kernel, what=f"argument {i}",
+                                      fix=f"move them to one device (.to('cuda:{device}'))")
+            elif isinstance(p, HostArg) and (self.written is None or i in self.written) \
+                    and not p.array.flags.writeable:
+                raise TileirError("this numpy array is read-only, and the kernel writes it: its answer would be "
+                                  "dropped", kernel=kernel, what=f"argument {i}", fix="pass a writable array "
+                                  "(np.array(a) copies one; a.setflags(write=True) where you own the memory)")
+        tensors = [a for a in args if is_torch_tensor(a) and a.is_cuda]
+        if device is None:  # no device array (numpy, scalars): torch's current GPU where torch is in use
+            torch = _torch()
+            device = torch.cuda.current_device() if torch is not None and torch.cuda.is_initialized() else 0
+        if stream is None and not tensors:
+            cupy = sys.modules.get("cupy")
+            if cupy is not None and any(type(a).__module__.startswith("cupy") for a in args):
+                stream = cupy.cuda.get_current_stream()
+        handle = self._stream_for(stream, device, tensors)
+        hstream = self._stream(handle)
         if not self._checked:
-            check_param_info(self.function, [_param_size(bp, p) for (_, bp), p in zip(params, prepared)], kernel)
+            bind(device)
+            check_param_info(self.function(device), [_param_size(bp, p) for (_, bp), p in zip(params, prepared)],
+                             kernel)
             self._checked = True
+        self.function(device)
+        bind(device)
         staging = HostStaging(kernel, hstream)
+        if any(isinstance(p, HostArg) for p in prepared) and _capturing(hstream):
+            raise TileirError("a numpy argument during CUDA graph capture: it would be copied and waited for, "
+                              "which a capture cannot hold", kernel=kernel, what="launch",
+                              fix="pass device tensors (torch CUDA tensors) inside torch.cuda.graph(...)")
         ok = False
         with self._lock:
             self._last_values = None
@@ -238,7 +361,7 @@ class Launcher:
                     elif isinstance(p, DeviceArg):
                         p = p.ptr
                     self._put(i, p)
-                self._launch(gx, gy, gz, hstream, bool(staging) or sync)
+                self._launch(device, gx, gy, gz, hstream, bool(staging) or sync)
                 if staging:
                     staging.download()
                 ok = True
@@ -249,15 +372,25 @@ class Launcher:
                 self._seen.add((i, type(a), a.dtype))
 
 
+def _capturing(hstream) -> bool:
+    d = cu()
+    try:
+        res = d.cuStreamIsCapturing(hstream)
+        return res[0] == d.CUresult.CUDA_SUCCESS and res[1] != d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+    except Exception:
+        return False
+
+
 _launchers: dict = {}
 
 
-def launcher_for(cubin: bytes, kernel: str, params) -> Launcher:
+def launcher_for(cubin: bytes, kernel: str, params, written=None, strided=()) -> Launcher:
     """The Launcher of (cubin, kernel, params), made once."""
-    key = (id(cubin), len(cubin), kernel, tuple(map(tuple, normalize_params(params, kernel))))
+    key = (id(cubin), len(cubin), kernel, tuple(map(tuple, normalize_params(params, kernel))),
+           None if written is None else frozenset(written), frozenset(strided))
     got = _launchers.get(key)
     if got is None or got[0] is not cubin:
-        got = (cubin, Launcher(cubin, kernel, params))
+        got = (cubin, Launcher(cubin, kernel, params, written, strided))
         _launchers[key] = got
     return got[1]
 
@@ -273,4 +406,4 @@ def launch(cubin: bytes, kernel: str, grid, args, params, stream=None, sync: boo
     handle = stream_handle(stream, kernel)
     for i, (a, (dt, bp)) in enumerate(zip(args, params)):  # refuse bad arguments before touching the driver
         prepare(a, dt, bp, kernel=kernel, pos=i, stream=handle)
-    launcher_for(cubin, kernel, params)(grid, args, stream, sync)
+    launcher_for(cubin, kernel, params)(grid, args, stream, sync)  # the low-level call waits by default

@@ -1,0 +1,238 @@
+"""Run-time sizes: what a launch reads off the arrays and hands the kernel as hidden parameters.
+
+A marker's extent is a fixed number, a size name (``"M"``) or ``DYN_DIM`` (``markers.py``). The
+run-time ones are not configuration: the ``SizePlan`` of a kernel's markers lists one hidden
+by-value ``i32`` parameter per distinct run-time size and one per stride of every dimension but
+the last of each array with an extent, appended after the kernel's own parameters. At every
+launch (device or host reference) ``values`` reads them off the arguments, checks what must
+agree (a named size across arrays, fixed extents, ranks, strides), and ``grid`` derives the
+blocks along each axis (a partial last cell included). So one recording, one tileiras run and
+one cubin serve every size, and an array with a leading-dimension stride (a slice of a wider
+matrix, a head of ``[B, S, H, D]``) is read in place.
+
+The strides are where a size can still be worth specialising on: a stride that is a multiple of
+16 elements lets tileiras move tiles with the bulk copy engine, so ``div16`` reports, per hidden
+stride, whether the call's value is one, and the kernel records that claim (``assume div_by<16>``)
+for those strides only -- at most a few cubins per configuration, the measured choice
+(docs/design.md, "Run-time sizes").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import TileirError
+from .ir import DYN_DIM
+
+SIZE_LIMIT = 2**31 - 1  # the hidden parameters are i32 (Tile IR's index width here)
+SPECIALISE_DIVISOR = 16  # the stride claim recorded when a call's stride is a multiple of it
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """One hidden parameter: a run-time size or a stride, and where a launch reads it."""
+
+    kind: str  # "size" | "stride"
+    label: str  # "M", "x.shape[0]", "x.stride(0)": what an error calls it
+    reads: tuple  # ((parameter position, dimension), ...): the first is the source, the rest must agree
+
+
+def shape_strides(a):
+    """(shape, strides in elements) of an array argument, or None for something that is not one.
+    torch tensors, numpy and cupy arrays, ``__cuda_array_interface__`` objects; a stand-in with
+    only a shape (``markers.grid_from_markers``) is contiguous."""
+    shape = getattr(a, "shape", None)
+    if shape is None:
+        return None
+    shape = tuple(shape)
+    stride = getattr(a, "stride", None)
+    if callable(stride):  # torch
+        return shape, tuple(stride())
+    strides, itemsize = getattr(a, "strides", None), getattr(a, "itemsize", None)
+    if strides is not None and itemsize:
+        return shape, tuple(s // itemsize for s in strides)
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if isinstance(cai, dict) and cai.get("strides") is not None:
+        import numpy as np
+
+        size = np.dtype(cai["typestr"]).itemsize
+        return shape, tuple(s // size for s in cai["strides"])
+    return shape, contiguous_strides(shape)
+
+
+def contiguous_strides(shape) -> tuple:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
+class SizePlan:
+    """The hidden parameters of one kernel's markers, and how a launch fills them.
+
+    ``extent[(p, d)]``: a fixed int, or ("h", k) for hidden parameter k; ``stride[(p, d)]``: the
+    hidden parameter k of that stride (every dimension but the last; the last's stride is 1)."""
+
+    def __init__(self, kernel: str, names, markers):
+        self.kernel = kernel
+        self.names = list(names)
+        self.hidden: list[Hidden] = []
+        self.extent: dict = {}
+        self.stride: dict = {}
+        self.ranks: dict = {}  # parameter -> its array's rank
+        self.axes: dict = {}  # grid axis -> [(parameter, dimension, tile)]
+        named: dict = {}
+        reads: list = []
+        for p, m in enumerate(markers):
+            ext = getattr(m, "extent", None)
+            if ext is None:
+                continue
+            self.ranks[p] = len(ext)
+            for d, e in enumerate(ext):
+                if isinstance(e, str):
+                    if e not in named:
+                        named[e] = len(reads)
+                        reads.append(("size", e, []))
+                    reads[named[e]][2].append((p, d))
+                    self.extent[(p, d)] = ("h", named[e])
+                elif e == DYN_DIM:
+                    self.extent[(p, d)] = ("h", len(reads))
+                    reads.append(("size", f"{self.names[p]}.shape[{d}]", [(p, d)]))
+                else:
+                    self.extent[(p, d)] = e
+            cells = getattr(m, "cells", None)
+            if cells is not None:
+                for d, (t, a) in enumerate(zip(cells.tile, cells.along)):
+                    if a >= 0:
+                        self.axes.setdefault(a, []).append((p, d, t))
+        for p, rank in self.ranks.items():
+            for d in range(rank - 1):
+                self.stride[(p, d)] = len(reads)
+                reads.append(("stride", f"{self.names[p]}.stride({d})", [(p, d)]))
+        self.hidden = [Hidden(k, label, tuple(r)) for k, label, r in reads]
+        self._sizes = [(k, h.reads) for k, h in enumerate(self.hidden) if h.kind == "size"]
+        self._strides = [(k, h.reads[0]) for k, h in enumerate(self.hidden) if h.kind == "stride"]
+        self._fixed = [(p, d, e) for (p, d), e in self.extent.items() if isinstance(e, int)]
+        self.stride_slots = tuple(k for k, _ in self._strides)
+
+    def __bool__(self) -> bool:
+        return bool(self.ranks)
+
+    @property
+    def size_names(self) -> list[str]:
+        """The run-time sizes' labels, in hidden-parameter order (a grid function takes the named ones)."""
+        return [h.label for h in self.hidden if h.kind == "size"]
+
+    def _refuse(self, message: str, p: int | None, fix: str | None = None) -> TileirError:
+        what = None if p is None else f"argument {p} ({self.names[p]})"
+        return TileirError(message, kernel=self.kernel, what=what, fix=fix)
+
+    def values(self, arrays) -> list[int]:
+        """The hidden parameters' values for a call with ``arrays`` (the kernel's own arguments),
+        checked: ranks, fixed extents, named sizes that agree, positive sizes that fit i32,
+        unit-stride last dimensions."""
+        if not self.ranks:
+            return []
+        if len(arrays) < len(self.names):
+            raise TileirError(f"takes {len(self.names)} argument(s), got {len(arrays)}.", kernel=self.kernel,
+                              what="launch")
+        geo = {}
+        for p, rank in self.ranks.items():
+            got = shape_strides(arrays[p])
+            if got is None:
+                raise self._refuse(f"this parameter is an array of rank {rank}, and a {type(arrays[p]).__name__} "
+                                   "has no shape", p, "pass an array (a torch tensor, numpy or cupy array)")
+            shape, strides = got
+            if len(shape) != rank:
+                raise self._refuse(f"an array of shape {list(shape)} for a parameter of rank {rank}", p,
+                                   f"pass a {rank}-dimensional array (reshape it)")
+            for d, n in enumerate(shape):
+                if n < 1:
+                    raise self._refuse(f"dimension {d} of the array is {n}: there is nothing to compute", p,
+                                       "skip the call for an empty array")
+            geo[p] = (shape, strides)
+        for p, d, e in self._fixed:
+            n = geo[p][0][d]
+            if n != e:
+                raise self._refuse(f"dimension {d} of the array is {n}, and the kernel was written for {e}", p,
+                                   f"an array with {e} there, or declare that extent as a run-time size (a name)")
+        out = [0] * len(self.hidden)
+        for k, reads in self._sizes:
+            p0, d0 = reads[0]
+            v = geo[p0][0][d0]
+            for p, d in reads[1:]:
+                if geo[p][0][d] != v:
+                    h = self.hidden[k]
+                    raise self._refuse(f"size {h.label} is {v} in {self.names[p0]} (dimension {d0}) and "
+                                       f"{geo[p][0][d]} here (dimension {d})", p,
+                                       f"arrays that agree on {h.label}")
+            if v > SIZE_LIMIT:
+                raise self._refuse(f"size {self.hidden[k].label} is {v}, past {SIZE_LIMIT} (sizes are i32)", p0,
+                                   "split the work into pieces below 2^31 elements a dimension")
+            out[k] = v
+        for p in self.ranks:
+            shape, strides = geo[p]
+            if shape[-1] != 1 and strides[-1] != 1:
+                raise self._refuse(f"the array's last dimension has stride {strides[-1]}; the kernel reads it "
+                                   "with stride 1", p, ".contiguous() (or arrange the data so the last dimension "
+                                   "is dense)")
+        for k, (p, d) in self._strides:
+            shape, strides = geo[p]
+            s = strides[d]
+            if shape[d] == 1:  # never stepped over: any positive stride reads the same
+                s = contiguous_strides(shape)[d]
+            if s < 1:
+                raise self._refuse(f"dimension {d} of the array has stride {s} (an expanded or reversed array)", p,
+                                   ".contiguous()")
+            if s > SIZE_LIMIT:
+                raise self._refuse(f"dimension {d}'s stride {s} is past {SIZE_LIMIT} (strides are i32)", p,
+                                   "a smaller array")
+            out[k] = s
+        return out
+
+    def extent_value(self, values, p: int, d: int) -> int:
+        e = self.extent[(p, d)]
+        return e if isinstance(e, int) else values[e[1]]
+
+    def grid(self, values) -> tuple:
+        """The grid the cells imply: along each axis, how many cells cover the dimensions that
+        follow it (they must agree); 1-D ``(1,)`` where no dimension follows an axis."""
+        if not self.axes:
+            raise TileirError("no marker has cells along a grid axis to derive the grid from", kernel=self.kernel,
+                              fix="pass grid=(x, y, z), or give @kernel(grid=...)")
+        g = {}
+        for a, terms in self.axes.items():
+            for p, d, t in terms:
+                n = -(-self.extent_value(values, p, d) // t)
+                if g.setdefault(a, (n, p, d))[0] != n:
+                    n0, p0, d0 = g[a]
+                    raise self._refuse(f"grid axis {a} would have {n0} blocks from {self.names[p0]} (dimension {d0}) "
+                                       f"and {n} from this array (dimension {d})", p,
+                                       "arrays whose dimensions along one axis cover the same number of cells")
+        return tuple(g[a][0] if a in g else 1 for a in range(max(g) + 1))
+
+    def div16(self, values) -> tuple:
+        """Per hidden stride, whether this call's value is a multiple of SPECIALISE_DIVISOR."""
+        return tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
+
+    def named(self, values) -> dict:
+        """The named run-time sizes of a call, by name (what a grid function and the tuner see)."""
+        return {h.label: values[k] for k, h in enumerate(self.hidden) if h.kind == "size" and h.label.isidentifier()}
+
+
+def flat_span(a):
+    """A numpy array's elements from its first to its last as one contiguous 1-D view of the same
+    memory (writes land in ``a``), so the host reference reads it through the strides a launch
+    passes: how a strided numpy argument (a slice of a wider matrix) runs on the host in place."""
+    import numpy as np
+
+    if a.flags.c_contiguous:
+        return a
+    if any(s < 0 for s in a.strides):
+        raise TileirError("an array with a negative stride (reversed) cannot be read in place", fix="a.copy()")
+    span = 1 + sum((n - 1) * (s // a.itemsize) for n, s in zip(a.shape, a.strides))
+    return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(a.itemsize,), writeable=a.flags.writeable)
+
+
+__all__ = ["SizePlan", "Hidden", "shape_strides", "flat_span", "SIZE_LIMIT", "SPECIALISE_DIVISOR"]
