@@ -31,6 +31,13 @@ entry of the committed default table (``src/tileir/data/tune_defaults.json``, on
 entries per target, each with the measurement it comes from), else None. The cache is the JSON
 file ``tune.json`` in ``$TILEIR_CACHE_DIR``, or ``~/.cache/tileir/tune.json``.
 
+The cache trusts nothing it reads and loses nothing it writes: an entry is added under a lock file
+(``tune.json.lock``) by reading the file afresh, so concurrent writers in threads or processes keep
+each other's entries; ``best`` holds each entry it would use to the kernel's configuration
+(``entry_problem``: known keys, the defaults' types, non-negative tuned sizes, power-of-two tiles)
+and skips a bad one with a ``TuneCacheWarning`` naming the file and the key; a file of another
+``version`` than ``CACHE_VERSION`` is not read and never overwritten.
+
 The timing needs a GPU and torch; without them ``tune`` refuses, unless both ``run`` (a
 candidate's answer) and ``timer`` (its time) are given, which is how the choice is tested on a
 CPU.
@@ -41,21 +48,23 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from .errors import TileirError
-from .files import write_atomic
+from .files import file_lock, write_atomic
 from .runtime.arrays import numpy_to_torch, torch_to_numpy
 from .runtime.timing import median_ms
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
 
 __all__ = ["tune", "best", "bucket", "canonical", "kernel_named", "cache_key", "cache_path", "read_cache", "defaults",
-           "cuda_event_timer", "DEFAULTS_FILE"]
+           "cuda_event_timer", "DEFAULTS_FILE", "entry_problem", "TuneCacheWarning", "CACHE_VERSION"]
 
 
 # ---- keys ----------------------------------------------------------------------------------------
@@ -135,37 +144,120 @@ def cache_path() -> Path:
     return (Path(env) if env else Path.home() / ".cache" / "tileir") / "tune.json"
 
 
+CACHE_VERSION = 1  # the format of tune.json this module reads and writes
+_LOCK_TIMEOUT_S = 60.0  # a writer holds the lock for one read and one write of the file
+
+
+class TuneCacheWarning(UserWarning):
+    """A tune cache file or entry that is not used, naming it and saying why."""
+
+
 _read_memo: dict = {}
+_write_lock = threading.Lock()
+
+
+def _load(path: Path) -> tuple[dict, str | None, bool]:
+    """(the file's top-level object, why it cannot be used, whether it must be left as it is): {}
+    where there is no file; a damaged file may be replaced, one of another version may not."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}, None, False
+    except (OSError, UnicodeDecodeError) as e:
+        return {}, f"it cannot be read ({e})", True
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return {}, f"it is not JSON ({e})", False
+    if not isinstance(data, dict) or not isinstance(data.get("entries", {}), dict):
+        return {}, "it is not a JSON object with an 'entries' object", False
+    version = data.get("version", CACHE_VERSION)
+    if type(version) is not int or version != CACHE_VERSION:
+        return data, (f"it is version {version!r} and this tileir reads version {CACHE_VERSION} (a newer "
+                      "tileir's file is kept as it is: point TILEIR_CACHE_DIR elsewhere to tune here)"), True
+    return data, None, False
 
 
 def read_cache(path: Path | None = None) -> dict:
-    """The cache's entries by key ({} where there is no file or it cannot be read)."""
+    """The cache's entries by key ({} where there is no file or it cannot be used, with a
+    TuneCacheWarning saying why). Entries are as stored: ``best`` checks the one it uses."""
     path = Path(path) if path is not None else cache_path()
     try:
-        stamp = path.stat().st_mtime_ns
+        st = path.stat()
     except OSError:
         return {}
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)  # a replaced file is a new inode, whatever its mtime
     got = _read_memo.get(path)
     if got is not None and got[0] == stamp:
         return got[1]
-    try:
-        data = json.loads(path.read_text())
-        entries = data["entries"] if isinstance(data, dict) and isinstance(data.get("entries"), dict) else {}
-    except (OSError, ValueError):
-        entries = {}
+    data, why, _ = _load(path)
+    if why is not None:
+        warnings.warn(f"tune cache {path} is not used: {why}", TuneCacheWarning, stacklevel=2)
+    entries = data.get("entries", {}) if why is None else {}
     _read_memo[path] = (stamp, entries)
     return entries
 
 
-def _write_entry(key: str, entry: dict, path: Path | None = None) -> None:
-    """Add one entry, written atomically (a temp file beside it, then os.replace). A cache that
-    cannot be written is not an error, only a slower next time."""
+def _write_entry(key: str, entry: dict, path: Path | None = None) -> bool:
+    """Add one entry: under the lock file, read the file afresh, add, write atomically (a temp file
+    beside it, then os.replace), so no writer loses another's entry. A file of another version is
+    left as it is (a TuneCacheWarning says so). A cache that cannot be written is not an error, only
+    a slower next time: answers whether the entry was written."""
     path = Path(path) if path is not None else cache_path()
-    entries = dict(read_cache(path))
-    entries[key] = entry
-    text = json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True)
-    write_atomic(path, text.encode())
+    with _write_lock, file_lock(path.with_name(path.name + ".lock"), _LOCK_TIMEOUT_S) as held:
+        if not held:
+            warnings.warn(f"tune cache {path}: its lock file could not be had; entry {key} is not written",
+                          TuneCacheWarning, stacklevel=2)
+            return False
+        data, why, keep = _load(path)
+        if keep:
+            warnings.warn(f"tune cache {path}: {why}; entry {key} is not written", TuneCacheWarning, stacklevel=2)
+            return False
+        entries = dict(data.get("entries", {})) if why is None else {}
+        entries[key] = entry
+        doc = dict(data if why is None else {}, version=CACHE_VERSION, entries=entries)
+        ok = write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode())
     _read_memo.pop(path, None)
+    return ok
+
+
+def entry_problem(kernel, entry) -> str | None:
+    """Why a cache entry cannot configure ``kernel`` (a name or a KernelFn), or None. The entry must
+    be an object whose ``config`` is an object of numbers, strings and flags; for a kernel this
+    package knows, each key one of its configuration keys, each value of the type of the kernel's
+    default (an int where a float is wanted too), a tuned int not negative, and a tuned int whose
+    default is a power of two (a tile size) a power of two."""
+    if not isinstance(entry, dict):
+        return f"the entry is a {type(entry).__name__}, not an object"
+    config = entry.get("config")
+    if not isinstance(config, dict):
+        return f"its config is {_short(config)}, not an object"
+    fn = kernel_named(kernel)
+    static = fn.static if fn is not None else {}
+    tuned = set(getattr(fn, "tuned", ()))
+    empty = inspect.Parameter.empty
+    for k, v in config.items():
+        if fn is not None and k not in static:
+            return f"{k!r} is not a configuration key of {fn.name} (it takes {', '.join(static) or 'none'})"
+        if isinstance(v, (bool, str)) or (isinstance(v, (int, float)) and v == v and abs(v) != float("inf")):
+            pass
+        else:
+            return f"{k}={_short(v)}: a configuration value is a finite number, a string or a flag"
+        default = static.get(k, empty)
+        if default is not empty and default is not None and type(v) is not type(default) and \
+                not (type(default) is float and type(v) is int):
+            return f"{k}={v!r} is a {type(v).__name__}; {k} is a {type(default).__name__} (default {default!r})"
+        if type(v) is int and k in tuned:
+            if v < 0:
+                return f"{k}={v} is negative"
+            if type(default) is int and default >= 2 and not default & (default - 1) and (v < 1 or v & (v - 1)):
+                return f"{k}={v} is not a power of two, as the tile size {k} (default {default}) must be"
+    return None
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return f"{type(v).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
 
 
 _defaults_memo: list = []
@@ -215,9 +307,14 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
     gpu = gpu or this_gpu()
     if gpu is None:
         return None
-    hit = read_cache().get(cache_key(gpu, kernel, config))
-    if hit is not None and isinstance(hit.get("config"), dict):
-        return dict(hit["config"])  # whole: it is what was measured (the table's other keys were not)
+    key = cache_key(gpu, kernel, config)
+    hit = read_cache().get(key)
+    if hit is not None:
+        problem = entry_problem(kernel, hit)
+        if problem is None:
+            return dict(hit["config"])  # whole: it is what was measured (the table's other keys were not)
+        warnings.warn(f"tune cache {cache_path()}: entry {key} is skipped: {problem}", TuneCacheWarning,
+                      stacklevel=2)
     return _from_defaults(kernel, gpu, config)
 
 
@@ -367,7 +464,7 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
         _write_entry(cache_key(gpu, kernel_fn, config), {
             "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(canonical(kernel_fn, config)), "config": measured,
             "ms": win["ms"], "candidates": len(candidates), "date": time.strftime("%Y-%m-%d")})
-        fast = getattr(kernel_fn, "_fast", None)
-        if fast is not None:  # calls prepared before now would keep the configuration they found then
-            fast.clear()
+        forget = getattr(kernel_fn, "forget", None)
+        if forget is not None:  # calls prepared before now would keep the configuration they found then
+            forget()
     return dict(win["config"])

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import TileirError
-from .files import write_atomic
+from .files import file_lock, write_atomic
 
 ENV_DIR = "TILEIR_CACHE_DIR"
 ENV_MAX_MB = "TILEIR_CACHE_MAX_MB"
@@ -247,28 +247,11 @@ def compile_lock(key: str, timeout_s: float, directory: Path | None = None) -> I
         slot = _key_locks.setdefault(key, [threading.Lock(), 0])
         slot[1] += 1
     try:
-        with slot[0], _file_lock(key, timeout_s, directory if directory is not None else cache_dir()):
+        directory = directory if directory is not None else cache_dir()
+        with slot[0], file_lock(directory / _LOCKS / f"{key}.lock", timeout_s):
             yield
     finally:
         with _key_locks_guard:
             slot[1] -= 1
             if slot[1] == 0:
                 _key_locks.pop(key, None)
-
-
-@contextmanager
-def _file_lock(key: str, timeout_s: float, directory: Path) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    lock = None
-    try:
-        (directory / _LOCKS).mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(directory / _LOCKS / f"{key}.lock"), timeout=timeout_s)
-        lock.acquire()
-    except (OSError, Timeout):
-        lock = None
-    try:
-        yield
-    finally:
-        if lock is not None:
-            lock.release()

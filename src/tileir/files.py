@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -28,3 +30,25 @@ def write_atomic(path: Path, data: bytes) -> bool:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+@contextmanager
+def file_lock(path: Path, timeout_s: float) -> Iterator[bool]:
+    """Hold the lock file ``path`` (the ``filelock`` library: flock on POSIX) while the block runs,
+    against other processes and other threads. Yields whether it is held: False where it could not
+    be had (a directory that cannot be written, or another holder past ``timeout_s``), and the
+    caller decides whether to go on without it."""
+    from filelock import FileLock, Timeout
+
+    lock = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path), timeout=timeout_s)
+        lock.acquire()
+    except (OSError, Timeout):
+        lock = None
+    try:
+        yield lock is not None
+    finally:
+        if lock is not None:
+            lock.release()

@@ -7,9 +7,12 @@ these; neither adds meaning to them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Union
+
+from .errors import TileirError
 
 # The marker of a dimension whose extent (or stride) an operand carries; the dialect prints it ?.
 DYN_DIM = -1
@@ -37,6 +40,38 @@ PadNegInf = Padding.PadNegInf
 def padding_name(p: Padding) -> str:
     """The keyword the dialect spells a padding value with (empty for NoPadding)."""
     return p.value or ""
+
+
+def _padding_reading(x: float):
+    """The padding whose lanes read the number ``x``, if there is one."""
+    if x != x:
+        return PadNan
+    if x == 0:
+        return PadNegZero if math.copysign(1.0, x) < 0 else PadZero
+    return {math.inf: PadPosInf, -math.inf: PadNegInf}.get(x)
+
+
+def as_padding(pad, where: str = "pad", context: str = "", refuse=None) -> Padding:
+    """``pad`` as a Padding: a member (``PadZero`` ...) or the dialect's keyword for one (``"zero"``).
+    Anything else is refused, listing the paddings, from ``context`` (the function given it) and
+    its argument ``where``; ``refuse(message, fix)`` makes the exception (a recorder's refusal,
+    naming the kernel), a plain TileirError without it."""
+    if isinstance(pad, Padding):
+        return pad
+    try:
+        return Padding(pad)
+    except (ValueError, TypeError):
+        pass
+    names = ", ".join(p.name for p in Padding)
+    fix = f"one of {names} (tileir.PadZero ...)"
+    if isinstance(pad, (int, float)) and not isinstance(pad, bool):
+        p = _padding_reading(float(pad))
+        fix = (f"{where}={p.name}, the padding that reads {float(pad)!r}" if p is not None else
+               fix + f"; a view pads only with those, so mask the lanes and select(mask, t, {pad!r}) after the load")
+    message = f"{context + ': ' if context else ''}{where}={pad!r} is not a padding: the paddings are {names}"
+    if refuse is not None:
+        raise refuse(message, fix)
+    raise TileirError(message, fix=fix)
 
 
 def padding_is_special(p: Padding) -> bool:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from .dtypes import dtype as _dtype
 from .errors import TileirError
-from .ir import DYN_DIM, KParam, NoPadding, Padding
+from .ir import DYN_DIM, KParam, NoPadding, Padding, as_padding
 
 FREE_AXIS = -1
 
@@ -106,7 +106,7 @@ def cells(extent, tile, along=None, pad: Padding = NoPadding) -> Cells:
     axes = [a for a in along if a != FREE_AXIS]
     if len(axes) != len(set(axes)):
         raise TileirError(f"cells: along {list(along)} — two dimensions follow one grid axis")
-    return Cells(extent, tile, along, pad if isinstance(pad, Padding) else Padding(pad))
+    return Cells(extent, tile, along, as_padding(pad, "pad", "cells"))
 
 
 @dataclass(frozen=True)

@@ -128,9 +128,11 @@ class ArithRecording:
         return r
 
     def t_constf(self, dtype, shape, value):
+        shape = self.check_shape(shape, "a constant tile") if shape else ()
         return self.const(dtype, shape, BY_NAME[dtype].round(value))
 
     def t_consti(self, dtype, shape, value):
+        shape = self.check_shape(shape, "a constant tile") if shape else ()
         return self.const(dtype, shape, int(wrap_int(BY_NAME[dtype], int(value))))
 
     def t_idx_const(self, value):

@@ -17,6 +17,7 @@ from .. import ir
 from ..dtypes import BY_NAME, wrap_int
 from ..lower.core import lowering
 from ..ref.core import interp
+from ..values import Idx, Tile
 from .arith import spread_ref
 
 
@@ -26,13 +27,35 @@ def pow2(n: int) -> bool:
 
 class MemoryRecording:
     def check_shape(self, shape, what: str):
-        shape = tuple(shape)
+        shape = tuple(self._host_int(d, what, "tile dimension", list(shape)) for d in shape)
         for d in shape:
-            if not isinstance(d, int) or not pow2(d):
+            if not pow2(d):
                 raise self.refuse(f"{what}: tile dimensions must be powers of two, got {list(shape)}",
                                   "round each dimension up to a power of two and mask the tail "
                                   "(tail_mask / axis_mask)")
         return shape
+
+    def check_strides(self, strides, rank: int, what: str) -> tuple:
+        """Strides are host ints, fixed when the kernel records: the lanes' offsets are constants
+        of the program. A stride the device computes (an Idx) has its own spelling."""
+        strides = tuple(strides)
+        for s in strides:
+            if isinstance(s, (Idx, Tile)):
+                raise self.refuse(f"{what}: a stride of {s!r}, a value the device computes; a {what}'s strides are "
+                                  "host ints, fixed when the kernel records",
+                                  "make the stride keyword-only configuration (an int: one recording per stride), or "
+                                  "read through tensor_view_dyn(p, base, shape, [Dyn(stride), Fixed(1)]) and "
+                                  "partition_view / load_view, whose strides may be computed")
+        strides = tuple(self._host_int(s, what, "stride", list(strides)) for s in strides)
+        if len(strides) != rank:
+            raise self.refuse(f"{what}: {len(strides)} strides for a rank-{rank} tile", "one stride a dimension")
+        return strides
+
+    def _host_int(self, v, what: str, role: str, whole: list) -> int:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            fix = f"int({v!r})" if isinstance(v, float) and v == int(v) else f"an int {role}"
+            raise self.refuse(f"{what}: a {role} is an int, and {whole} holds the {type(v).__name__} {v!r}", fix)
+        return int(v)
 
     def param_of(self, param, dtype, what: str):
         params = self.prog.params
@@ -95,8 +118,7 @@ class MemoryRecording:
     def t_load(self, param, dtype, base, shape, strides, mask, pad, hints=()):
         self._buffer(param, dtype, "load")
         shape = self.check_shape(shape, "load")
-        if len(strides) != len(shape):
-            raise self.refuse(f"load: {len(strides)} strides for a rank-{len(shape)} tile")
+        strides = self.check_strides(strides, len(shape), "load")
         self._index(base, "load's base")
         if pad is not None and mask is None:
             raise self.refuse("load with a pad and no mask: every lane is read, so the pad names a value "
@@ -119,8 +141,7 @@ class MemoryRecording:
             raise self.refuse("store of a rank-0 tile: a store writes a tile with a dimension",
                               "store(p, base, broadcast(v, [1]))")
         shape = self.check_shape(shape, "store")
-        if len(strides) != len(shape):
-            raise self.refuse(f"store: {len(strides)} strides for a rank-{len(shape)} tile")
+        strides = self.check_strides(strides, len(shape), "store")
         self._index(base, "store's base")
         (v,) = self.operands("store", dtype, shape, [v])
         self.memory_allowed("store")
@@ -131,6 +152,7 @@ class MemoryRecording:
 
     def t_lanes(self, base, shape, strides):
         shape = self.check_shape(shape, "lanes")
+        strides = self.check_strides(strides, len(shape), "lanes")
         self._index(base, "lanes' base")
         r = self.new("val", "i32", shape)
         self.emit("lanes", (r,), base=base, shape=shape, strides=tuple(strides))

@@ -214,6 +214,8 @@ class Launcher:
             if (i, type(a), getattr(a, "dtype", None)) not in seen:
                 return None
             dev = a.get_device()
+            if dev < 0:  # a CPU tensor now: the full path says so
+                return None
             if device is None:
                 device = dev
             elif dev != device or (self._contig[i] and not a.is_contiguous()):
