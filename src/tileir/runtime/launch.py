@@ -218,7 +218,9 @@ class Launcher:
                 return None
             if device is None:
                 device = dev
-            elif dev != device or (self._contig[i] and not a.is_contiguous()):
+            elif dev != device:
+                return None
+            if self._contig[i] and not a.is_contiguous():
                 return None
             ptr = a.data_ptr()
             if ptr % ALIGN:
