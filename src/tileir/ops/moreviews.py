@@ -52,7 +52,7 @@ class MoreViewRecording:
         return tv, tile_shape
 
     def _padding(self, dtype, padding):
-        padding = ir.as_padding(padding, "padding", "gather_scatter_view", self.refuse)
+        padding = ir.as_padding(padding, "padding", refuse=self.refuse)
         if ir.padding_is_special(padding) and not BY_NAME[dtype].is_float:
             raise self.refuse(f"padding {ir.padding_name(padding)} over {dtype}: the special padding values are "
                               "legal only over a float format", "PadZero, or NoPadding")

@@ -45,7 +45,11 @@ class Interp:
                                       kernel=prog.name)
                 if a.dtype != d.np:
                     raise TileirError(f"parameter {i} is a {p.dtype} buffer but the array holds {a.dtype}",
-                                      kernel=prog.name, fix=f"array.astype({d.np})")
+                                      kernel=prog.name, fix=f"array.view(np.{d.np}) (the same memory, so the kernel "
+                                      "writes your array; astype would copy it)" if a.dtype.kind in "iu" and
+                                      d.np.kind in "iu" and a.dtype.itemsize == d.np.itemsize else
+                                      f"array.astype({'np' if hasattr(np, str(d.np)) else 'ml_dtypes'}.{d.np}) "
+                                      "(a copy)")
                 if not a.flags.c_contiguous:
                     raise TileirError(f"parameter {i}'s array is not contiguous", kernel=prog.name,
                                       fix="np.ascontiguousarray(array)")
