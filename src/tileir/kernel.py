@@ -29,7 +29,8 @@ from .errors import TileirError
 from .ir import KParam
 from .markers import Marker, kparam_of
 from .record import record
-from .sizes import SizePlan, flat_span
+from .sizes import SPECIALISE_DIVISOR, SizePlan, flat_span
+from .sizes import specialising as sizes_specialise
 from .values import Param
 
 
@@ -353,25 +354,31 @@ class _CallSite:
         # the grid was worked out for that configuration
         self.tuned = bool(fn.tuned) and not grid_given and not any(k in self.static for k in fn.tuned)
         self.variants: dict = {}
+        self.fast = self.plan.fast_values() if self.plan else None
+        self.stride_slots = self.plan.stride_slots if sizes_specialise() else ()
+        self.size_slots = tuple(k for k, h in enumerate(self.plan.hidden) if h.kind == "size")
 
     def __call__(self, arrays, grid, stream, sync) -> None:
         plan = self.plan
-        values = plan.values(arrays) if plan else []
+        values = self.fast(arrays) if self.fast is not None else None
+        if values is None:
+            values = plan.values(arrays) if plan else []
         if self.asserted:
             self.fn._check_asserted(plan, values, self.asserted)
-        bucket = tuple(_pow2_at_least(values[k]) for k in range(len(values))
-                       if plan.hidden[k].kind == "size") if self.tuned else None
-        spec = plan.div16(values) if plan else ()
-        got = self.variants.get((bucket, spec))
+        key = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
+        if self.tuned:
+            key = (key, tuple(_pow2_at_least(values[k]) for k in self.size_slots))
+        got = self.variants.get(key)
         if got is None:
-            got = self.variants[(bucket, spec)] = self._prepare(spec, values)
-        launcher, cfg, vplan = got
-        if vplan is not plan:
-            values = vplan.values(arrays)
-        g = grid if grid is not None else self.fn._grid_of(cfg, vplan, arrays, values)
-        launcher(g, arrays + tuple(values) if values else arrays, stream, sync)
+            got = self.variants[key] = self._prepare(plan.div16(values) if plan else (), values)
+        launcher, grid_rule = got
+        if grid is None:
+            grid = grid_rule(arrays, values)
+        launcher(grid, arrays + tuple(values) if values else arrays, stream, sync)
 
     def _prepare(self, spec, values):
+        """(launcher, grid rule) of the variant these sizes and stride claims select: the tuned
+        configuration for their bucket, recorded, assembled and loaded once."""
         from .runtime.launch import launcher_for
 
         fn = self.fn
@@ -387,7 +394,13 @@ class _CallSite:
         prog = fn.program(spec, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg)]
         launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks)
-        return launcher, cfg, plan
+        fast = plan.fast_grid() if fn.grid_fn is None else None
+
+        def grid_rule(arrays, values):
+            g = fast(values) if fast is not None else None
+            return g if g is not None else fn._grid_of(cfg, plan, arrays, values)
+
+        return launcher, grid_rule
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):

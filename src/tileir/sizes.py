@@ -19,6 +19,8 @@ for those strides only -- at most a few cubins per configuration, the measured c
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 
 from .errors import TileirError
@@ -26,6 +28,14 @@ from .ir import DYN_DIM
 
 SIZE_LIMIT = 2**31 - 1  # the hidden parameters are i32 (Tile IR's index width here)
 SPECIALISE_DIVISOR = 16  # the stride claim recorded when a call's stride is a multiple of it
+# TILEIR_SPECIALISE_STRIDES=0: one cubin per configuration, no stride claims (bench/dynamic_sizes.py
+# measures what the claims are worth)
+SPECIALISE = os.environ.get("TILEIR_SPECIALISE_STRIDES", "1") not in ("0", "")
+
+
+def specialising() -> bool:
+    """Whether launches specialise on the stride claims (SPECIALISE; tests and benches flip it)."""
+    return SPECIALISE
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,73 @@ class SizePlan:
             out[k] = s
         return out
 
+    def fast_values(self):
+        """A function of the arguments answering ``values(arrays)`` for torch tensors in a few
+        comparisons, or None wherever anything is off (not all tensors, a rank, a disagreement, a
+        stride): then ``values`` runs and says what. Generated once per plan, because the launch
+        reads the sizes on every call (bench/launch_overhead.py: the generic walk cost 14 us a
+        call of three tensors on the CPU machine, the generated one about 2)."""
+        torch = sys.modules.get("torch")
+        if torch is None or not self.ranks:
+            return None
+        lines = ["def fast(arrays):"]
+        ps = sorted(self.ranks)
+        lines.append("    try:")
+        lines += [f"        a{p} = arrays[{p}]" for p in ps]
+        lines.append("    except IndexError:\n        return None")
+        lines.append("    if not (" + " and ".join(f"isinstance(a{p}, T)" for p in ps) + "):\n        return None")
+        lines += [f"    s{p} = a{p}.shape\n    t{p} = a{p}.stride()" for p in ps]
+        conds = [f"len(s{p}) == {self.ranks[p]}" for p in ps]
+        lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
+        conds = []
+        for p, d, e in self._fixed:
+            conds.append(f"s{p}[{d}] == {e}")
+        outs = [""] * len(self.hidden)
+        for k, reads in self._sizes:
+            p0, d0 = reads[0]
+            outs[k] = f"s{p0}[{d0}]"
+            conds.append(f"0 < s{p0}[{d0}] <= {SIZE_LIMIT}")
+            conds += [f"s{p}[{d}] == s{p0}[{d0}]" for p, d in reads[1:]]
+        for p in ps:
+            conds.append(f"(s{p}[-1] == 1 or t{p}[-1] == 1)")
+            conds += [f"s{p}[{d}] > 0" for d in range(self.ranks[p])]
+        for k, (p, d) in self._strides:
+            dense = "*".join(f"s{p}[{e}]" for e in range(d + 1, self.ranks[p]))
+            outs[k] = f"(t{p}[{d}] if s{p}[{d}] != 1 else {dense})"
+            conds.append(f"0 < {outs[k]} <= {SIZE_LIMIT}")
+        if conds:
+            lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
+        lines.append("    return [" + ", ".join(outs) + "]")
+        scope = {"T": torch.Tensor}
+        exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
+        return scope["fast"]
+
+    def fast_grid(self):
+        """A function of ``values`` answering ``grid(values)`` in a few operations, or None where
+        the dimensions along an axis disagree (then ``grid`` runs and says so); None where the
+        plan derives no grid."""
+        if not self.axes:
+            return None
+        conds, dims = [], []
+        for a in range(max(self.axes) + 1):
+            exprs = []
+            for p, d, t in self.axes.get(a, ()):
+                e = self.extent[(p, d)]
+                v = str(e) if isinstance(e, int) else f"values[{e[1]}]"
+                exprs.append(f"(({v} + {t - 1}) // {t})")
+            if not exprs:
+                dims.append("1")
+                continue
+            dims.append(exprs[0])
+            conds += [f"{x} == {exprs[0]}" for x in exprs[1:]]
+        lines = ["def fast(values):"]
+        if conds:
+            lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
+        lines.append("    return (" + ", ".join(dims) + ",)")
+        scope: dict = {}
+        exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
+        return scope["fast"]
+
     def extent_value(self, values, p: int, d: int) -> int:
         e = self.extent[(p, d)]
         return e if isinstance(e, int) else values[e[1]]
@@ -213,7 +290,10 @@ class SizePlan:
         return tuple(g[a][0] if a in g else 1 for a in range(max(g) + 1))
 
     def div16(self, values) -> tuple:
-        """Per hidden stride, whether this call's value is a multiple of SPECIALISE_DIVISOR."""
+        """Per hidden stride, whether this call's value is a multiple of SPECIALISE_DIVISOR (all
+        False where SPECIALISE is off)."""
+        if not SPECIALISE:
+            return (False,) * len(self.stride_slots)
         return tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
 
     def named(self, values) -> dict:

@@ -91,7 +91,18 @@ from .arith import (  # noqa: F401  # noqa: F401
                     xori,
 )
 from .atomics import atomic_add, atomic_cas, atomic_rmw  # noqa: F401
-from .cell_io import blocks_of, extent_of, fill, load_at, load_cell, retile, store_cell, store_sub, zeros  # noqa: F401
+from .cell_io import (  # noqa: F401
+    array_view,
+    blocks_of,
+    extent_of,
+    fill,
+    load_at,
+    load_cell,
+    retile,
+    store_cell,
+    store_sub,
+    zeros,
+)
 from .control import By, DRange, One, RangeBound, Step, carry, d_if, d_range, get, range_idx, set  # noqa: F401  # noqa: F401
 from .convert import (  # noqa: F401
                     bits_to_float,

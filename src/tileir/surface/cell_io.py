@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..dev import dev, public
 from ..ir import Padding, PadZero
-from ..values import GridView, Idx, Param, Tile
+from ..values import GridView, Idx, Param, TensorView, Tile
 from ._util import h, info, refuse
 from .index import as_idx
 
@@ -87,9 +87,18 @@ def retile(p: Param, extent, tile, pad: Padding = PadZero) -> GridView:
 
 
 @public
+def array_view(p: Param) -> TensorView:
+    """The tensor view of ``p``'s whole array as its marker declares it (cells' extent, or
+    ``Shared`` / ``Whole`` with a shape): run-time sizes and strides as the launch passes them.
+    Cut it with ``partition_view`` to read or write tiles anywhere (a Shared's writes)."""
+    p = _param(p)
+    return TensorView(dev().t_array_view(p.pos, p.dtype))
+
+
+@public
 def extent_of(p: Param, dim: int) -> Idx:
-    """How many elements p's tensor has along ``dim``: the marker's number, or for a DYN_DIM
-    dimension the grid's blocks along its axis times its tile."""
+    """How many elements p's array has along ``dim``: the marker's number, or the run-time size
+    the launch read off the array."""
     p = _param(p)
     return Idx(dev().t_extent_of(p.pos, dim, False))
 
