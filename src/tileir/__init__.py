@@ -292,6 +292,7 @@ from .surface.atomics import (
     atomic_rmw,
 )
 from .surface.cell_io import (
+    array_view,
     blocks_of,
     extent_of,
     fill,
@@ -579,7 +580,8 @@ __all__ = [
     # surface.atomics
     "atomic_add", "atomic_cas", "atomic_rmw",
     # surface.cell_io
-    "blocks_of", "extent_of", "fill", "load_at", "load_cell", "retile", "store_cell", "store_sub", "zeros",
+    "array_view", "blocks_of", "extent_of", "fill", "load_at", "load_cell", "retile", "store_cell", "store_sub",
+    "zeros",
     # surface.control
     "By", "DRange", "One", "RangeBound", "Step", "carry", "d_if", "d_range", "get", "range_idx", "set",
     # surface.convert
