@@ -1,8 +1,10 @@
-"""The ``tileir`` command: list, show and run the library's kernels, and the demo.
+"""The ``tileir`` command: list, show and run the library's kernels and your own, and the demo.
 
     tileir kernels
     tileir show NAME --emit mlir|bytecode|cubin|args|prog|calls|owners [--arch sm_90] [--size N|MxN|MxNxK] [-o FILE]
+    tileir show FILE.py:KERNEL [--config key=value ...] [--emit ...]
     tileir run NAME [--host|--device] [--size ...] [--seed S]
+    tileir run FILE.py:NAME [--host|--device]     (NAME a Case the file registers)
     tileir demo
     tileir ledger [--quiet]
     tileir diff run --out FILE [--families a,b] [--mutants]   (python -m tileir.diff)
@@ -11,40 +13,142 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from .errors import TileirError
 
+SIZE_HELP = ("the problem size a library case is run or recorded at: N, MxN or MxNxK in positive ints, as many "
+             "numbers as the case's default has (`tileir kernels` lists them); library kernels only")
+EMIT_HELP = ("what to print or write: mlir (the Tile IR text, what tileirdisasm prints for our bytes; the default), "
+             "bytecode (-o FILE), cubin (-o FILE; tileiras for --arch), args (the tileiras arguments for --arch), "
+             "prog (the recorded program), calls (the kernel's calls with their source lines), owners (which call "
+             "made each instruction)")
+TARGET_HELP = ("a library kernel (`tileir kernels` lists them), or FILE.py:NAME for a kernel of your own "
+               "(a @tileir.kernel in that file)")
+CONFIG_HELP = ("the kernel's configuration (its keyword-only parameters) as key=value, e.g. --config n=4096 "
+               "tile=256 fmt=f16; values read as Python literals, else as strings. For a library kernel they "
+               "override what --size implies")
 
-def _size(text, default):
+
+def _format_size(size) -> str:
+    return "x".join(str(n) for n in size) if isinstance(size, tuple) else str(size)
+
+
+def _size(text, default, name: str = "the kernel"):
+    """--size as the case reads it (an int, or a tuple as long as the default), or a one-line error."""
     if text is None:
         return default
-    parts = [int(x) for x in text.lower().split("x")]
-    return parts[0] if len(parts) == 1 else tuple(parts)
+    want = len(default) if isinstance(default, tuple) else 1
+    example = _format_size(default)
+    try:
+        parts = [int(x) for x in text.lower().split("x")]
+    except ValueError:
+        parts = []
+    if not parts or any(n <= 0 for n in parts) or len(parts) != want:
+        raise TileirError(f"--size {text}: {name} takes {want} positive int{'s' if want > 1 else ''}"
+                          f"{' joined by x' if want > 1 else ''}", fix=f"--size {example} (its default)")
+    return parts[0] if want == 1 else tuple(parts)
+
+
+def _config(pairs) -> dict:
+    """--config key=value ... as a dict, each value a Python literal where it reads as one."""
+    out = {}
+    for pair in pairs or ():
+        key, eq, text = pair.partition("=")
+        if not eq or not key.isidentifier():
+            raise TileirError(f"--config {pair}: configuration is key=value", fix="--config n=4096 tile=256")
+        try:
+            out[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            out[key] = text  # a format name (f16), a word
+    return out
 
 
 def _case(name):
     from .kernels import CASES
 
     if name not in CASES:
-        raise TileirError(f"no library kernel {name!r}; `tileir kernels` lists them: {', '.join(CASES)}")
+        raise TileirError(f"no library kernel {name!r}; `tileir kernels` lists them: {', '.join(CASES)}",
+                          fix="a name from that list, or FILE.py:NAME for a kernel of your own")
     return CASES[name]
+
+
+def _is_file_target(name: str) -> bool:
+    path, colon, attr = name.rpartition(":")
+    return bool(colon) and path.endswith(".py") and bool(attr)
+
+
+def load_file_target(target: str):
+    """FILE.py:NAME -> (the object NAME in that file, the module). The file is imported as a module
+    of its own, with its folder first on sys.path so that it can import its neighbours."""
+    import importlib.util
+
+    path_text, _, attr = target.rpartition(":")
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        raise TileirError(f"{target}: there is no file {path_text}", fix="FILE.py:NAME with a path to your file")
+    module_name = f"tileir_user_{path.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    if not hasattr(module, attr):
+        from .kernel import KernelFn
+
+        kernels = [n for n, v in vars(module).items() if isinstance(v, KernelFn)]
+        raise TileirError(f"{target}: {path.name} has no {attr!r}; its kernels: {', '.join(kernels) or 'none'}",
+                          fix=f"{path_text}:{kernels[0]}" if kernels else "decorate a function with @tileir.kernel")
+    return getattr(module, attr), module
+
+
+def _user_kernel(target: str):
+    from .kernel import KernelFn
+
+    obj, _ = load_file_target(target)
+    if not isinstance(obj, KernelFn):
+        raise TileirError(f"{target} is not a kernel (its type is {type(obj).__name__})",
+                          fix="decorate it with @tileir.kernel, or name a kernel of that file")
+    return obj
+
+
+def _kernel_and_config(args):
+    """(the kernel, its configuration) for show: a library case at --size, or the user's kernel."""
+    user = _config(args.config)
+    if _is_file_target(args.name):
+        if args.size is not None:
+            raise TileirError(f"--size is for the library's cases; {args.name} takes its configuration directly",
+                              fix="--config key=value for each keyword-only parameter")
+        return _user_kernel(args.name), user
+    case = _case(args.name)
+    return case.kernel, {**_case_config(case, _size(args.size, case.default_size, case.name)), **user}
+
+
+def _case_config(case, size) -> dict:
+    try:
+        return case.config(size)
+    except (TypeError, ValueError, IndexError) as e:
+        raise TileirError(f"--size {_format_size(size)} does not fit {case.name} ({e})",
+                          fix=f"--size {_format_size(case.default_size)} (its default)") from None
 
 
 def cmd_kernels(args) -> int:
     from .kernels import CASES
 
     for name, c in CASES.items():
-        print(f"{name:14s} {c.summary}")
+        print(f"{name:18s} {_format_size(c.default_size):>14s}  {c.summary}")
     return 0
 
 
 def cmd_show(args) -> int:
-    case = _case(args.name)
-    cfg = case.config(_size(args.size, case.default_size))
-    k = case.kernel
+    k, cfg = _kernel_and_config(args)
     emit = args.emit
     if emit == "mlir":
         out = k.mlir(**cfg)
@@ -124,10 +228,34 @@ def run_case(case, size, where: str, seed=None):
     return err, ok
 
 
+def _run_target(name):
+    """The Case `tileir run` runs: a library case, or one FILE.py registers (by NAME, or for NAME's kernel)."""
+    if not _is_file_target(name):
+        return _case(name)
+    from .kernel import KernelFn
+    from .kernels.registry import CASES, Case
+
+    obj, _ = load_file_target(name)
+    if isinstance(obj, Case):
+        return obj
+    found = [c for c in CASES.values() if c.kernel is obj or c.name == name.rpartition(":")[2]]
+    if found:
+        return found[0]
+    what = "a kernel" if isinstance(obj, KernelFn) else f"of type {type(obj).__name__}"
+    raise TileirError(f"{name} is {what}, with no inputs or answer to run it on: `tileir run` runs a Case "
+                      "(tileir.kernels.registry.Case: inputs, the expected answer, the tolerance)",
+                      fix="register(Case(...)) in the file, or call it from Python: kern.run_host(*arrays, **config); "
+                      "`tileir show` needs no Case")
+
+
 def cmd_run(args) -> int:
-    case = _case(args.name)
-    size = _size(args.size, case.default_size)
+    case = _run_target(args.name)
+    size = _size(args.size, case.default_size, case.name)
+    if args.device and not _device_available():
+        raise TileirError("--device: there is no usable GPU here (no CUDA driver, no device, or torch without CUDA)",
+                          fix=f"tileir run {args.name} --host (the host reference runs the same recording)")
     where = "device" if args.device else "host" if args.host else ("device" if _device_available() else "host")
+    _case_config(case, size)
     err, ok = run_case(case, size, where, args.seed)
     tol = "bit-exact" if case.rtol == 0 and case.atol == 0 else f"rtol={case.rtol:g} atol={case.atol:g}"
     print(f"{case.name} size={size} on the {'GPU' if where == 'device' else 'host reference'}: "
@@ -163,24 +291,36 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="tileir", description="Tile IR kernels from Python")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("kernels", help="list the library kernels")
-    s = sub.add_parser("show", help="print or write a kernel's text, bytes, cubin or tileiras arguments")
-    s.add_argument("name")
-    s.add_argument("--emit", choices=["mlir", "bytecode", "cubin", "args", "prog", "calls", "owners"], default="mlir")
-    s.add_argument("--arch", default="sm_90")
-    s.add_argument("--size")
+    s = sub.add_parser("show", help="print or write a kernel's text, bytes, cubin or tileiras arguments",
+                       description="Print or write what tileir makes of a kernel: its Tile IR text, bytecode, "
+                       "cubin, the tileiras arguments, the recorded program or its calls.",
+                       epilog="examples: tileir show softmax --size 64x1000; tileir show my_kernels.py:scale "
+                       "--config n=4096 --emit bytecode -o scale.tileirbc")
+    s.add_argument("name", metavar="KERNEL", help=TARGET_HELP)
+    s.add_argument("--emit", choices=["mlir", "bytecode", "cubin", "args", "prog", "calls", "owners"], default="mlir",
+                   help=EMIT_HELP)
+    s.add_argument("--arch", default="sm_90", help="the GPU tileiras assembles for (--emit cubin / args; sm_90)")
+    s.add_argument("--size", help=SIZE_HELP)
+    s.add_argument("--config", nargs="+", action="extend", metavar="KEY=VALUE", help=CONFIG_HELP)
     s.add_argument("--version", help="bytecode version (13.1 .. 13.4; default 13.4)")
-    s.add_argument("--opt-level", type=int, dest="opt_level")
-    s.add_argument("-o", "--output")
-    r = sub.add_parser("run", help="run a kernel on fresh random inputs and compare with numpy")
-    r.add_argument("name")
+    s.add_argument("--opt-level", type=int, dest="opt_level", help="tileiras' -O level (default: its own, or the "
+                   "level a known assembler defect needs)")
+    s.add_argument("-o", "--output", help="write to this file (needed for bytecode and cubin)")
+    r = sub.add_parser("run", help="run a kernel on fresh random inputs and compare with numpy",
+                       description="Run a library case (or one a file of yours registers) on fresh random inputs "
+                       "and compare the answer with its numpy reference.",
+                       epilog="examples: tileir run matmul_bf16 --host --size 200x136x300; tileir run vadd")
+    r.add_argument("name", metavar="KERNEL", help="a library kernel, or FILE.py:NAME where the file registers a "
+                   "Case of that name (or for that kernel)")
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--host", action="store_true")
-    g.add_argument("--device", action="store_true")
-    r.add_argument("--size")
-    r.add_argument("--seed", type=int)
+    g.add_argument("--host", action="store_true", help="on the host reference (numpy), no GPU needed")
+    g.add_argument("--device", action="store_true", help="on the GPU (the default where there is one)")
+    r.add_argument("--size", help=SIZE_HELP)
+    r.add_argument("--seed", type=int, help="the inputs' random seed")
     sub.add_parser("demo", help="run vadd on the GPU if there is one, else on the host reference")
     lg = sub.add_parser("ledger", help="the layer-3 ledger: every dialect operation and attribute, covered or exempt")
-    lg.add_argument("--root", default=".", help="the repository (docs/ledger, tests/data/goldens)")
+    lg.add_argument("--root", help="a folder holding dialect.txt, exemptions.txt and coverage.txt, or a checkout "
+                    "of the repository (default: the files shipped with tileir)")
     lg.add_argument("--quiet", action="store_true", help="print the counts only")
     df = sub.add_parser("diff", help="layer 2: the device diff (python -m tileir.diff; `tileir diff run --help`)")
     df.add_argument("rest", nargs=argparse.REMAINDER)

@@ -2,16 +2,32 @@
 mapped to the layer-1 goldens that cover it and to the layer-2 device-diff family that checks it
 (``layer2``; tileir/diff/families.py keeps that table), or to a named exemption with its reason.
 
-Three files: ``docs/ledger/dialect.txt`` (the dialect's operations and their attributes, from its
-generated encoder tables), ``docs/ledger/exemptions.txt`` (entry | reason), and
-``tests/data/goldens/coverage.txt`` (golden -> the entries it covers, written with the goldens and
-checked by tests/test_ledger.py). ``tileir ledger`` prints the coverage and exits non-zero when an
-entry is neither covered nor exempt.
+Three files, shipped with the package (``tileir/data/ledger/``) so that ``tileir ledger`` runs
+anywhere: ``dialect.txt`` (the dialect's operations and their attributes, from its generated
+encoder tables), ``exemptions.txt`` (entry | reason), and ``coverage.txt`` (golden -> the entries
+it covers, written with the goldens and checked by tests/test_ledger.py). ``tileir ledger`` prints
+the coverage and exits non-zero when an entry is neither covered nor exempt.
+
+Every function takes ``root``: None for the shipped files, a folder holding the three, or a
+checkout of the repository (its ``src/tileir/data/ledger``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+SHIPPED = Path(__file__).resolve().parent / "data" / "ledger"
+
+
+def ledger_dir(root=None) -> Path:
+    """The folder the three ledger files are read from (see the module docstring)."""
+    if root is None:
+        return SHIPPED
+    root = Path(root)
+    if (root / "dialect.txt").exists():
+        return root
+    in_checkout = root / "src" / "tileir" / "data" / "ledger"
+    return in_checkout if in_checkout.exists() else root
 
 # our table's attribute names -> the dialect's field names
 ALIASES = {"rounding": "rounding_mode", "memory_semantics": "memory_ordering_semantics",
@@ -50,10 +66,10 @@ def coverage_of(kernel) -> set:
     return out
 
 
-def dialect_entries(root: Path) -> list:
-    """(entry, since) for every operation and attribute of docs/ledger/dialect.txt."""
+def dialect_entries(root=None) -> list:
+    """(entry, since) for every operation and attribute of dialect.txt."""
     rows = []
-    for line in (root / "docs" / "ledger" / "dialect.txt").read_text().splitlines():
+    for line in (ledger_dir(root) / "dialect.txt").read_text().splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         name, _opcode, since, *fields = line.split()
@@ -64,19 +80,19 @@ def dialect_entries(root: Path) -> list:
     return rows
 
 
-def exemptions(root: Path) -> dict:
+def exemptions(root=None) -> dict:
     out = {}
-    for line in (root / "docs" / "ledger" / "exemptions.txt").read_text().splitlines():
+    for line in (ledger_dir(root) / "exemptions.txt").read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             entry, _, reason = line.partition("|")
             out[entry.strip()] = reason.strip()
     return out
 
 
-def coverage(root: Path) -> dict:
-    """entry -> the goldens that cover it (tests/data/goldens/coverage.txt)."""
+def coverage(root=None) -> dict:
+    """entry -> the goldens that cover it (coverage.txt)."""
     out: dict = {}
-    path = root / "tests" / "data" / "goldens" / "coverage.txt"
+    path = ledger_dir(root) / "coverage.txt"
     for line in path.read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             golden, _, entries = line.partition(":")
@@ -85,7 +101,7 @@ def coverage(root: Path) -> dict:
     return out
 
 
-def report(root: Path) -> tuple:
+def report(root=None) -> tuple:
     """(rows, gaps): each row (entry, since, 'golden'|'exempt'|'GAP', detail)."""
     cov, ex = coverage(root), exemptions(root)
     rows, gaps = [], []
@@ -103,7 +119,7 @@ def report(root: Path) -> tuple:
     return rows, gaps
 
 
-def layer2(root: Path) -> tuple:
+def layer2(root=None) -> tuple:
     """The layer-2 column (issue 5): (entry -> 'diff FAMILY' | 'exempt: REASON' | 'GAP', layer-2 gaps).
     Each operation maps to the device-diff family that checks it or to a named exemption, from the
     table in tileir/diff/families.py; an attribute is covered as its operation is."""
@@ -124,9 +140,9 @@ def layer2(root: Path) -> tuple:
     return col, gaps
 
 
-def main(root: str = ".", quiet: bool = False) -> int:
-    rows, gaps = report(Path(root))
-    col, gaps2 = layer2(Path(root))
+def main(root=None, quiet: bool = False) -> int:
+    rows, gaps = report(root)
+    col, gaps2 = layer2(root)
     ops = [r for r in rows if "." not in r[0]]
     attrs = [r for r in rows if "." in r[0]]
     if not quiet:
