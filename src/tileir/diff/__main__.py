@@ -19,6 +19,27 @@ def main(argv=None) -> int:
     r.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     r.add_argument("--no-device", action="store_true", help="host reference and assembly only")
     sub.add_parser("list", help="the families, their tiers and their mutants")
+    z = sub.add_parser("fuzz", help="random whole programs on the GPU against the host reference (issue 15)")
+    z.add_argument("--programs", type=int, default=10000, help="programs to draw (default 10000)")
+    z.add_argument("--seed", type=int, default=1, help="program i is drawn from seed + i")
+    z.add_argument("--out", required=True, help="the campaign's results JSON")
+    z.add_argument("--repro-dir", default=None, help="where reproducers go (default: beside --out, fuzz_repro/)")
+    z.add_argument("--time-limit", type=float, default=420.0, help="seconds after which no new program starts")
+    z.add_argument("--max-shrink", type=int, default=12, help="failures to shrink and classify (two of a kind)")
+    z.add_argument("--shrink-s", type=float, default=60.0, help="seconds a shrink may take")
+    z.add_argument("--workers", type=int, default=None, help="compile processes (default: one a core; 0: none)")
+    z.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own)")
+    z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
+    z.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu",
+                   help="gpu; fake / inprocess: the host reference answers (no GPU; for tests)")
+    z.add_argument("--mutants", action="store_true", help="the mutant check instead of a campaign")
+    z.add_argument("--mutant-programs", type=int, default=200, help="programs drawn per mutant (--mutants)")
+    z.add_argument("--only", default=None, help="comma-separated mutant names (--mutants)")
+    rp = sub.add_parser("fuzz-repro", help="run a fuzz reproducer again and classify it")
+    rp.add_argument("file")
+    rp.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu")
+    fw = sub.add_parser("_fuzz_worker", help=argparse.SUPPRESS)
+    fw.add_argument("fd", type=int)
     w = sub.add_parser("_worker", help=argparse.SUPPRESS)
     w.add_argument("jobs")
     w.add_argument("results")
@@ -28,6 +49,12 @@ def main(argv=None) -> int:
         from .run import worker_main
 
         return worker_main(a.jobs, a.results, a.only)
+    if a.cmd == "_fuzz_worker":
+        from .fuzzrun import worker_main as fuzz_worker
+
+        return fuzz_worker(a.fd)
+    if a.cmd in ("fuzz", "fuzz-repro"):
+        return _fuzz(a)
     if a.cmd == "list":
         from .families import families
 
@@ -42,6 +69,38 @@ def main(argv=None) -> int:
                  log=lambda *x: print(*x, file=sys.stderr))
     bad = [f["family"] for f in report["families"] if f.get("passed") is False]
     return 1 if bad or report["summary"]["proves_nothing"] and a.mutants else 0
+
+
+def _fuzz(a) -> int:
+    import json
+    import os
+
+    from .fuzz import Campaign, mutant_check, rerun_reproducer, write_json
+
+    log = lambda *x: print(*x, file=sys.stderr, flush=True)  # noqa: E731
+    if a.cmd == "fuzz-repro":
+        print(json.dumps(rerun_reproducer(a.file, a.device), indent=1, default=str))
+        return 0
+    arch = a.arch
+    if arch is None and a.device == "gpu":
+        from ..assemble import gpu_name_of_device
+
+        arch = gpu_name_of_device()
+    arch = arch or "sm_90"
+    if a.mutants:
+        names = [x.strip() for x in a.only.split(",")] if a.only else None
+        rep = mutant_check(a.mutant_programs, a.seed, arch, a.device, a.workers, names=names, log=log)
+        write_json(a.out, rep)
+        log(json.dumps(rep["summary"]))
+        return 0 if not rep["summary"]["not_found"] else 1
+    repro = a.repro_dir or os.path.join(os.path.dirname(os.path.abspath(a.out)), "fuzz_repro")
+    camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, log=log)
+    rep = camp.run(repro, a.max_shrink, a.shrink_s)
+    write_json(a.out, rep)
+    keys = ("programs", "recorded_share", "ran_on_device", "equal", "differ", "device_errors", "assemble_errors",
+            "host_errors", "failures", "failures_unexplained", "seconds", "throughput")
+    log(json.dumps({k: rep[k] for k in keys}))
+    return 0 if not rep["failures_unexplained"] else 1
 
 
 if __name__ == "__main__":

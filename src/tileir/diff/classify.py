@@ -1,0 +1,286 @@
+"""Telling a fuzz difference's cause: a tileiras wrong answer, a lowering bug, or a host-reference
+error (issue 15).
+
+The evidence, in the order it is weighed:
+
+1. **The host against an independent answer.** The host reference runs the minimal program once
+   more, recording what every operation took and answered (block 0, first execution); where this
+   module has an answer of its own for that operation (exact rational arithmetic in every rounding
+   mode, IEEE 754-2019 maximum / minimum, once-rounded fma, the measured ftof, integer operations
+   over Python's unbounded integers), a host answer that disagrees is a HOST-REFERENCE ERROR.
+2. **-O0 against tileiras' default level.** The same bytes assembled at -O0: right there and wrong
+   at the default level is a TILEIRAS WRONG ANSWER (its optimiser's), as the two defects of
+   docs/assembler-defect.md were.
+3. Otherwise the lowering and tileiras at every level remain: the classification says so and hands
+   over the lowered Tile IR beside the host rule of each operation (``ops``: the recorded kind, the
+   host rule's module and function, and the lowered lines), for a reader to hold one to the other.
+
+A status the device never saw classifies itself: a host reference that raised is a host-reference
+error; a program the recorder took and tileiras refused is a lowering that writes what tileiras
+does not take, or a tileiras defect (-O0 tried too); a lowering that raised is a lowering bug.
+``KNOWN`` names the causes already understood, so a campaign counts only the unexplained.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+
+from . import exact as X
+
+HOST = "host-reference error"
+TILEIRAS = "tileiras wrong answer"
+TILEIRAS_REFUSED = "tileiras refused or crashed"
+LOWERING = "lowering bug or tileiras at every level"
+RECORDER = "recorder or lowering crash"
+
+# causes already understood: (status, pattern over the detail, class, explanation)
+KNOWN = (
+    ("host_error", r"OverflowError: Python int too large to convert to C long", HOST,
+     "ops/arith.py _unsigned64 masks an int64 array with (1 << 64) - 1, a Python int numpy cannot hold: every "
+     "unsigned i64 operation (cmpi unsigned, shru, mulhii) raises on the host. Not fixed here (ops/arith.py is "
+     "another engineer's); the fix is np.uint64 arithmetic for 64-bit operands"),
+)
+
+
+def known_cause(outcome: dict):
+    for status, pat, cls, why in KNOWN:
+        if outcome.get("status") == status and re.search(pat, str(outcome.get("detail") or "")):
+            return {"class": cls, "why": why, "known": True}
+    return None
+
+
+# ---- the host reference, operation by operation ---------------------------------------------------------
+
+
+def trace_ops(prog, args, grid) -> list:
+    """(op, operands, results) of every operation's first execution in block 0, on the host."""
+    from ..ref.core import RULES, Interp
+
+    seen: dict = {}
+
+    class Tracing(Interp):
+        def exec(self, ops):
+            for op in ops:
+                rule = RULES.get(op.kind)
+                if rule is None:
+                    raise self.fail(f"the host reference has no rule for {op.kind}")
+                self.cur_op = op.num
+                first = self.block == (0, 0, 0) and op.num not in seen
+                ins = {}
+                if first:
+                    for k in ("a", "b", "c"):
+                        h = op.a.get(k)
+                        if isinstance(h, int) and (h in self.vals or h in self.prog.consts):
+                            ins[k] = np.array(self.val(h))
+                    if "operands" in op.a:
+                        ins["operands"] = [np.array(self.val(h)) for h in op.a["operands"]]
+                rule(self, op)
+                if first:
+                    seen[op.num] = (op, ins, [np.array(self.vals[h]) for h in op.res if h in self.vals])
+
+    it = Tracing(prog, args, grid)
+    with np.errstate(all="ignore"):
+        try:
+            it.run()
+        except Exception:
+            pass
+    return [seen[k] for k in sorted(seen)]
+
+
+def _exact_binary(name: str, x: float, y: float, fmt: str, mode: str) -> float:
+    if not (math.isfinite(x) and math.isfinite(y)) or (name == "divf" and y == 0):
+        with np.errstate(all="ignore"):
+            r = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide}[name](
+                np.float64(x), np.float64(y))
+        return X.convert_float(float(r), fmt, mode)
+    fx, fy = Fraction(x), Fraction(y)
+    q = {"addf": lambda: fx + fy, "subf": lambda: fx - fy, "mulf": lambda: fx * fy, "divf": lambda: fx / fy}[name]()
+    if q == 0:
+        if name in ("mulf", "divf"):
+            return math.copysign(0.0, x) * math.copysign(1.0, y)
+        yy = -y if name == "subf" else y  # IEEE 754 6.3: an exact zero sum is +0 but toward -inf,
+        if math.copysign(1, x) < 0 and math.copysign(1, yy) < 0:  # and -0 + -0 is -0 in every mode
+            return -0.0
+        return -0.0 if mode == "negative_inf" else 0.0
+    v = X.round_fraction(q, fmt, mode)
+    return v if v != 0 else math.copysign(0.0, float(q))
+
+
+def _ieee_max(x, y, is_max: bool, propagate: bool) -> float:
+    if math.isnan(x) or math.isnan(y):
+        if propagate:
+            return math.nan
+        return y if math.isnan(x) else x
+    if x == y == 0:
+        neg = math.copysign(1, x) < 0 and math.copysign(1, y) < 0 if is_max else \
+            math.copysign(1, x) < 0 or math.copysign(1, y) < 0
+        return -0.0 if neg else 0.0
+    return max(x, y) if is_max else min(x, y)
+
+
+def _wrap(n: int, bits: int) -> int:
+    n &= (1 << bits) - 1
+    return n - (1 << bits) if n >> (bits - 1) else n
+
+
+def _int_binary(name: str, x: int, y: int, bits: int):
+    u = (1 << bits) - 1
+    ux, uy = x & u, y & u
+    if name in ("divi", "remi"):
+        if y == 0:
+            return None
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        return _wrap(q if name == "divi" else x - q * y, bits)
+    f = {"addi": lambda: x + y, "subi": lambda: x - y, "muli": lambda: x * y, "maxi": lambda: max(x, y),
+         "mini": lambda: min(x, y), "mulhii": lambda: (ux * uy) >> bits, "andi": lambda: x & y, "ori": lambda: x | y,
+         "xori": lambda: x ^ y, "shli": lambda: x << (y & 63), "shri": lambda: x >> (y & 63),
+         "shru": lambda: ux >> (y & 63)}.get(name)
+    return None if f is None else _wrap(f(), bits)
+
+
+def independent(op, ins: dict):
+    """This module's own answer for ``op`` on its recorded operands (a flat list), or None where it
+    has none."""
+    from ..dtypes import BY_NAME
+
+    a, k = op.a, op.kind
+    try:
+        if k == "binaryf" and a["op"] in ("addf", "subf", "mulf", "divf", "maxf", "minf"):
+            x, y = (np.broadcast_to(ins[n], a["shape"]).astype(np.float64).ravel() for n in ("a", "b"))
+            if a["op"] in ("maxf", "minf"):
+                return [_ieee_max(p, q, a["op"] == "maxf", a["propagate_nan"]) for p, q in zip(x, y)]
+            mode = a.get("rounding") or "nearest_even"
+            return [_exact_binary(a["op"], float(p), float(q), a["dtype"], mode) for p, q in zip(x, y)]
+        if k == "fma":
+            x, y, z = (np.broadcast_to(ins[n], a["shape"]).astype(np.float64).ravel() for n in ("a", "b", "c"))
+            return [X.fma(float(p), float(q), float(r), a["dtype"]) for p, q, r in zip(x, y, z)]
+        if k == "convert" and a["op"].startswith("ftof"):
+            mode = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
+                    "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}[a["op"]]
+            x = np.asarray(ins["a"]).astype(np.float64).ravel()
+            return [X.device_ftof(float(v), a["from_"], a["to"], mode) for v in x]
+        if k in ("binaryi", "cmpi"):
+            d = BY_NAME[a["dtype"]]
+            x, y = (np.broadcast_to(ins[n], a["shape"]).astype(np.int64).ravel() for n in ("a", "b"))
+            if k == "cmpi":
+                bits = d.bits
+                rd = (lambda v: int(v)) if a["signed"] else (lambda v: int(v) & ((1 << bits) - 1))
+                f = {"eq": int.__eq__, "ne": int.__ne__, "lt": int.__lt__, "le": int.__le__, "gt": int.__gt__,
+                     "ge": int.__ge__}[a["pred"]]
+                return [bool(f(rd(p), rd(q))) for p, q in zip(x, y)]
+            return [_int_binary(a["op"], int(p), int(q), d.bits) for p, q in zip(x, y)]
+        if k == "reduce" and len(op.regions[0].ops) == 1 and op.regions[0].ops[0].kind == "binaryf" and \
+                op.regions[0].ops[0].a["op"] in ("maxf", "minf"):
+            body = op.regions[0].ops[0].a
+            x = np.moveaxis(np.asarray(ins["operands"][0]).astype(np.float64), a["dim"], -1)
+            out = []
+            for row in x.reshape(-1, x.shape[-1]):
+                acc = float(row[0])
+                for v in row[1:]:
+                    acc = _ieee_max(acc, float(v), body["op"] == "maxf", body["propagate_nan"])
+                out.append(acc)
+            return out
+    except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError):
+        return None
+    return None
+
+
+def host_disagreements(prog, args, grid) -> list:
+    """The operations whose host answer differs from this module's own: one entry each."""
+    out = []
+    for op, ins, res in trace_ops(prog, args, grid):
+        want = independent(op, ins)
+        if want is None or not res:
+            continue
+        got = np.asarray(res[0]).astype(np.float64).ravel() if np.asarray(res[0]).dtype.kind in "fb" or \
+            res[0].dtype.name in ("bfloat16",) else np.asarray(res[0]).astype(object).ravel()
+        want_a = np.asarray(want, dtype=got.dtype if got.dtype != object else object)
+        bad = []
+        for i, (w, g) in enumerate(zip(want_a, got)):
+            if w is None:
+                continue
+            if isinstance(w, float) or isinstance(g, float):
+                w_, g_ = float(w), float(g)
+                same = (math.isnan(w_) and math.isnan(g_)) or \
+                    (w_ == g_ and math.copysign(1, w_) == math.copysign(1, g_))
+            else:
+                same = int(w) == int(g)
+            if not same:
+                bad.append(i)
+        if bad:
+            i = bad[0]
+            out.append({"op": op.kind + (f" {op.a.get('op', '')}" if op.a.get("op") else ""), "num": op.num,
+                        "lanes": len(bad), "of": len(got), "example": {"lane": i, "host": str(got[i]),
+                                                                      "independent": str(want_a[i])},
+                        "attrs": {k: v for k, v in op.a.items() if isinstance(v, (str, bool)) and k != "op"}})
+    return out
+
+
+def rule_of(kind: str) -> str:
+    from .. import ops as _registers  # noqa: F401
+    from ..ref.core import RULES
+
+    fn = RULES.get(kind)
+    return f"{fn.__module__}.{fn.__name__}" if fn else "(none)"
+
+
+def op_evidence(desc: dict) -> list:
+    """Per recorded operation kind of the program: its host rule and its lowered lines."""
+    from .shrink import program_text
+
+    text = program_text(desc)
+    kinds = []
+    for line in text.get("recorded", "").splitlines():
+        m = re.match(r"\s*#\d+ (\w+)", line)
+        if m and m.group(1) not in kinds:
+            kinds.append(m.group(1))
+    lowered = text.get("lowered", "").splitlines()
+    return [{"kind": k, "host_rule": rule_of(k),
+             "lowered": [ln.strip() for ln in lowered if k.split("_")[0] in ln][:6]} for k in kinds]
+
+
+def classify(desc: dict, outcome: dict, tester_o0=None) -> dict:
+    """The cause of ``outcome`` (a failing outcome of ``desc``, its minimal program), with evidence."""
+    known = known_cause(outcome)
+    st = outcome["status"]
+    ev: dict = {}
+    if st in ("record_crash", "lower_crash"):
+        return {"class": RECORDER, "why": outcome.get("detail"), **(known or {})}
+    if st == "host_error":
+        return known or {"class": HOST, "why": "the host reference raised on a program the recording accepted: "
+                         + str(outcome.get("detail"))[:300], "evidence": {"ops": op_evidence(desc)}}
+    if tester_o0 is not None:
+        o0 = tester_o0.outcomes([desc])[0]
+        ev["at_O0"] = o0["status"]
+        ev["at_O0_detail"] = (o0.get("detail") or "")[:300]
+    if st == "assemble_error":
+        return {"class": TILEIRAS_REFUSED, "why": "the recording took a program tileiras does not assemble: a "
+                "refusal the recorder lacks, or a tileiras defect (" + str(outcome.get("detail"))[:200] + ")",
+                "evidence": ev, **(known or {})}
+    try:
+        from .fuzzbuild import build, make_args
+
+        b = build(desc)
+        disagree = host_disagreements(b.prog, make_args(b), b.grid)
+    except Exception as e:
+        disagree, ev["independent_error"] = [], f"{type(e).__name__}: {e}"[:200]
+    ev["host_vs_independent"] = disagree
+    if disagree:
+        d = disagree[0]
+        return {"class": HOST, "why": f"the host reference's {d['op']} ({d['attrs']}) disagrees with the exact "
+                f"answer on {d['lanes']} of {d['of']} lanes", "evidence": ev, **(known or {})}
+    if ev.get("at_O0") == "equal":
+        return {"class": TILEIRAS, "why": "right at -O0, wrong at tileiras' default level (its optimiser's)",
+                "evidence": ev, **(known or {})}
+    ev["ops"] = op_evidence(desc)
+    return {"class": LOWERING, "why": "wrong at every level tried and the host agrees with every independent answer "
+            "it has: hold the lowered lines to the host rule of each operation (evidence.ops)", "evidence": ev,
+            **(known or {})}
+
+
+__all__ = ["classify", "known_cause", "host_disagreements", "independent", "trace_ops", "op_evidence", "KNOWN",
+           "HOST", "TILEIRAS", "TILEIRAS_REFUSED", "LOWERING", "RECORDER"]

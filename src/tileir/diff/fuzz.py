@@ -1,0 +1,352 @@
+"""The device fuzzer's campaign (issue 15): random whole programs on the GPU against the host
+reference, every difference shrunk, saved and classified.
+
+    python -m tileir.diff fuzz --programs 10000 --seed 1 --out bench/results/fuzz_h200.json
+
+Shape of a campaign: a process pool (one process a CPU core) draws each program from
+``seed + index``, records, lowers, encodes and assembles it (tileiras) and runs the host
+reference; the ready programs go to the GPU worker (fuzzrun.py) in batches while the pool goes
+on, so assembly and the device overlap. After ``--time-limit`` seconds no new program starts (the
+report says how many ran). Then each difference, up to ``--max-shrink`` of them and at most two of
+one kind (``shrink.failure_class``), is shrunk, written as a reproducer under ``--repro-dir`` and
+classified (classify.py: -O0 against the default level, the host against independent answers).
+
+``--mutants`` runs the mutant check instead: programs are lowered under each of the 33 mutants
+(diff/mutants.py); those whose bytes a mutant changes are run with it, and the mutant is FOUND
+when one of them differs from the host where the plain program did not.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import datetime
+import json
+import multiprocessing
+import os
+import queue
+import threading
+import time
+
+from . import mutants as M
+from .fuzzgen import DEFAULT, MUTANT_FOCUS, Profile
+from .fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
+from .shrink import FAILURES, Shrinker, Tester, failure_class, write_reproducer
+
+BATCH = 256  # programs handed to the GPU worker at a time
+
+
+def make_pool(workers: int | None):
+    """The compile pool: ``workers`` processes (None: one a core); 0 runs everything in process."""
+    if workers == 0:
+        return None
+    n = workers or os.cpu_count() or 2
+    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+
+
+def make_device(kind: str):
+    """'gpu' (the worker process on the GPU), 'fake' (a worker answering with the host reference),
+    or 'inprocess' (the host reference in this process: the tests')."""
+    if kind == "inprocess":
+        return InProcessDevice(fake_answer)
+    return GpuWorker(fake=kind == "fake")
+
+
+def _device_label(kind: str) -> str | None:
+    if kind != "gpu":
+        return f"{kind} device (the host reference)"
+    try:
+        from .run import _device_name
+
+        return _device_name()
+    except Exception:
+        return None
+
+
+class Campaign:
+    """One run: ``run()`` answers the report dict."""
+
+    def __init__(self, programs: int, seed: int, arch: str = "sm_90", opt_level=None, device: str = "gpu",
+                 workers: int | None = None, time_limit: float = 450.0, profile: Profile = DEFAULT, log=print):
+        self.programs, self.seed, self.arch, self.opt_level = programs, seed, arch, opt_level
+        self.device_kind, self.workers, self.time_limit, self.profile, self.log = device, workers, time_limit, \
+            profile, log
+        self.compiled: list = []  # every compile result (arrays dropped)
+        self.results: dict = {}  # index -> device result
+        self.t0 = time.time()
+
+    def task(self, i: int, **kw) -> dict:
+        t = {"index": i, "seed": self.seed + i, "arch": self.arch, "opt_level": self.opt_level,
+             "profile": self.profile.__dict__ if self.profile is not DEFAULT else None}
+        t.update(kw)
+        return t
+
+    def run_programs(self, pool, device, tasks) -> None:
+        """Compile ``tasks`` in the pool (a bounded window of them in flight) and run the ready ones
+        on ``device`` in batches on a thread of their own."""
+        q: queue.Queue = queue.Queue()
+        gpu_time = [0.0]
+
+        def gpu_loop():
+            while True:
+                batch = q.get()
+                if batch is None:
+                    return
+                t = time.time()
+                for r in device.run(batch):
+                    self.results[r["index"]] = r
+                gpu_time[0] += time.time() - t
+
+        th = threading.Thread(target=gpu_loop, daemon=True)
+        th.start()
+        ready: list = []
+        pending = collections.deque(tasks)
+        inflight: set = set()
+        window = 4 * (self.workers or os.cpu_count() or 2)
+        done = 0
+        last_log = time.time()
+
+        def take(res):
+            nonlocal ready
+            if res["status"] == "ready":
+                ready.append(res)
+                if len(ready) >= BATCH:
+                    q.put(ready)
+                    ready = []
+            self.compiled.append({k: v for k, v in res.items() if k not in ("cubin", "args", "host", "layout",
+                                                                            "data")})
+
+        if pool is None:
+            for t in pending:
+                if time.time() - self.t0 > self.time_limit:
+                    break
+                take(compile_task(t))
+        else:
+            while pending or inflight:
+                while pending and len(inflight) < window and time.time() - self.t0 < self.time_limit:
+                    inflight.add(pool.submit(compile_task, pending.popleft()))
+                if not inflight:
+                    break
+                fin, inflight = cf.wait(inflight, timeout=5, return_when=cf.FIRST_COMPLETED)
+                for f in fin:
+                    try:
+                        take(f.result())
+                    except Exception as e:  # a worker process that died: the program is lost, not the run
+                        self.compiled.append({"status": "compile_crash", "detail": f"{type(e).__name__}: {e}"[:300]})
+                    done += 1
+                if time.time() - last_log > 30:
+                    last_log = time.time()
+                    self.log(f"[fuzz] {done} compiled, {len(self.results)} run on the device, "
+                             f"{time.time() - self.t0:.0f} s")
+                if time.time() - self.t0 > self.time_limit:
+                    pending.clear()
+        if ready:
+            q.put(ready)
+        q.put(None)
+        th.join()
+        self.gpu_seconds = gpu_time[0]
+
+    def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 60.0) -> dict:
+        pool = make_pool(self.workers)
+        device = make_device(self.device_kind)
+        try:
+            tasks = [self.task(i) for i in range(self.programs)]
+            self.run_programs(pool, device, tasks)
+            t_run = time.time() - self.t0
+            diffs = self.differences()
+            self.log(f"[fuzz] {len(self.compiled)} programs in {t_run:.0f} s: {len(diffs)} failures; shrinking")
+            shrunk = self.shrink_all(diffs, pool, device, repro_dir, max_shrink, shrink_s)
+        finally:
+            device.close()
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        return self.report(diffs, shrunk, t_run)
+
+    def differences(self) -> list:
+        """Every failing program: device differences and errors, and the CPU half's failures."""
+        out = []
+        for c in self.compiled:
+            if c["status"] in ("assemble_error", "host_error", "record_crash", "lower_crash"):
+                out.append({"index": c["index"], "seed": c["seed"], "status": c["status"], "detail": c.get("detail"),
+                            "desc": c["desc"], "verdict": {}})
+            elif c["status"] == "ready":
+                r = self.results.get(c["index"])
+                if r is not None and r["status"] in FAILURES:
+                    v = r.get("verdict", {})
+                    out.append({"index": c["index"], "seed": c["seed"], "status": r["status"], "desc": c["desc"],
+                                "detail": v.get("detail"), "verdict": v})
+        return out
+
+    def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s) -> dict:
+        """Shrink, save and classify up to ``max_shrink`` failures, at most two of one class."""
+        from .classify import classify, known_cause
+
+        out, per_class = {}, collections.Counter()
+        tester = Tester(device, pool, self.arch, self.opt_level)
+        tester_o0 = Tester(device, pool, self.arch, 0)
+        for d in diffs:
+            cls = failure_class(d)
+            if len(out) >= max_shrink or per_class[cls] >= 2:
+                continue
+            per_class[cls] += 1
+            known = known_cause(d)
+            t = time.time()
+            if known is None:
+                sh = Shrinker(tester, shrink_s, self.log)
+                small = sh.shrink(d["desc"], d)
+                again = tester.outcomes([small])[0]
+                rounds = sh.rounds
+            else:  # understood already: no shrinking, just the record
+                small, again, rounds = d["desc"], d, 0
+            if again["status"] not in FAILURES:  # the failure did not reproduce (flaky): keep the original
+                small, again = d["desc"], d
+            c = classify(small, again, tester_o0 if again["status"] in ("differ", "device_error") else None)
+            path = None
+            if repro_dir:
+                path = os.path.join(repro_dir, f"fuzz_{d['status']}_{d['seed']}.json")
+                write_reproducer(path, small, again, c, original_seed=d["seed"], arch=self.arch,
+                                 opt_level=self.opt_level, shrink_rounds=rounds,
+                                 steps_before=_steps(d["desc"]))
+            out[d["index"]] = {"reproducer": path, "classification": c, "steps": _steps(small),
+                               "steps_before": _steps(d["desc"]), "shrink_s": round(time.time() - t, 1),
+                               "status_after": again["status"]}
+        return out
+
+    def report(self, diffs, shrunk, t_run) -> dict:
+        st = collections.Counter(c["status"] for c in self.compiled)
+        dev = collections.Counter(r["status"] for r in self.results.values())
+        generated = len(self.compiled)
+        recorded = generated - st["refused"] - st["record_crash"]
+        cover = collections.Counter(k for c in self.compiled if c["status"] != "refused" for k in c.get("ops", ()))
+        refusals = collections.Counter(c.get("detail", "")[:140] for c in self.compiled if c["status"] == "refused")
+        t_asm = [c["t_assemble"] for c in self.compiled if "t_assemble" in c]
+        rows = []
+        for d in diffs:
+            s = shrunk.get(d["index"], {})
+            v = d.get("verdict") or {}
+            rows.append({"seed": d["seed"], "status": d["status"], "class": list(failure_class(d)),
+                         "detail": (d.get("detail") or "")[:300], "bad": v.get("bad"), "lanes": v.get("lanes"),
+                         "regions": [{k: r.get(k) for k in ("buf", "step", "op", "taint", "bad", "first")}
+                                     for r in v.get("regions", [])[:4]],
+                         **({"reproducer": s.get("reproducer"), "classification": s.get("classification"),
+                             "steps_after_shrinking": s.get("steps"), "steps_before": s.get("steps_before")}
+                            if s else {})})
+        try:
+            from ..assemble import tileiras_version
+
+            version = tileiras_version()
+        except Exception:
+            version = None
+        explained = sum(1 for r in rows if (r.get("classification") or {}).get("known"))
+        return {
+            "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
+            "tileiras": version, "opt_level": "tileiras default" if self.opt_level is None else self.opt_level,
+            "seed": self.seed, "programs_requested": self.programs, "programs": generated, "recorded": recorded,
+            "recorded_share": round(recorded / generated, 4) if generated else None, "refused": st["refused"],
+            "assembled": st["ready"] + st["host_error"], "assemble_errors": st["assemble_error"],
+            "host_errors": st["host_error"], "crashes": st["record_crash"] + st["lower_crash"] + st["compile_crash"],
+            "ran_on_device": len(self.results), "equal": dev["equal"], "differ": dev["differ"],
+            "device_errors": dev["device_error"] + dev["worker_error"],
+            "failures": len(rows), "failures_known": explained, "failures_unexplained": len(rows) - explained,
+            "seconds": {"compile_and_run": round(t_run, 1), "total": round(time.time() - self.t0, 1),
+                        "device": round(getattr(self, "gpu_seconds", 0.0), 1)},
+            "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,
+                           "assemble_s_mean": round(sum(t_asm) / len(t_asm), 3) if t_asm else None,
+                           "workers": self.workers or os.cpu_count()},
+            "op_coverage": dict(sorted(cover.items())),
+            "refusals": dict(refusals.most_common(20)),
+            "differences": rows,
+        }
+
+
+def _steps(desc) -> int:
+    from .fuzzgen import walk
+
+    return sum(1 for _ in walk(desc["body"]))
+
+
+# ---- the mutant check ----------------------------------------------------------------------------------
+
+
+def mutant_check(programs: int, seed: int, arch: str = "sm_90", device: str = "gpu", workers: int | None = None,
+                 per_mutant: int = 24, names=None, log=print) -> dict:
+    """Each mutant against the programs whose bytes it changes (up to ``per_mutant`` of them, drawn
+    with the generator's weights shifted toward the mutant's own operations): found when one of
+    them differs from the host where the plain program ran clean."""
+    t0 = time.time()
+    pool = make_pool(workers)
+    dev = make_device(device)
+    rows = []
+    try:
+        for m in M.MUTANTS:
+            if names and m.name not in names:
+                continue
+            prof = Profile(focus=MUTANT_FOCUS.get(m.name, ()), fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
+            base = {"arch": arch, "profile": prof.__dict__}
+            tasks = [dict(base, index=i, seed=seed + 7919 * i, bytes_only=True) for i in range(programs)]
+            mapper = pool.map if pool is not None else map
+            plain = list(mapper(compile_task, tasks))
+            mutated = list(mapper(compile_task, [dict(t, mutant=m.name) for t in tasks]))
+            changed = [p["index"] for p, q in zip(plain, mutated) if p["status"] == "lowered" and
+                       q["status"] == "lowered" and p["sha"] != q["sha"]][:per_mutant]
+            run_tasks = [dict(base, index=2 * j, seed=tasks[i]["seed"]) for j, i in enumerate(changed)] + \
+                [dict(base, index=2 * j + 1, seed=tasks[i]["seed"], mutant=m.name) for j, i in enumerate(changed)]
+            compiled = list(mapper(compile_task, run_tasks))
+            ready = [c for c in compiled if c["status"] == "ready"]
+            res = {r["index"]: r for r in (dev.run(ready) if ready else [])}
+            found, example, ran = 0, None, 0
+            for j in range(len(changed)):
+                p, q = res.get(2 * j), res.get(2 * j + 1)
+                qc = next((c for c in compiled if c["index"] == 2 * j + 1), {})
+                if p is None or p["status"] != "equal":
+                    continue
+                ran += 1
+                bad = (q is not None and q["status"] in ("differ", "device_error")) or \
+                    qc.get("status") in ("assemble_error",)
+                if bad:
+                    found += 1
+                    if example is None:
+                        v = (q or {}).get("verdict", {})
+                        example = {"seed": qc.get("seed"), "status": (q or qc).get("status"),
+                                   "first": v.get("first", [])[:2], "detail": (v.get("detail") or qc.get("detail"))}
+            status = "found" if found else ("not reached" if not changed else "survived")
+            rows.append({"mutant": m.name, "family": m.family, "programs": programs, "changed": len(changed),
+                         "ran_clean_plain": ran, "differing": found, "status": status, "example": example})
+            log(f"[mutants] {m.name}: {status} ({found} of {ran} differ; {len(changed)} of {programs} changed)")
+    finally:
+        dev.close()
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return {"tool": "python -m tileir.diff fuzz --mutants", "date": datetime.datetime.now(
+        datetime.timezone.utc).isoformat(timespec="seconds"), "device": _device_label(device), "arch": arch,
+        "seed": seed, "seconds": round(time.time() - t0, 1), "mutants": rows,
+        "summary": {"mutants": len(rows), "found": sum(r["status"] == "found" for r in rows),
+                    "not_found": [r["mutant"] for r in rows if r["status"] != "found"]}}
+
+
+def write_json(path: str, doc: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, default=str)
+        f.write("\n")
+
+
+def rerun_reproducer(path: str, device: str = "gpu", arch: str | None = None) -> dict:
+    """A reproducer run again: its outcome now, at the default level and at -O0, and its class."""
+    from .classify import classify
+    from .shrink import read_reproducer
+
+    doc = read_reproducer(path)
+    dev = make_device(device)
+    try:
+        arch = arch or doc.get("arch") or "sm_90"
+        now = Tester(dev, None, arch, doc.get("opt_level")).outcomes([doc["desc"]])[0]
+        c = classify(doc["desc"], now, Tester(dev, None, arch, 0)) if now["status"] in FAILURES else None
+    finally:
+        dev.close()
+    return {"reproducer": path, "status_then": doc.get("status"), "status_now": now["status"],
+            "detail": now.get("detail"), "first": (now.get("verdict") or {}).get("first"), "classification": c}
+
+
+__all__ = ["Campaign", "mutant_check", "rerun_reproducer", "write_json", "make_pool", "make_device"]

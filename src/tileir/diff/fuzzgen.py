@@ -1,0 +1,817 @@
+"""Random tile programs for the device fuzzer (issue 15), as JSON-able DESCRIPTIONS.
+
+A description is a dict: ``grid``, ``warps`` (an entry hint, 0 for tileiras' choice), ``fmts``
+(the storable formats that get an input and an output buffer), ``globals`` (declared module
+globals) and ``body``, a list of steps. Each step names its operation (``op``), its id (``id``;
+a step with several results owns ids id, id + 1, ...) and its operands as the ids of earlier
+steps. ``fuzzbuild.build`` turns a description into a recorded program.
+
+The builder resolves an operand id leniently: an id that is gone (a shrinker removed its step) or
+whose value no longer fits (format, shape, exactness) falls back to the newest value in scope
+that fits, and a step with nothing that fits records nothing. So every sub-list of a body is a
+program, which is what lets the shrinker (``shrink.py``) delete steps freely.
+
+This module is pure Python (``random.Random``): a seed answers the same description on every
+machine. The generator tracks each value's format, shape and two flags the judge relies on:
+``exact`` (the device must answer it bit for bit: no approximation on its way) and ``raw`` (its
+bits are determined: no NaN a computation made, whose payload is the device's to choose).
+Operations whose answer jumps with a tiny change of their operand (comparisons, floor, remf,
+float to integer, bitcasts) only ever take exact operands, so a tolerance judgement never meets
+a value that an approximation upstream pushed across a step.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+FLOATS = ("f32", "f16", "bf16", "f64")  # formats arithmetic runs in (and buffers hold)
+INTS = ("i32", "i64", "i16", "i8")
+STORABLE = FLOATS + INTS
+UN_EXACT = ("negf", "absf", "floor", "ceil", "sqrt")
+UN_APPROX = ("exp", "exp2", "log", "log2", "tanh", "sin", "cos", "tan", "sinh", "cosh", "rsqrt", "sqrt_approx")
+UN_JUMPS = ("floor", "ceil")  # a tiny change of the operand moves the answer a whole unit
+BIN_EXACT = ("addf", "subf", "mulf", "divf", "maxf", "minf", "maxf_nan", "minf_nan", "remf")
+BIN_APPROX = ("pow", "atan2")
+ROUNDINGS = ("nearest_even", "zero", "negative_inf", "positive_inf")
+IBIN = ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", "andi", "ori", "xori", "shli", "shri",
+        "shru")
+PREDS = ("eq", "ne", "lt", "le", "gt", "ge")
+PADS = ("zero", "neg_zero", "nan", "pos_inf", "neg_inf", "none")
+RMW_ORDERLESS = ("add", "and", "or", "xor", "max", "min", "umax", "umin")
+# the dialect's mma table (ops/mma.py MMA_TABLE), written out so this module imports nothing of tileir
+MMA_PAIRS = (("f16", "f16"), ("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("tf32", "f32"), ("f64", "f64"),
+             ("f8E4M3FN", "f16"), ("f8E4M3FN", "f32"), ("f8E5M2", "f16"), ("f8E5M2", "f32"))
+# conversions between float formats and their modes that tileiras assembles for sm_90 (diff.fam_int.FTOF_SM90)
+FTOF = {
+    "f64": (("f32", ("nearest_even", "zero")), ("tf32", ("nearest_even", "zero")), ("f16", ("nearest_even", "zero")),
+            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
+    "f32": (("f64", ("nearest_even",)), ("tf32", ("nearest_even", "zero", "nearest_away")),
+            ("f16", ("nearest_even", "zero")), ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)),
+            ("f8E5M2", ("nearest_even",))),
+    "tf32": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("f16", ("nearest_even", "zero")),
+             ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
+    "f16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
+            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
+    "bf16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
+             ("f16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
+    "f8E4M3FN": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
+                 ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
+    "f8E5M2": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
+               ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E4M3FN", ("nearest_even",))),
+}
+BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8, "i64": 64, "i32": 32,
+        "i16": 16, "i8": 8, "i4": 4, "i1": 1}
+# the step kinds and their default weights; a profile may boost some (the mutant check's focus)
+WEIGHTS = {
+    "load": 8, "const": 2, "iota": 1, "un": 8, "bin": 12, "fma": 2, "ibin": 8, "iun": 1, "cmp": 6, "select": 3,
+    "conv": 9, "reduce": 5, "scan": 3, "scan2": 1, "argmax": 1, "shape": 6, "mma": 6, "mmai": 2, "powi": 1,
+    "erf": 1, "pack": 1, "vload": 4, "vstore": 3, "gload": 1, "gstore": 1, "store": 10, "gather": 2, "scatter": 1,
+    "atomic": 2, "cas": 1, "redview": 1, "global": 1, "alloca": 1, "print": 0.4, "assert": 0.4, "for": 4,
+    "while": 2, "if": 3, "softmax": 1.5, "ret": 0.3,
+}
+MEMORY = {"load", "vload", "vstore", "gload", "gstore", "store", "gather", "scatter", "atomic", "cas", "redview",
+          "global", "alloca", "print", "softmax", "ret"}
+# which step kinds exercise each mutant of diff/mutants.py (the mutant check's focus)
+MUTANT_FOCUS = {
+    "arith-rounds-toward-zero": ("bin", "fma"), "cmp-ordered-as-unordered": ("cmp", "select"),
+    "maxmin-nan-dropped": ("bin",), "floor-ceil-swapped": ("un",), "remf-ieee-remainder": ("bin",),
+    "exp-as-exp2": ("un",), "atan2-operands-swapped": ("bin",), "powi-exponent-abs": ("powi",),
+    "negf-as-absf": ("un", "erf"), "shri-always-logical": ("ibin",), "mulhi-signed": ("ibin",),
+    "divi-rounds-down": ("ibin",), "cmpi-unsigned-as-signed": ("cmp",), "itof-unsigned": ("conv",),
+    "ftoi-no-saturation": ("conv",), "ftof-rounding-nearest": ("conv",), "exti-i4-zero-extends": ("conv",),
+    "bitcast-as-itof": ("conv",), "select-branches-swapped": ("select", "cmp"),
+    "reduce-identity-wrong": ("reduce", "scan"), "reduce-args-swapped": ("reduce",),
+    "scan-args-swapped": ("scan",), "scan2-operands-swapped": ("scan2",), "gather-pad-dropped": ("gather",),
+    "atomic-umax-as-max": ("atomic",), "view-indices-reversed": ("vload",), "global-as-alloca": ("global",),
+    "alloca-regions-merged": ("alloca",), "print-args-reversed": ("print",), "assert-dropped": ("assert",),
+    "if-branches-swapped": ("if",), "cat-operands-swapped": ("shape",), "mmai-unsigned": ("mmai",),
+}
+SIZE_WEIGHTS = {1: 2, 2: 3, 4: 4, 8: 5, 16: 5, 32: 3, 64: 2, 128: 1, 256: 1}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How programs are drawn: ``steps`` top-level steps (a range), the largest tile (elements)
+    outside mma, the largest mma operand (elements), the step weights' boosts."""
+
+    steps: tuple = (3, 12)
+    max_elems: int = 1024
+    max_mma_elems: int = 8192
+    focus: tuple = ()  # step kinds drawn 8x as often
+    fire_asserts: float = 0.02  # the share of assert steps whose condition is false on purpose
+
+
+DEFAULT = Profile()
+
+
+@dataclass(frozen=True)
+class TV:
+    """A value as the generator sees it."""
+
+    id: int
+    fmt: str
+    shape: tuple
+    exact: bool = True
+    raw: bool = True
+
+    @property
+    def is_float(self) -> bool:
+        return self.fmt in FLOATS or self.fmt in ("tf32", "f8E4M3FN", "f8E5M2")
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def _pow2_at_most(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+class Gen:
+    """One description from one seed."""
+
+    def __init__(self, seed: int, profile: Profile = DEFAULT):
+        self.r = random.Random(seed)
+        self.seed = seed
+        self.p = profile
+        self.next_id = 1
+        self.fmts: set = set()
+        self.globals: list = []
+        self.grid = 1
+        w = dict(WEIGHTS)
+        for k in profile.focus:
+            w[k] = w.get(k, 1) * 8
+        self.weights = w
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def fresh(self, n: int = 1) -> int:
+        i = self.next_id
+        self.next_id += n
+        return i
+
+    def size(self, cap: int = 256) -> int:
+        ks = [k for k in SIZE_WEIGHTS if k <= cap]
+        return self.r.choices(ks, [SIZE_WEIGHTS[k] for k in ks])[0]
+
+    def shape(self, max_elems: int | None = None) -> tuple:
+        cap = max_elems or self.p.max_elems
+        rank = self.r.choices((0, 1, 2, 3), (1, 8, 10, 1))[0]
+        for _ in range(20):
+            s = tuple(self.size() for _ in range(rank))
+            n = 1
+            for d in s:
+                n *= d
+            if n <= cap and (n <= 256 or self.r.random() < 0.3):
+                return s
+        return (8,)
+
+    def pick(self, pool, pred=None):
+        c = [v for v in pool if pred is None or pred(v)]
+        if not c:
+            return None
+        # the newest values are the likeliest: programs are chains more than fans
+        return c[min(len(c) - 1, int(len(c) * (1 - self.r.random() ** 2)))]
+
+    def use_fmt(self, fmt: str) -> str:
+        if fmt in STORABLE:
+            self.fmts.add(fmt)
+        return fmt
+
+    def add(self, out, pool, step, *vals):
+        out.append(step)
+        pool.extend(vals)
+
+    # -- the program ----------------------------------------------------------------------------------
+    def program(self) -> dict:
+        r = self.r
+        self.grid = r.choices((1, 2, 3, 4), (6, 3, 1, 1))[0]
+        warps = r.choices((0, 4, 8), (6, 1, 1))[0]
+        body: list = []
+        pool: list = []
+        if r.random() < 0.08 or "global" in self.p.focus:
+            fmt = r.choice(("f32", "i32"))
+            n = self.size(64)
+            vals = [round(r.uniform(-50, 50), 2) if fmt == "f32" else r.randint(-1000, 1000) for _ in range(n)]
+            self.globals.append({"sym": f"g{len(self.globals)}", "fmt": fmt, "values": vals})
+        self.load(body, pool, self.ctx())
+        for _ in range(r.randint(*self.p.steps)):
+            self.step(body, pool, self.ctx())
+        stored = {s["a"] for s in body if s["op"] in ("store", "vstore")}
+        for v in [v for v in pool if v.id not in stored][-2:]:
+            if v.shape and v.fmt not in ("i1",):
+                body.append({"op": "store", "id": self.fresh(), "a": v.id})
+        return {"v": 1, "seed": self.seed, "grid": [self.grid], "warps": warps, "fmts": sorted(self.fmts),
+                "globals": self.globals, "body": body}
+
+    def ctx(self, **kw) -> dict:
+        c = {"depth": 0, "in_if": False, "in_loop": False}
+        c.update(kw)
+        return c
+
+    def step(self, out, pool, ctx) -> None:
+        kinds = [k for k in self.weights if not (ctx["in_if"] and k in MEMORY)
+                 and not (ctx["depth"] >= 2 and k in ("for", "while", "if"))
+                 and not (ctx["depth"] and k in ("ret", "softmax"))]
+        kind = self.r.choices(kinds, [self.weights[k] for k in kinds])[0]
+        getattr(self, "s_" + kind)(out, pool, ctx)
+
+    # -- values -----------------------------------------------------------------------------------------
+    def load(self, out, pool, ctx, fmt=None, shape=None):
+        r = self.r
+        fmt = self.use_fmt(fmt or r.choice(FLOATS + FLOATS[:1] + INTS[:1] * 2 + INTS))
+        shape = tuple(shape if shape is not None else self.shape())
+        if not shape:
+            shape = (1,)
+        dist = r.choices(("small", "wide", "special"), (6, 2, 2))[0]
+        step = {"op": "load", "id": self.fresh(), "fmt": fmt, "shape": list(shape), "dist": dist,
+                "moving": ctx["in_loop"] and r.random() < 0.5, "mask": r.random() < 0.15}
+        v = TV(step["id"], fmt, shape)
+        self.add(out, pool, step, v)
+        return v
+
+    def s_load(self, out, pool, ctx):
+        self.load(out, pool, ctx)
+
+    def s_const(self, out, pool, ctx):
+        r = self.r
+        fmt = r.choice(FLOATS + INTS)
+        value = r.choice((0.0, -0.0, 1.0, -1.5, 0.1, 3.0, 1e30, float("inf"))) if fmt in FLOATS else \
+            r.choice((0, 1, -1, 7, -128, 2**31 - 1))
+        if fmt in INTS and fmt != "i64":
+            value = int(value) & ((1 << BITS[fmt]) - 1)
+            value -= (1 << BITS[fmt]) if value >= 1 << (BITS[fmt] - 1) else 0
+        shape = self.shape()
+        self.add(out, pool, {"op": "const", "id": self.fresh(), "fmt": fmt, "shape": list(shape), "value": value},
+                 TV(self.next_id - 1, fmt, shape))
+
+    def s_iota(self, out, pool, ctx):
+        shape = self.shape() or (8,)
+        sid = self.fresh()
+        self.add(out, pool, {"op": "iota", "id": sid, "shape": list(shape)}, TV(sid, "i32", shape))
+
+    def partner(self, out, pool, ctx, a: TV, exact_only=False, raw_only=False):
+        """A second operand of a's format and shape: one in the pool, or a fresh load (a if neither)."""
+        b = self.pick(pool, lambda v: v.fmt == a.fmt and v.shape == a.shape and v.id != a.id
+                      and (v.exact or not exact_only) and (v.raw or not raw_only))
+        if b is None and not ctx["in_if"] and a.fmt in STORABLE and a.shape and self.r.random() < 0.7:
+            b = self.load(out, pool, ctx, a.fmt, a.shape)
+        return b or a
+
+    def s_un(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt in FLOATS)
+        if a is None:
+            return
+        names = UN_EXACT + UN_APPROX if a.exact else tuple(n for n in UN_EXACT + UN_APPROX if n not in UN_JUMPS)
+        f = r.choice(names)
+        if f == "sqrt_approx" and a.fmt != "f32":
+            f = "sqrt"
+        exact = a.exact and f in UN_EXACT
+        self.add(out, pool, {"op": "un", "id": self.fresh(), "f": f, "a": a.id},
+                 TV(self.next_id - 1, a.fmt, a.shape, exact, False))
+
+    def s_bin(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt in FLOATS)
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a)
+        names = BIN_EXACT + BIN_APPROX
+        if not (a.exact and b.exact):
+            names = tuple(n for n in names if n != "remf")
+        f = r.choice(names)
+        if f in ("pow", "atan2") and a.fmt not in ("f32", "f64"):
+            f = "addf"
+        rnd = r.choice(ROUNDINGS[1:]) if f in ("addf", "subf", "mulf", "divf") and r.random() < 0.06 else \
+            "nearest_even"
+        exact = a.exact and b.exact and f in BIN_EXACT
+        self.add(out, pool, {"op": "bin", "id": self.fresh(), "f": f, "a": a.id, "b": b.id, "rnd": rnd},
+                 TV(self.next_id - 1, a.fmt, a.shape, exact, False))
+
+    def s_fma(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in FLOATS)
+        if a is None:
+            return
+        b, c = self.partner(out, pool, ctx, a), self.partner(out, pool, ctx, a)
+        self.add(out, pool, {"op": "fma", "id": self.fresh(), "a": a.id, "b": b.id, "c": c.id},
+                 TV(self.next_id - 1, a.fmt, a.shape, a.exact and b.exact and c.exact, False))
+
+    def s_ibin(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in INTS)
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a)
+        self.add(out, pool, {"op": "ibin", "id": self.fresh(), "f": self.r.choice(IBIN), "a": a.id, "b": b.id},
+                 TV(self.next_id - 1, a.fmt, a.shape))
+
+    def s_iun(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in INTS)
+        if a is not None:
+            self.add(out, pool, {"op": "iun", "id": self.fresh(), "f": self.r.choice(("negi", "absi")), "a": a.id},
+                     TV(self.next_id - 1, a.fmt, a.shape))
+
+    def s_cmp(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.exact and (v.fmt in FLOATS or v.fmt in INTS))
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a, exact_only=True)
+        step = {"op": "cmp", "id": self.fresh(), "pred": r.choice(PREDS), "a": a.id, "b": b.id,
+                "alt": r.random() < 0.4}  # unordered (floats) / unsigned (integers)
+        m = TV(step["id"], "i1", a.shape)
+        self.add(out, pool, step, m)
+        if r.random() < 0.7:
+            self.add(out, pool, {"op": "select", "id": self.fresh(), "c": m.id, "a": a.id, "b": b.id},
+                     TV(self.next_id - 1, a.fmt, a.shape, True, a.raw and b.raw))
+
+    def s_select(self, out, pool, ctx):
+        c = self.pick(pool, lambda v: v.fmt == "i1")
+        if c is None:
+            return self.s_cmp(out, pool, ctx)
+        a = self.pick(pool, lambda v: v.shape == c.shape and v.fmt != "i1")
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a)
+        self.add(out, pool, {"op": "select", "id": self.fresh(), "c": c.id, "a": a.id, "b": b.id},
+                 TV(self.next_id - 1, a.fmt, a.shape, a.exact and b.exact, a.raw and b.raw))
+
+    def s_conv(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt != "i1" or r.random() < 0.3)
+        if a is None:
+            return
+        sid = self.fresh()
+        if a.fmt == "i1":
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": "mask_int", "a": a.id},
+                            TV(sid, "i32", a.shape))
+        if a.is_float:
+            choices = ["ftof"] * 4 + (["ftoi", "ftoi_sat", "bitcast"] if a.exact else [])
+            kind = r.choice(choices)
+            if kind == "bitcast" and (not a.raw or a.fmt not in ("f32", "f64", "f16", "bf16")):
+                kind = "ftoi_sat"
+            if kind == "ftof":
+                to, modes = r.choice(FTOF[a.fmt])
+                mode = r.choice(modes)
+                return self.add(out, pool, {"op": "conv", "id": sid, "kind": "ftof", "to": to, "mode": mode, "a": a.id},
+                                TV(sid, to, a.shape, a.exact, False))
+            if kind == "bitcast":
+                to = {"f32": "i32", "f64": "i64", "f16": "i16", "bf16": "i16"}[a.fmt]
+                return self.add(out, pool, {"op": "conv", "id": sid, "kind": "bitcast", "to": to, "a": a.id},
+                                TV(sid, to, a.shape))
+            to = r.choice(INTS)
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": kind, "to": to, "a": a.id},
+                            TV(sid, to, a.shape))
+        kind = r.choice(("itof", "itof", "ext", "trunc", "i4", "bitcast"))
+        if kind == "itof":
+            to = r.choice(("f32", "f64", "f16", "bf16"))
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": "itof", "to": to, "a": a.id},
+                            TV(sid, to, a.shape, True, False))
+        if kind == "bitcast":
+            to = {"i32": "f32", "i64": "f64", "i16": r.choice(("f16", "bf16")), "i8": None}[a.fmt]
+            if to is None:
+                kind = "ext"
+            else:
+                return self.add(out, pool, {"op": "conv", "id": sid, "kind": "bitcast", "to": to, "a": a.id},
+                                TV(sid, to, a.shape))
+        if kind == "i4":
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": "i4", "signed": r.random() < 0.6, "a": a.id},
+                            TV(sid, "i32", a.shape))
+        wider = [f for f in INTS if BITS[f] > BITS[a.fmt]]
+        narrower = [f for f in INTS if BITS[f] < BITS[a.fmt]]
+        if kind == "ext" and wider:
+            to = r.choice(wider)
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": "ext", "signed": r.random() < 0.6, "to": to,
+                                        "a": a.id}, TV(sid, to, a.shape))
+        if narrower:
+            to = r.choice(narrower)
+            return self.add(out, pool, {"op": "conv", "id": sid, "kind": "trunc", "to": to, "a": a.id},
+                            TV(sid, to, a.shape))
+
+    # -- folds and shapes ---------------------------------------------------------------------------------
+    def s_reduce(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.shape and (v.fmt in FLOATS or v.fmt in INTS))
+        if a is None:
+            return
+        f = r.choice(("sum", "sum", "max", "min", "take_elem", "take_acc"))
+        dim = r.randrange(len(a.shape))
+        keep = r.random() < 0.5
+        shape = a.shape[:dim] + ((1,) if keep else ()) + a.shape[dim + 1:]
+        exact = a.exact and (f != "sum" or a.fmt in INTS)
+        self.add(out, pool, {"op": "reduce", "id": self.fresh(), "f": f, "a": a.id, "dim": dim, "keep": keep},
+                 TV(self.next_id - 1, a.fmt, shape, exact, a.raw and f.startswith("take")))
+
+    def s_scan(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.shape and (v.fmt in FLOATS or v.fmt in INTS))
+        if a is None:
+            return
+        f = r.choice(("sum", "sum", "max", "take_elem", "take_acc"))
+        exact = a.exact and (f != "sum" or a.fmt in INTS)
+        self.add(out, pool, {"op": "scan", "id": self.fresh(), "f": f, "a": a.id, "dim": r.randrange(len(a.shape)),
+                             "rev": r.random() < 0.4}, TV(self.next_id - 1, a.fmt, a.shape, exact, False))
+
+    def s_scan2(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.shape and v.fmt == "i32")
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a)
+        i = self.fresh(2)
+        self.add(out, pool, {"op": "scan2", "id": i, "a": a.id, "b": b.id, "dim": self.r.randrange(len(a.shape)),
+                             "rev": self.r.random() < 0.4}, TV(i, "i32", a.shape), TV(i + 1, "i32", a.shape))
+
+    def s_argmax(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.shape and v.exact and v.fmt in ("f32", "i32"))
+        if a is None:
+            return
+        dim = self.r.randrange(len(a.shape))
+        shape = a.shape[:dim] + a.shape[dim + 1:]
+        i = self.fresh(2)
+        self.add(out, pool, {"op": "argmax", "id": i, "a": a.id, "dim": dim}, TV(i, a.fmt, shape, True, False),
+                 TV(i + 1, "i32", shape))
+
+    def s_shape(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt != "i1")
+        if a is None:
+            return
+        sid = self.fresh()
+        n = a.size
+        f = r.choice(("reshape", "transpose", "broadcast", "extract", "insert", "cat", "cat", "permute"))
+        step = {"op": "shape", "id": sid, "f": f, "a": a.id}
+        if f == "reshape" or (f in ("transpose", "permute") and len(a.shape) < 2) or \
+                (f in ("extract", "insert", "cat") and not a.shape):
+            dims = []
+            left = n
+            while left > 1 and len(dims) < 3:
+                d = r.choice([k for k in SIZE_WEIGHTS if k <= left and left % k == 0])
+                dims.append(d)
+                left //= d
+            if left > 1:
+                dims.append(left)
+            step.update(f="reshape", to=dims or [1])
+            return self.add(out, pool, step, TV(sid, a.fmt, tuple(dims or [1]), a.exact, a.raw))
+        if f == "transpose":
+            step["perm"] = [1, 0] if len(a.shape) == 2 else [0, 2, 1]
+        if f in ("transpose", "permute"):
+            perm = step.get("perm") or r.sample(range(len(a.shape)), len(a.shape))
+            step.update(f="permute", perm=perm)
+            return self.add(out, pool, step, TV(sid, a.fmt, tuple(a.shape[p] for p in perm), a.exact, a.raw))
+        if f == "broadcast":
+            to = tuple(d if d != 1 else self.size(16) for d in a.shape) if a.shape else self.shape()
+            if not to:
+                to = (4,)
+            step["to"] = list(to)
+            return self.add(out, pool, step, TV(sid, a.fmt, to, a.exact, a.raw))
+        dim = r.randrange(len(a.shape))
+        if f == "extract" or f == "insert":
+            to = tuple(r.choice([k for k in SIZE_WEIGHTS if k <= d and d % k == 0]) for d in a.shape)
+            idx = [r.randrange(d // t) for d, t in zip(a.shape, to)]
+            step.update(to=list(to), idx=idx)
+            if f == "extract":
+                return self.add(out, pool, step, TV(sid, a.fmt, to, a.exact, a.raw))
+            s = self.pick(pool, lambda v: v.fmt == a.fmt and v.shape == to and v.id != a.id)
+            if s is None:
+                step.update(f="extract")
+                return self.add(out, pool, step, TV(sid, a.fmt, to, a.exact, a.raw))
+            step["b"] = s.id
+            return self.add(out, pool, step, TV(sid, a.fmt, a.shape, a.exact and s.exact, a.raw and s.raw))
+        b = self.partner(out, pool, ctx, a)
+        shape = a.shape[:dim] + (a.shape[dim] * 2,) + a.shape[dim + 1:]
+        step.update(b=b.id, dim=dim)
+        self.add(out, pool, step, TV(sid, a.fmt, shape, a.exact and b.exact, a.raw and b.raw))
+
+    # -- matrix products ----------------------------------------------------------------------------------
+    def mma_dims(self) -> tuple:
+        r = self.r
+        for _ in range(30):
+            small = (4, 8, 16)
+            m = self.size()
+            k = r.choice(small) if r.random() < 0.5 else self.size()
+            n = r.choice(small) if r.random() < 0.5 else self.size()
+            cap = self.p.max_mma_elems
+            if m * k <= cap and k * n <= cap and m * n <= cap:
+                return m, k, n
+        return 16, 8, 16
+
+    def s_mma(self, out, pool, ctx):
+        r = self.r
+        fmt, acc = r.choice(MMA_PAIRS)
+        m, k, n = self.mma_dims()
+        src = "f64" if fmt == "f64" else r.choice(("f32", "f16", "f32"))
+        a = self.pick(pool, lambda v: v.is_float and v.shape == (m, k))
+        b = self.pick(pool, lambda v: v.is_float and v.shape == (k, n))
+        if ctx["in_if"] and (a is None or b is None):
+            return
+        a = a or self.load(out, pool, ctx, src, (m, k))
+        b = b or self.load(out, pool, ctx, src, (k, n))
+        c = self.pick(pool, lambda v: v.is_float and v.shape == (m, n)) if r.random() < 0.6 else None
+        step = {"op": "mma", "id": self.fresh(), "fmt": fmt, "acc": acc, "a": a.id, "b": b.id,
+                "c": c.id if c else None, "split": fmt == "tf32" and r.random() < 0.3}
+        self.add(out, pool, step, TV(step["id"], acc, (m, n), False, False))
+
+    def s_mmai(self, out, pool, ctx):
+        m, k, n = self.mma_dims()
+        if ctx["in_if"]:
+            return
+        a = self.pick(pool, lambda v: v.fmt == "i8" and v.shape == (m, k)) or self.load(out, pool, ctx, "i8", (m, k))
+        b = self.pick(pool, lambda v: v.fmt == "i8" and v.shape == (k, n)) or self.load(out, pool, ctx, "i8", (k, n))
+        c = self.pick(pool, lambda v: v.fmt == "i32" and v.shape == (m, n))
+        self.add(out, pool, {"op": "mmai", "id": self.fresh(), "a": a.id, "b": b.id, "c": c.id if c else None},
+                 TV(self.next_id - 1, "i32", (m, n)))
+
+    def s_powi(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in FLOATS)
+        if a is None:
+            return
+        nn = self.pick(pool, lambda v: v.fmt in ("i32", "i16", "i8") and v.shape == a.shape)
+        self.add(out, pool, {"op": "powi", "id": self.fresh(), "a": a.id, "n": nn.id if nn else None,
+                             "k": self.r.randint(-6, 9)}, TV(self.next_id - 1, a.fmt, a.shape, a.exact, False))
+
+    def s_erf(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt == "f32")
+        if a is not None:
+            self.add(out, pool, {"op": "erf", "id": self.fresh(), "a": a.id}, TV(self.next_id - 1, "f32", a.shape,
+                                                                                  False, False))
+
+    def s_pack(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: len(v.shape) == 1 and v.raw and v.fmt in ("f32", "i32", "f16", "i16", "i64"))
+        if a is None:
+            return
+        to = self.r.choice(("i32", "f32", "f16", "i16"))
+        n = a.size * BITS[a.fmt] // BITS[to]
+        if n < 1 or n & (n - 1):
+            to, n = a.fmt, a.size
+        self.add(out, pool, {"op": "pack", "id": self.fresh(), "a": a.id, "to": to}, TV(self.next_id - 1, to, (n,)))
+
+    # -- memory --------------------------------------------------------------------------------------------
+    def view_shape(self, rank: int) -> dict:
+        r = self.r
+        tile = [self.size(32) for _ in range(rank)]
+        tshape = [max(1, int(t * r.uniform(0.5, 3.5))) for t in tile]
+        order = r.choice(("row", "col")) if rank == 2 else "row"
+        return {"tile": tile, "tshape": tshape, "order": order, "pitch": r.choice((0, 0, 1, 3))}
+
+    def index_spec(self, grid_len: int, ctx) -> dict:
+        r = self.r
+        by = r.choice(("const", "const", "block") + (("loop",) if ctx["in_loop"] else ()))
+        return {"c": r.randrange(max(1, grid_len)), "by": by}
+
+    def s_vload(self, out, pool, ctx):
+        r = self.r
+        rank = r.choice((1, 2, 2, 2))
+        fmt = self.use_fmt(r.choice(("f32", "f32", "i32", "f16", "f64", "i8")))
+        v = self.view_shape(rank)
+        kind = r.choice(("partition", "partition", "strided"))
+        step = {"op": "vload", "id": self.fresh(), "fmt": fmt, "kind": kind, "pad": r.choice(PADS), **v}
+        dim_map = list(range(rank))
+        if rank == 2 and r.random() < 0.4:
+            dim_map = [1, 0]
+        step["dim_map"] = dim_map
+        trav = [max(1, t + r.choice((-t // 2, 0, 1, 3))) for t in v["tile"]] if kind == "strided" else v["tile"]
+        step["trav"] = trav
+        grid_len = [-(-v["tshape"][dim_map[k]] // trav[k]) for k in range(rank)]
+        step["idx"] = [self.index_spec(g, ctx) for g in grid_len]
+        exact_pad = step["pad"] != "none" or fmt not in FLOATS
+        self.add(out, pool, step, TV(step["id"], fmt, tuple(v["tile"]), True, exact_pad))
+
+    def s_vstore(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: 1 <= len(v.shape) <= 2 and v.fmt in STORABLE and max(v.shape) <= 64)
+        if a is None:
+            return
+        self.use_fmt(a.fmt)
+        rank = len(a.shape)
+        dim_map = [1, 0] if rank == 2 and r.random() < 0.4 else list(range(rank))
+        tshape = [max(1, int(a.shape[k] * r.uniform(0.5, 2.5))) for k in range(rank)]
+        tsh = [0] * rank
+        for k in range(rank):
+            tsh[dim_map[k]] = tshape[k]
+        grid_len = [-(-tsh[dim_map[k]] // a.shape[k]) for k in range(rank)]
+        self.add(out, pool, {"op": "vstore", "id": self.fresh(), "a": a.id, "tshape": tsh, "dim_map": dim_map,
+                             "order": r.choice(("row", "col")) if rank == 2 else "row", "pitch": r.choice((0, 2)),
+                             "idx": [self.index_spec(g, ctx) for g in grid_len]})
+
+    def s_gload(self, out, pool, ctx):
+        r = self.r
+        fmt = self.use_fmt(r.choice(("f32", "i32")))
+        rows, cols = self.size(16), self.size(16)
+        step = {"op": "gload", "id": self.fresh(), "fmt": fmt, "tile": [rows, cols],
+                "tshape": [rows + r.randint(0, 8), cols + r.randint(0, 4)], "pad": r.choice(PADS[:-1]),
+                "stride": r.randint(1, 3), "first": r.randint(0, 4), "at": r.randint(0, 3)}
+        self.add(out, pool, step, TV(step["id"], fmt, (rows, cols)))
+
+    def s_gstore(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: len(v.shape) == 2 and v.fmt in ("f32", "i32") and max(v.shape) <= 32)
+        if a is None:
+            return
+        self.add(out, pool, {"op": "gstore", "id": self.fresh(), "a": a.id, "stride": self.r.randint(1, 3),
+                             "first": self.r.randint(0, 3), "extra": self.r.randint(0, 6)})
+
+    def s_store(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.shape)
+        if a is not None:
+            out.append({"op": "store", "id": self.fresh(), "a": a.id, "mask": self.r.random() < 0.15})
+
+    def s_gather(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt == "i32" and v.exact and v.shape)
+        if a is None:
+            return
+        fmt = self.use_fmt(r.choice(("f32", "i32", "f16", "f64")))
+        self.add(out, pool, {"op": "gather", "id": self.fresh(), "fmt": fmt, "a": a.id, "n": self.size(64),
+                             "masked": r.random() < 0.7, "via": r.choice(("gather", "ptrs"))},
+                 TV(self.next_id - 1, fmt, a.shape))
+
+    def s_scatter(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in STORABLE and v.shape and v.size <= 1024)
+        if a is not None:
+            self.use_fmt(a.fmt)
+            out.append({"op": "scatter", "id": self.fresh(), "a": a.id, "mul": self.r.choice((1, 3, 5, 7)),
+                        "add": self.r.randint(0, 9), "masked": self.r.random() < 0.4})
+
+    def s_atomic(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt in ("i32", "i64", "f32", "f64", "f16") and v.shape and v.exact)
+        if a is None:
+            return
+        self.use_fmt(a.fmt)
+        if a.fmt in ("i32", "i64"):
+            mode = r.choice(RMW_ORDERLESS + ("xchg",))
+        else:
+            mode = r.choice(("addf", "addf", "xchg")) if a.fmt != "f16" else "addf"
+        collide = mode not in ("xchg",) and a.fmt != "f16" and r.random() < 0.6
+        step = {"op": "atomic", "id": self.fresh(), "mode": mode, "a": a.id, "collide": collide,
+                "mul": r.choice((1, 3, 5)), "add": r.randint(0, 9)}
+        self.add(out, pool, step, *(() if collide else (TV(step["id"], a.fmt, a.shape, True, a.raw),)))
+
+    def s_cas(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in ("i32", "i64", "f32", "f64") and v.shape and v.raw and v.exact)
+        if a is None:
+            return
+        self.use_fmt(a.fmt)
+        self.add(out, pool, {"op": "cas", "id": self.fresh(), "a": a.id, "mul": self.r.choice((1, 3)),
+                             "add": self.r.randint(0, 5)}, TV(self.next_id - 1, a.fmt, a.shape, True, True))
+
+    def s_redview(self, out, pool, ctx):
+        r = self.r
+        a = self.pick(pool, lambda v: v.fmt in ("i32", "f32") and len(v.shape) == 2 and v.exact
+                      and max(v.shape) <= 32)
+        if a is None:
+            return
+        self.use_fmt(a.fmt)
+        mode = r.choice(RMW_ORDERLESS) if a.fmt == "i32" else "addf"
+        grid_len = [r.randint(1, 2) for _ in a.shape]
+        out.append({"op": "redview", "id": self.fresh(), "a": a.id, "mode": mode, "grid": grid_len,
+                    "idx": [r.randrange(g) for g in grid_len]})
+
+    def s_global(self, out, pool, ctx):
+        if not self.globals:
+            return
+        g = self.r.choice(self.globals)
+        n = _pow2_at_most(len(g["values"]))
+        self.add(out, pool, {"op": "global", "id": self.fresh(), "sym": g["sym"], "n": n},
+                 TV(self.next_id - 1, g["fmt"], (n,)))
+
+    def s_alloca(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.fmt in ("f32", "i32", "f64", "i64") and v.shape and v.size <= 256)
+        if a is None:
+            return
+        b = self.partner(out, pool, ctx, a)
+        i = self.fresh(2)
+        self.add(out, pool, {"op": "alloca", "id": i, "a": a.id, "b": b.id},
+                 TV(i, a.fmt, a.shape, a.exact, a.raw), TV(i + 1, a.fmt, a.shape, b.exact, b.raw))
+
+    def s_print(self, out, pool, ctx):
+        args = []
+        for _ in range(self.r.randint(1, 3)):
+            v = self.pick(pool, lambda v: v.exact and v.fmt in ("i32", "f32", "f64"))
+            if v is not None:
+                args.append(v.id)
+        if args:
+            out.append({"op": "print", "id": self.fresh(), "args": args,
+                        "conv": [self.r.choice(("%f", "%.3e", "%g")) for _ in args]})
+
+    def s_assert(self, out, pool, ctx):
+        a = self.pick(pool, lambda v: v.exact and v.fmt == "i32" and v.shape)
+        if a is not None:
+            fire = self.r.random() < self.p.fire_asserts
+            out.append({"op": "assert", "id": self.fresh(), "a": a.id, "fire": fire})
+
+    def s_ret(self, out, pool, ctx):
+        if self.grid > 1:
+            out.append({"op": "ret", "id": self.fresh(), "k": self.r.randrange(self.grid)})
+
+    # -- control flow ----------------------------------------------------------------------------------------
+    def carries(self, pool, k: int) -> list:
+        got = []
+        for _ in range(k):
+            v = self.pick(pool, lambda v: v.fmt != "i1" and v not in got and v.size <= 1024)
+            if v is not None and v not in got:
+                got.append(v)
+        return got
+
+    def region(self, pool, carries, ctx, lo=1, hi=4) -> tuple:
+        """A body: its steps, the ids its carries are read as, and what it sets them to."""
+        cid = self.fresh(len(carries))
+        inner = list(pool) + [TV(cid + j, c.fmt, c.shape, c.exact, c.raw) for j, c in enumerate(carries)]
+        body: list = []
+        for _ in range(self.r.randint(lo, hi)):
+            self.step(body, inner, ctx)
+        sets = []
+        for j, c in enumerate(carries):
+            # the carry as the body read it, combined with something new, keeps it moving
+            cur = inner[len(pool) + j]
+            other = self.pick(inner[len(pool):], lambda v, c=c, cur=cur: v.fmt == c.fmt and v.shape == c.shape
+                              and v.id != cur.id and (v.exact or not c.exact))
+            if other is None:
+                sets.append(None)
+                continue
+            if self.r.random() < 0.6 and c.fmt in FLOATS + INTS:
+                sid = self.fresh()
+                if c.fmt in FLOATS:
+                    body.append({"op": "bin", "id": sid, "f": self.r.choice(("addf", "maxf", "subf")), "a": cur.id,
+                                 "b": other.id, "rnd": "nearest_even"})
+                else:
+                    body.append({"op": "ibin", "id": sid, "f": self.r.choice(("addi", "xori", "maxi")), "a": cur.id,
+                                 "b": other.id})
+                sets.append(sid)
+            else:
+                sets.append(other.id)
+        return body, cid, sets
+
+    def s_for(self, out, pool, ctx):
+        r = self.r
+        carries = self.carries(pool, r.randint(0, 3))
+        step = {"op": "for", "id": self.fresh(max(1, len(carries))), "lo": r.choice((0, 0, 1, 2)),
+                "trips": r.choice((0, 1, 2, 3, 3, 4, 5)), "step": r.choice((1, 1, 2)),
+                "carries": [c.id for c in carries], "iv": self.fresh()}
+        inner_ctx = dict(ctx, depth=ctx["depth"] + 1, in_loop=True)
+        pool_iv = list(pool) + [TV(step["iv"], "i32", ())]
+        step["body"], step["cid"], step["sets"] = self.region(pool_iv, carries, inner_ctx)
+        self.add(out, pool, step, *[TV(step["id"] + j, c.fmt, c.shape, c.exact, False) for j, c in enumerate(carries)])
+
+    def s_while(self, out, pool, ctx):
+        r = self.r
+        carries = self.carries(pool, r.randint(1, 2))
+        brk = self.pick(pool, lambda v: v.fmt == "i32" and v.exact and v.shape)
+        step = {"op": "while", "id": self.fresh(max(1, len(carries))), "trips": r.randint(0, 4),
+                "carries": [c.id for c in carries], "brk": brk.id if brk and r.random() < 0.5 else None,
+                "brk_at": r.randint(-50, 50)}
+        inner_ctx = dict(ctx, depth=ctx["depth"] + 1, in_loop=True)
+        step["body"], step["cid"], step["sets"] = self.region(pool, carries, inner_ctx)
+        self.add(out, pool, step, *[TV(step["id"] + j, c.fmt, c.shape, c.exact, False) for j, c in enumerate(carries)])
+
+    def s_if(self, out, pool, ctx):
+        r = self.r
+        carries = self.carries(pool, r.randint(1, 2))
+        cond = self.pick(pool, lambda v: v.exact and (v.fmt in ("i32", "f32")) and v.shape)
+        step = {"op": "if", "id": self.fresh(max(1, len(carries))), "carries": [c.id for c in carries],
+                "cond": {"a": cond.id, "at": r.randint(-20, 20)} if cond is not None and r.random() < 0.7 else
+                {"block": r.randrange(2)}}
+        inner_ctx = dict(ctx, depth=ctx["depth"] + 1, in_if=True)
+        step["then"], step["cid"], step["sets_then"] = self.region(pool, carries, inner_ctx, 1, 3)
+        step["else"], step["cid_else"], step["sets_else"] = self.region(pool, carries, inner_ctx, 0, 2)
+        self.add(out, pool, step, *[TV(step["id"] + j, c.fmt, c.shape, c.exact, False) for j, c in enumerate(carries)])
+
+    def s_softmax(self, out, pool, ctx):
+        """The online-softmax loop of flash attention: per key block a score product [M, D] x [D, N],
+        the running max and sum, and the value product [M, N] x [N, D] (issue 15's held-out case:
+        tf32 at M = 32 with D or N of 4)."""
+        r = self.r
+        self.use_fmt("f32")
+        step = {"op": "softmax", "id": self.fresh(2), "M": r.choice((16, 32, 32, 64)), "D": r.choice((4, 4, 8, 16, 32)),
+                "N": r.choice((4, 8, 16, 32)), "trips": r.randint(1, 4),
+                "fmt": r.choice(("tf32", "tf32", "tf32x3", "f16", "bf16", "f32"))}
+        self.add(out, pool, step, TV(step["id"], "f32", (step["M"], step["D"]), False, False),
+                 TV(step["id"] + 1, "f32", (step["M"], 1), False, False))
+
+
+def generate(seed: int, profile: Profile = DEFAULT) -> dict:
+    """The description drawn from ``seed``."""
+    return Gen(seed, profile).program()
+
+
+def walk(steps):
+    """Every step of a body, nested ones included, depth first."""
+    for s in steps:
+        yield s
+        for key in ("body", "then", "else"):
+            if key in s:
+                yield from walk(s[key])
+
+
+def op_kinds(desc: dict) -> list:
+    """The step kinds a description uses, sorted (one each)."""
+    return sorted({s["op"] for s in walk(desc["body"])})
+
+
+__all__ = ["Profile", "DEFAULT", "Gen", "generate", "walk", "op_kinds", "MUTANT_FOCUS", "WEIGHTS", "MMA_PAIRS",
+           "FTOF", "FLOATS", "INTS", "STORABLE", "UN_APPROX", "UN_EXACT", "BIN_APPROX", "BIN_EXACT"]

@@ -1,0 +1,316 @@
+"""The host side of a fuzz program and the judgement of a device answer against it.
+
+``host_answer`` runs the recorded program on the host reference. Where the program holds an
+approximation (a transcendental, pow / atan2, a float sum's fold, a float mma: the places where
+the device may answer a few units away and still be right), it runs the program three more times
+with every such result pushed to the edge of its bound -- all up, all down, and each lane a
+random way -- and the largest move each output lane makes is its ENVELOPE: how far a right
+device answer can land from the host's after everything downstream of the approximations.
+Lanes whose class (NaN, an infinity, finite) changes in a perturbed run are not judged.
+
+``judge`` compares a device answer: every lane of every output buffer exact (bit for bit, two
+NaNs agreeing) unless the region that wrote it holds an approximation, and there within
+2 x envelope + 4 ulp (the tolerance tier of diff/judge.py). An assert is judged by whether both
+sides stopped; a print by the text (its lines as a multiset when several blocks print).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dtypes import BY_NAME, to_format
+from ..ref.core import RULES, Interp
+from .judge import compare, ulp_of
+from .model import Judge
+
+# the device may answer these within some units of the result's last place
+APPROX_UNARY = ("exp", "exp2", "log", "log2", "tanh", "sin", "cos", "tan", "sinh", "cosh", "rsqrt")
+APPROX_BINARY = ("pow", "atan2")
+ULPS = {"f64": 4, "f32": 8, "f16": 4, "bf16": 4}  # the layer-2 tolerance for a transcendental (f32 8, f64 4)
+UNIT = {"f64": 2.0 ** -53, "f32": 2.0 ** -24, "tf32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+SAFETY = 2.0  # the envelope is a linearised estimate: twice it, plus a few units of the output
+TOL = Judge("tol", ulps=4)
+
+
+@dataclass
+class Layout:
+    """What the judge needs of a built program (a Built without its TileProg: picklable)."""
+
+    params: list
+    grid: tuple
+    regions: list
+    sizes: dict
+
+    @classmethod
+    def of(cls, built) -> Layout:
+        return cls(list(built.params), tuple(built.grid), list(built.regions), dict(built.sizes))
+
+    def outputs(self) -> list:
+        return [i for i, (name, _) in enumerate(self.params) if name.startswith("out_")]
+
+    def approx_mask(self, name: str) -> np.ndarray:
+        m = np.zeros(self.sizes[name], bool)
+        for r in self.regions:
+            if r.buf == name and r.taint == "approx":
+                m[r.offset: r.offset + r.size] = True
+        return m
+
+    def region_at(self, name: str, lane: int):
+        for r in self.regions:
+            if r.buf == name and r.offset <= lane < r.offset + r.size:
+                return r
+        return None
+
+
+@dataclass
+class Answer:
+    """One side's answer: the output buffers after the launch, what it printed, or why it stopped."""
+
+    outs: dict = field(default_factory=dict)  # buffer name -> array
+    printed: str = ""
+    error: str | None = None
+    envelope: dict = field(default_factory=dict)  # host only: buffer name -> |move| bound per lane
+    unjudged: dict = field(default_factory=dict)  # host only: buffer name -> lanes a perturbation reclassed
+
+    @property
+    def asserted(self) -> bool:
+        e = (self.error or "").upper()
+        return "D_ASSERT FAILED" in e or "CUDA_ERROR_ASSERT" in e
+
+
+# ---- the perturbed host reference ----------------------------------------------------------------
+
+
+def _is_float(dtype: str) -> bool:
+    return BY_NAME[dtype].is_float
+
+
+def _body_computes(op) -> bool:
+    """A fold whose body does float arithmetic (its order is not specified): not max / min / a take."""
+    for r in op.regions:
+        for o in r.ops:
+            if o.kind == "fma" or (o.kind == "binaryf" and o.a["op"] in ("addf", "subf", "mulf", "divf")):
+                return True
+    return False
+
+
+def source_bounds(it, op) -> list:
+    """Per result of ``op``: the bound (an array, f64) within which a right device answer lies
+    around the host's, or None where the device must answer exactly."""
+    k, a = op.kind, op.a
+    if k == "unaryf" and (a["op"] in APPROX_UNARY or a.get("rounding") == "approx"):
+        r = np.asarray(it.vals[op.res[0]])
+        return [ULPS.get(a["dtype"], 8) * ulp_of(r.astype(np.float64), r.dtype)]
+    if k == "binaryf" and a["op"] in APPROX_BINARY:
+        r = np.asarray(it.vals[op.res[0]])
+        return [ULPS.get(a["dtype"], 8) * ulp_of(r.astype(np.float64), r.dtype)]
+    if k in ("reduce", "scan") and _body_computes(op):
+        out = []
+        dim = a["dim"]
+        for h, res in zip(a["operands"], op.res):
+            d = it.prog.info[h].dtype
+            if not _is_float(d):
+                out.append(None)
+                continue
+            x = np.abs(np.asarray(it.val(h)).astype(np.float64))
+            n = x.shape[dim]
+            s = np.nansum(np.where(np.isinf(x), 0, x), axis=dim, keepdims=k == "scan")
+            b = 2 * n * UNIT.get(d, 2.0 ** -24) * s
+            out.append(np.broadcast_to(b, np.shape(it.vals[res])) if k == "scan" else b)
+        return out
+    if k == "mmaf":
+        x = np.abs(np.asarray(it.val(a["a"])).astype(np.float64))
+        y = np.abs(np.asarray(it.val(a["b"])).astype(np.float64))
+        c = np.abs(np.asarray(it.val(a["c"])).astype(np.float64))
+        with np.errstate(all="ignore"):
+            mag = np.nan_to_num(x, posinf=0) @ np.nan_to_num(y, posinf=0) + np.nan_to_num(c, posinf=0)
+        u = max(UNIT.get(a["acc"], 2.0 ** -24), UNIT.get(a["dtype"], 0.0) if a["dtype"] in ("f16", "bf16") else 0.0)
+        return [2 * (a["k"] + 1) * u * mag]
+    return []
+
+
+class PerturbedInterp(Interp):
+    """The host reference with every approximate result moved by ``sign`` times its bound:
+    sign +1, -1, or 0 for a random sign per lane (drawn from ``rng``)."""
+
+    def __init__(self, prog, args, grid, sign: int, rng):
+        super().__init__(prog, args, grid)
+        self.sign, self.rng = sign, rng
+
+    def exec(self, ops) -> None:
+        for op in ops:
+            rule = RULES.get(op.kind)
+            if rule is None:
+                raise self.fail(f"the host reference has no rule for {op.kind}")
+            self.cur_op = op.num
+            rule(self, op)
+            for h, b in zip(op.res, source_bounds(self, op)):
+                if b is None:
+                    continue
+                v = np.asarray(self.vals[h])
+                d = self.prog.info[h].dtype
+                s = self.sign if self.sign else self.rng.choice([-1.0, 1.0], size=np.shape(v))
+                moved = v.astype(np.float64) + s * np.asarray(b)
+                self.set(h, to_format(BY_NAME[d], np.where(np.isfinite(v.astype(np.float64)), moved, v)))
+
+
+def _run(prog, args, grid, sign=None, rng=None):
+    it = Interp(prog, args, grid) if sign is None else PerturbedInterp(prog, args, grid, sign, rng)
+    with np.errstate(all="ignore"):
+        it.run()
+    return it
+
+
+def has_approx(prog) -> bool:
+    for op in prog.walk():
+        a = op.a
+        if (op.kind == "unaryf" and (a["op"] in APPROX_UNARY or a.get("rounding") == "approx")) or \
+                (op.kind == "binaryf" and a["op"] in APPROX_BINARY) or op.kind == "mmaf" or \
+                (op.kind in ("reduce", "scan") and _body_computes(op)):
+            return True
+    return False
+
+
+def _class(x: np.ndarray) -> np.ndarray:
+    """0 finite, 1 NaN, 2 +inf, 3 -inf."""
+    x = x.astype(np.float64)
+    return np.where(np.isnan(x), 1, np.where(x == np.inf, 2, np.where(x == -np.inf, 3, 0)))
+
+
+def host_answer(prog, layout: Layout, args, seed: int = 0) -> Answer:
+    """The host reference's answer on (a copy of) ``args``, with the envelope of its approximations."""
+    ans = Answer()
+    outs = layout.outputs()
+    try:
+        a0 = copy.deepcopy(args)
+        it = _run(prog, a0, layout.grid)
+        ans.printed = "".join(it.printed)
+        ans.outs = {layout.params[i][0]: a0[i] for i in outs}
+    except Exception as e:
+        ans.error = f"{type(e).__name__}: {e}"
+        return ans
+    if not has_approx(prog):
+        return ans
+    rng = np.random.default_rng(seed)
+    env = {n: np.zeros(v.size) for n, v in ans.outs.items()}
+    bad = {n: np.zeros(v.size, bool) for n, v in ans.outs.items()}
+    for sign in (1, -1, 0):
+        try:
+            ak = copy.deepcopy(args)
+            _run(prog, ak, layout.grid, sign, rng)
+        except Exception:
+            continue  # a perturbed run that stops says nothing about the envelope
+        for i in outs:
+            name, fmt = layout.params[i]
+            if not _is_float(fmt):
+                continue
+            h, p = ans.outs[name].reshape(-1), ak[i].reshape(-1)
+            bad[name] |= _class(h) != _class(p)
+            with np.errstate(all="ignore"):
+                d = np.abs(p.astype(np.float64) - h.astype(np.float64))
+            env[name] = np.maximum(env[name], np.where(np.isfinite(d), d, 0.0))
+    ans.envelope = env
+    ans.unjudged = bad
+    return ans
+
+
+# ---- the judgement ---------------------------------------------------------------------------------
+
+
+def _lines(text: str) -> list:
+    return sorted(text.splitlines())
+
+
+def judge(layout: Layout, host: Answer, dev: Answer) -> dict:
+    """The verdict: ``status`` equal | differ | host_error | device_error, with the lanes compared,
+    the lanes that differ, and per region that differs its step, op, taint and first lanes."""
+    v = {"status": "equal", "lanes": 0, "bad": 0, "unjudged": 0, "max_err": 0.0, "regions": [], "first": []}
+    if host.asserted or dev.asserted:
+        if host.asserted and dev.asserted:
+            v["status"], v["detail"] = "equal", "both stopped at an assert"
+        elif host.asserted:
+            v.update(status="differ", bad=1, detail=f"the host stopped at an assert, the device did not: {dev.error}")
+        else:
+            v.update(status="differ", bad=1, detail=f"the device stopped at an assert, the host did not: {dev.error}")
+        return v
+    if host.error:
+        v.update(status="host_error", detail=host.error[:500])
+        return v
+    if dev.error:
+        v.update(status="device_error", bad=1, detail=dev.error[:500])
+        return v
+    for name, want in host.outs.items():
+        got = dev.outs.get(name)
+        if got is None:
+            v.update(status="differ", bad=v["bad"] + 1, detail=f"no device answer for {name}")
+            continue
+        approx = layout.approx_mask(name)
+        skip = host.unjudged.get(name, np.zeros(approx.size, bool)) & approx
+        env = host.envelope.get(name)
+        ex = compare(Judge("exact"), want, got, lanes=~approx)
+        verdicts = [(ex, ~approx)]
+        if approx.any():
+            bound = SAFETY * env if env is not None else None
+            verdicts.append((compare(TOL, want, got, lanes=approx & ~skip, bound=bound), approx & ~skip))
+        v["unjudged"] += int(skip.sum())
+        for vd, _ in verdicts:
+            v["lanes"] += vd.lanes
+            v["bad"] += vd.bad
+            v["max_err"] = max(v["max_err"], vd.max_err)
+        if any(vd.bad for vd, _ in verdicts):
+            v["status"] = "differ"
+            v["regions"] += _regions(layout, name, want, got, approx, skip, env)
+    if host.printed or dev.printed:
+        same = host.printed == dev.printed if layout.grid[0] == 1 else _lines(host.printed) == _lines(dev.printed)
+        v["lanes"] += 1
+        if not same:
+            v.update(status="differ", bad=v["bad"] + 1)
+            v["regions"].append({"buf": "stdout", "step": None, "op": "print", "taint": "exact",
+                                 "first": [host.printed[:200], dev.printed[:200]]})
+    v["first"] = [f for r in v["regions"][:3] for f in r.get("first", [])[:2]]
+    return v
+
+
+def _regions(layout, name, want, got, approx, skip, env) -> list:
+    """The regions of ``name`` holding disagreeing lanes: which step wrote them and how they differ."""
+    w, g = want.reshape(-1), got.reshape(-1).astype(want.dtype)
+    if BY_NAME[layout.params[[n for n, _ in layout.params].index(name)][1]].is_float:
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        same = (w.view(_uint(w)) == g.view(_uint(g))) | (np.isnan(w64) & np.isnan(g64))
+        with np.errstate(all="ignore"):
+            lim = TOL.ulps * ulp_of(w64, w.dtype) + (SAFETY * env if env is not None else 0.0)
+            near = (np.abs(w64 - g64) <= lim) | same
+        bad = np.where(approx, ~near & ~skip, ~same)
+    else:
+        bad = w != g
+    out, seen = [], {}
+    for lane in np.nonzero(bad)[0]:
+        r = layout.region_at(name, int(lane))
+        key = (r.step, r.op) if r else (None, "untouched")
+        if key not in seen:
+            seen[key] = {"buf": name, "step": key[0], "op": key[1], "taint": r.taint if r else "exact", "bad": 0,
+                         "first": []}
+            out.append(seen[key])
+        e = seen[key]
+        e["bad"] += 1
+        if len(e["first"]) < 3:
+            lo = int(lane) - (r.offset if r else 0)
+            e["first"].append([f"{name}[{int(lane)}] (+{lo})", _show(w[lane]), _show(g[lane])])
+    return out
+
+
+def _uint(a: np.ndarray):
+    return {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+
+
+def _show(x) -> str:
+    a = np.asarray(x)
+    if a.dtype.kind in "iub":
+        return str(a.item())
+    return f"{float(a):.9g}"
+
+
+__all__ = ["Layout", "Answer", "host_answer", "judge", "PerturbedInterp", "source_bounds", "has_approx", "SAFETY"]
