@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: demo test lint clean
+.PHONY: demo test lint docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,5 +24,13 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 
+# the documentation site (mkdocs.yml), built strictly: a broken link or reference fails it
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build site src/*.egg-info .pytest_cache

@@ -72,9 +72,11 @@ def test_the_lowered_types_live_in_ir():
 
 
 def test_help_of_kernel_is_its_own():
+    """help(tileir.kernel) explains the decorator itself (tileir.kernel is the function, which hides
+    the module of that name, so pointing at the module's docstring helps nobody)."""
     doc = tileir.kernel.__doc__
-    assert "see the module docstring" not in doc
-    assert "Keyword-only parameters are host" in doc and "grid" in doc and "run_host" in doc
+    assert "module docstring" not in doc
+    assert "keyword-only" in doc and "configuration" in doc and "grid" in doc
 
 
 def test_star_import_gives_all_and_only_all():

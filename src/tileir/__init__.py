@@ -490,43 +490,6 @@ from .values import (
 
 __version__ = "0.1.0"
 
-# kernel.py's own docstring sends the reader to its module's, which `tileir.kernel` (the decorator,
-# shadowing the module of that name) hides from help(); the whole story is given here instead.
-kernel.__doc__ = """Make a Python function a kernel: ``@tileir.kernel`` or ``@tileir.kernel(grid=..., hints=...,
-tuned=..., name=...)``.
-
-    @ti.kernel(grid=lambda n, tile=1024: (ti.cdiv(n, tile),))
-    def vadd(a=ti.ByPtr(ti.F32), b=ti.ByPtr(ti.F32), c=ti.ByPtr(ti.F32), *, n: int, tile: int = 1024):
-        base = ti.tile_at(ti.block_id(0), tile)
-        m = ti.tail_mask(base, [tile], n)
-        ti.store(c, base, ti.load(a, base, [tile], mask=m) + ti.load(b, base, [tile], mask=m), mask=m)
-
-    vadd(x, y, z, n=len(x))           # torch / cupy arrays on the GPU, no copies (numpy is copied)
-    vadd.run_host(x, y, z, n=len(x))  # numpy arrays on the host reference, written in place
-    print(vadd.mlir(n=1000))          # the Tile IR text; .bytecode(), .cubin("sm_90"), .program()
-
-Positional parameters are the entry's parameters, declared by their defaults: ``In`` / ``Out`` /
-``Shared`` / ``Whole`` markers (a buffer and the cells each block reads or writes, from which the
-grid follows), ``ByPtr(fmt)`` (a buffer with no rules) or ``ByValue(fmt)`` (a scalar passed by
-value), or a function of the configuration answering one of those. Keyword-only parameters are host
-configuration: each distinct set of values records its own program once (cached), so a size given
-there is a constant in the kernel.
-
-Args:
-    fn: the kernel body (when used bare, ``@tileir.kernel``).
-    name: the entry's name in the Tile IR (default: the function's name).
-    grid: a function of the configuration and the by-value arguments (by name) answering the launch
-        grid; without it the grid follows from the markers' cells.
-    hints: the entry's optimization hints (``for_arch(...)`` entries), or a function of the
-        configuration answering them (``tileir.kernels.entry_hints`` gives warps / occupancy / cga).
-    tuned: configuration keys a GPU call leaves to ``tileir.autotune.best`` when it names none of them.
-
-Returns:
-    A ``KernelFn``: call it to run on the GPU, ``.run_host(...)`` to run on the host reference,
-    ``.mlir(**config)`` / ``.bytecode(...)`` / ``.cubin(arch, ...)`` / ``.program(...)`` to inspect it.
-"""
-
-
 def __getattr__(name):
     # the assembler and the runtime load on first use (they look for tileiras and the CUDA driver)
     if name in ("tileiras_args", "assembler_defect"):

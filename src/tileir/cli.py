@@ -142,8 +142,9 @@ def _case_config(case, size) -> dict:
 def cmd_kernels(args) -> int:
     from .kernels import CASES
 
+    width = max(len(name) for name in CASES)
     for name, c in CASES.items():
-        print(f"{name:18s} {_format_size(c.default_size):>14s}  {c.summary}")
+        print(f"{name:{width}s} {_format_size(c.default_size):>12s}  {c.summary}")
     return 0
 
 
