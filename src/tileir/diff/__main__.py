@@ -24,9 +24,10 @@ def main(argv=None) -> int:
     z.add_argument("--seed", type=int, default=1, help="program i is drawn from seed + i")
     z.add_argument("--out", required=True, help="the campaign's results JSON")
     z.add_argument("--repro-dir", default=None, help="where reproducers go (default: beside --out, fuzz_repro/)")
-    z.add_argument("--time-limit", type=float, default=420.0, help="seconds after which no new program starts")
+    z.add_argument("--time-limit", type=float, default=360.0, help="seconds after which no new program starts")
     z.add_argument("--max-shrink", type=int, default=12, help="failures to shrink and classify (two of a kind)")
-    z.add_argument("--shrink-s", type=float, default=60.0, help="seconds a shrink may take")
+    z.add_argument("--shrink-s", type=float, default=40.0, help="seconds one shrink may take")
+    z.add_argument("--shrink-total-s", type=float, default=90.0, help="seconds all the shrinking may take")
     z.add_argument("--workers", type=int, default=None, help="compile processes (default: one a core; 0: none)")
     z.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own)")
     z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
@@ -95,7 +96,7 @@ def _fuzz(a) -> int:
         return 0 if not rep["summary"]["not_found"] else 1
     repro = a.repro_dir or os.path.join(os.path.dirname(os.path.abspath(a.out)), "fuzz_repro")
     camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, log=log)
-    rep = camp.run(repro, a.max_shrink, a.shrink_s)
+    rep = camp.run(repro, a.max_shrink, a.shrink_s, a.shrink_total_s)
     write_json(a.out, rep)
     keys = ("programs", "recorded_share", "ran_on_device", "equal", "differ", "device_errors", "assemble_errors",
             "host_errors", "failures", "failures_unexplained", "seconds", "throughput")

@@ -146,7 +146,8 @@ class Campaign:
         th.join()
         self.gpu_seconds = gpu_time[0]
 
-    def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 60.0) -> dict:
+    def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 40.0,
+            shrink_total_s: float = 90.0) -> dict:
         pool = make_pool(self.workers)
         device = make_device(self.device_kind)
         try:
@@ -155,7 +156,7 @@ class Campaign:
             t_run = time.time() - self.t0
             diffs = self.differences()
             self.log(f"[fuzz] {len(self.compiled)} programs in {t_run:.0f} s: {len(diffs)} failures; shrinking")
-            shrunk = self.shrink_all(diffs, pool, device, repro_dir, max_shrink, shrink_s)
+            shrunk = self.shrink_all(diffs, pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s)
         finally:
             device.close()
             if pool is not None:
@@ -177,22 +178,25 @@ class Campaign:
                                 "detail": v.get("detail"), "verdict": v})
         return out
 
-    def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s) -> dict:
-        """Shrink, save and classify up to ``max_shrink`` failures, at most two of one class."""
+    def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s, total_s=1e9) -> dict:
+        """Shrink, save and classify up to ``max_shrink`` failures, at most two of one class, each
+        within ``shrink_s`` and all within ``total_s`` seconds."""
         from .classify import classify, known_cause
 
         out, per_class = {}, collections.Counter()
         tester = Tester(device, pool, self.arch, self.opt_level)
         tester_o0 = Tester(device, pool, self.arch, 0)
+        t_all = time.time()
         for d in diffs:
             cls = failure_class(d)
-            if len(out) >= max_shrink or per_class[cls] >= 2:
+            left = total_s - (time.time() - t_all)
+            if len(out) >= max_shrink or per_class[cls] >= 2 or left < 5:
                 continue
             per_class[cls] += 1
             known = known_cause(d)
             t = time.time()
             if known is None:
-                sh = Shrinker(tester, shrink_s, self.log)
+                sh = Shrinker(tester, min(shrink_s, left), self.log)
                 small = sh.shrink(d["desc"], d)
                 again = tester.outcomes([small])[0]
                 rounds = sh.rounds
@@ -220,10 +224,15 @@ class Campaign:
         cover = collections.Counter(k for c in self.compiled if c["status"] != "refused" for k in c.get("ops", ()))
         refusals = collections.Counter(c.get("detail", "")[:140] for c in self.compiled if c["status"] == "refused")
         t_asm = [c["t_assemble"] for c in self.compiled if "t_assemble" in c]
+        stage = {k: [c[k] for c in self.compiled if k in c] for k in ("t_compile", "t_assemble", "t_host")}
+        from .classify import known_cause
+
         rows = []
         for d in diffs:
             s = shrunk.get(d["index"], {})
             v = d.get("verdict") or {}
+            if not s and known_cause(d):
+                s = {"classification": known_cause(d)}
             rows.append({"seed": d["seed"], "status": d["status"], "class": list(failure_class(d)),
                          "detail": (d.get("detail") or "")[:300], "bad": v.get("bad"), "lanes": v.get("lanes"),
                          "regions": [{k: r.get(k) for k in ("buf", "step", "op", "taint", "bad", "first")}
@@ -253,6 +262,8 @@ class Campaign:
                         "device": round(getattr(self, "gpu_seconds", 0.0), 1)},
             "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,
                            "assemble_s_mean": round(sum(t_asm) / len(t_asm), 3) if t_asm else None,
+                           "stage_s_mean": {k[2:]: round(sum(v) / len(v), 4) for k, v in stage.items() if v},
+                           "cpu_s_per_program": round(sum(sum(v) for v in stage.values()) / max(1, generated), 3),
                            "workers": self.workers or os.cpu_count()},
             "op_coverage": dict(sorted(cover.items())),
             "refusals": dict(refusals.most_common(20)),

@@ -68,7 +68,7 @@ WEIGHTS = {
     "conv": 9, "reduce": 5, "scan": 3, "scan2": 1, "argmax": 1, "shape": 6, "mma": 6, "mmai": 2, "powi": 1,
     "erf": 1, "pack": 1, "vload": 4, "vstore": 3, "gload": 1, "gstore": 1, "store": 10, "gather": 2, "scatter": 1,
     "atomic": 2, "cas": 1, "redview": 1, "global": 1, "alloca": 1, "print": 0.4, "assert": 0.4, "for": 4,
-    "while": 2, "if": 3, "softmax": 1.5, "ret": 0.3,
+    "while": 2, "if": 3, "softmax": 1.0, "ret": 0.3,
 }
 MEMORY = {"load", "vload", "vstore", "gload", "gstore", "store", "gather", "scatter", "atomic", "cas", "redview",
           "global", "alloca", "print", "softmax", "ret"}
@@ -95,7 +95,7 @@ class Profile:
     """How programs are drawn: ``steps`` top-level steps (a range), the largest tile (elements)
     outside mma, the largest mma operand (elements), the step weights' boosts."""
 
-    steps: tuple = (3, 12)
+    steps: tuple = (2, 10)
     max_elems: int = 1024
     max_mma_elems: int = 8192
     focus: tuple = ()  # step kinds drawn 8x as often
