@@ -9,7 +9,6 @@ defect table patched here."""
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +63,7 @@ def cache_dir(tmp_path, monkeypatch):
 def compiles(monkeypatch):
     """The argv of every tileiras compile (-o ...) made from now on; the real run still happens."""
     seen = []
-    real = subprocess.run
+    real = asm._run_child
     asm.tileiras_version()
 
     def spy(cmd, *a, **kw):
@@ -72,7 +71,7 @@ def compiles(monkeypatch):
             seen.append(list(cmd))
         return real(cmd, *a, **kw)
 
-    monkeypatch.setattr(asm.subprocess, "run", spy)
+    monkeypatch.setattr(asm, "_run_child", spy)
     return seen
 
 

@@ -1,16 +1,20 @@
 """The values a kernel body holds: ``Tile``, ``Idx``, ``Param``, ``Ptrs``, ``Carry`` and ``Lit``.
 
 Each is a handle the handler issued, nothing more; its format and shape belong to the handler
-(``t_shape_of``). ``Tile`` supports Python's operators by calling the spec's functions (``a + b``
-is ``add``/``addi`` by format, a Python number is a ``lit`` of the other operand's format), and
-nothing an operator does is unavailable by name.
+(``t_shape_of``). A value remembers the recording that issued it, and reading its handle while
+another recording runs is refused naming both kernels: handle numbers restart with every
+recording, so a Tile kept from one would silently stand for another value in the next.
+
+``Tile`` supports Python's operators by calling the spec's functions (``a + b`` is ``add``/``addi``
+by format, a Python number is a ``lit`` of the other operand's format), and nothing an operator
+does is unavailable by name.
 """
 
 from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from .dev import dev
+from .dev import _HANDLER, dev
 from .errors import TileirError
 
 D = TypeVar("D")
@@ -35,13 +39,42 @@ def _surface():
     return surface
 
 
-class Tile(Generic[D]):
-    """A tile value inside a kernel: any rank, rank 0 included."""
+def _foreign(value, made_by, now) -> TileirError:
+    """The refusal of ``value``, issued by the handler ``made_by``, used while ``now`` records."""
+    was, cur = getattr(made_by, "name", "?"), getattr(now, "name", "?")
+    what = type(value).__name__
+    if was == cur:
+        msg = (f"a {what} from another recording of kernel '{cur}' (another configuration, or an earlier "
+               "recording) used in this one: a value belongs to the recording that made it")
+    else:
+        msg = (f"a {what} of kernel '{was}' used while recording kernel '{cur}': a value belongs to the "
+               "recording that made it")
+    fix = "make the value inside this kernel from its own parameters; kernels pass data through arrays"
+    refuse = getattr(now, "refuse", None)
+    return refuse(msg, fix) if refuse is not None else TileirError(msg, kernel=cur, fix=fix)
 
-    __slots__ = ("h",)
+
+class _Handle:
+    """A handler's number for a value, and the handler (the recording) that issued it."""
+
+    __slots__ = ("_h", "_made_by")
 
     def __init__(self, h: int):
-        self.h = h
+        self._h = h
+        self._made_by = _HANDLER.get()
+
+    @property
+    def h(self) -> int:
+        now = _HANDLER.get()
+        if now is not self._made_by and now is not None and self._made_by is not None:
+            raise _foreign(self, self._made_by, now)
+        return self._h
+
+
+class Tile(_Handle, Generic[D]):
+    """A tile value inside a kernel: any rank, rank 0 included."""
+
+    __slots__ = ()
 
     @property
     def dtype(self) -> str:
@@ -56,7 +89,7 @@ class Tile(Generic[D]):
         return len(self.shape)
 
     def __repr__(self) -> str:
-        return f"Tile(h={self.h})"
+        return f"Tile(h={self._h})"
 
     def __bool__(self):
         raise TileirError("a Tile has no value on the host while the kernel records; branch on the "
@@ -177,16 +210,13 @@ class Tile(Generic[D]):
     __hash__ = object.__hash__
 
 
-class Idx:
+class Idx(_Handle):
     """A scalar index (i32) inside a kernel: a block id, a loop variable, a computed offset."""
 
-    __slots__ = ("h",)
-
-    def __init__(self, h: int):
-        self.h = h
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"Idx(h={self.h})"
+        return f"Idx(h={self._h})"
 
     def __bool__(self):
         raise TileirError("an Idx has no value on the host while the kernel records; compare on the "
@@ -239,22 +269,27 @@ class Param(Generic[D]):
         return f"Param({self.name}: {self.dtype}{'*' if self.by_ptr else ''})"
 
 
-class Ptrs(Generic[D]):
+class Ptrs(_Handle, Generic[D]):
     """A tile of pointers to format D."""
 
-    __slots__ = ("h",)
-
-    def __init__(self, h: int):
-        self.h = h
+    __slots__ = ()
 
 
 class Carry(Generic[D]):
     """A device variable: a tile a region's body replaces as it goes (carry / get / set)."""
 
-    __slots__ = ("cid",)
+    __slots__ = ("_cid", "_made_by")
 
     def __init__(self, cid: int):
-        self.cid = cid
+        self._cid = cid
+        self._made_by = _HANDLER.get()
+
+    @property
+    def cid(self) -> int:
+        now = _HANDLER.get()
+        if now is not self._made_by and now is not None and self._made_by is not None:
+            raise _foreign(self, self._made_by, now)
+        return self._cid
 
     def get(self):
         return _surface().get(self)
@@ -273,31 +308,22 @@ def param_dtype(p: Param) -> str:
     return p.dtype
 
 
-class TensorView(Generic[D]):
+class TensorView(_Handle, Generic[D]):
     """A tensor_view inside a kernel: a region of global memory with an extent and a stride (in
     elements) along each dimension, any of them possibly computed (DYN_DIM)."""
 
-    __slots__ = ("h",)
-
-    def __init__(self, h: int):
-        self.h = h
+    __slots__ = ()
 
 
-class GridView(Generic[D]):
+class GridView(_Handle, Generic[D]):
     """A tensor_view cut into a grid of equal tiles (a partition_view, or a strided_view): load_view
     and store_view index the grid, one index a tile dimension."""
 
-    __slots__ = ("h",)
-
-    def __init__(self, h: int):
-        self.h = h
+    __slots__ = ()
 
 
-class GatherScatterView(Generic[D]):
+class GatherScatterView(_Handle, Generic[D]):
     """A gather_scatter_view inside a kernel: a grid view in every dimension but its sparse one,
     where the index is a rank-1 i32 tile of ROW NUMBERS (load_gather / store_gather)."""
 
-    __slots__ = ("h",)
-
-    def __init__(self, h: int):
-        self.h = h
+    __slots__ = ()

@@ -48,6 +48,33 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIR = os.path.join(_PACKAGE_DIR, "kernels")  # the library's kernels are kernels like any user's
 
 
+# Guards on runaway work, each refused at record time with its fix (issue 18).
+# A tile of more lanes than this is refused: tileiras' time grows faster than the tile
+# (bench/results/tile_size_assemble_cpu.json, bench/tile_size_assemble.py: saxpy's pointer tile of
+# 2^16 lanes assembles for sm_90 in 10 s, 2^17 in 37 s, 2^18 in 183 s), and 2^16 32-bit lanes are
+# already a whole SM's register file (64K registers), so a larger tile lives in local memory.
+MAX_TILE_ELEMENTS = 1 << 16
+# A recording of more operations than this is refused: a Python loop that never ends records ~27k
+# operations a second forever; the library's largest kernel records under 100.
+MAX_OPS = 100_000
+ENV_MAX_TILE = "TILEIR_MAX_TILE_ELEMENTS"
+ENV_MAX_OPS = "TILEIR_MAX_OPS"
+
+
+def _limit(env: str, default: int) -> int:
+    """``$env`` as a positive int, else ``default``."""
+    text = os.environ.get(env)
+    if not text:
+        return default
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise TileirError(f"{env}={text!r} is not a positive int.", fix=f"{env}={default} (or unset it)")
+    return n
+
+
 def _internal(path: str) -> bool:
     path = os.path.abspath(path)
     return path.startswith(_PACKAGE_DIR) and not path.startswith(_LIBRARY_DIR)
@@ -72,6 +99,9 @@ class RecorderCore(_dev.Dev):
         self.hidden_h: list = []  # the handle of each hidden parameter (read_hidden)
         if self.sizes is not None:
             params = params + (KParam("i32", False),) * len(self.sizes.hidden)
+        self.max_tile = _limit(ENV_MAX_TILE, MAX_TILE_ELEMENTS)
+        self.max_ops = _limit(ENV_MAX_OPS, MAX_OPS)
+        self.emitted = 0  # every operation recorded, trials' included (they are thrown away, not free)
         self.markers = tuple(markers) if markers is not None else tuple(
             p if isinstance(p, Marker) else None for p in params)
         self.prog = TileProg(name, tuple(kparam_of(p) for p in params), hints=tuple(hints))
@@ -116,6 +146,16 @@ class RecorderCore(_dev.Dev):
         return self.prog.name
 
     def new(self, kind: str, dtype: str, shape) -> int:
+        if kind in ("val", "ptrs") and shape:
+            lanes = 1
+            for n in shape:
+                lanes *= n if isinstance(n, int) else 1
+            if lanes > self.max_tile:
+                raise self.refuse(f"a tile of {lanes} lanes ({dtype}{list(shape)}) is more than a tile may hold "
+                                  f"({self.max_tile}): tileiras takes minutes to assemble such a tile (2^18 lanes "
+                                  "of pointers: 183 s) and a block's registers hold 2^16 32-bit values",
+                                  "smaller tiles over more blocks, or a d_range loop over pieces of it "
+                                  f"({ENV_MAX_TILE}=<lanes> raises the limit)")
         h = self.next_h
         self.next_h += 1
         self.prog.info[h] = HInfo(kind, dtype, tuple(shape))
@@ -123,6 +163,12 @@ class RecorderCore(_dev.Dev):
         return h
 
     def emit(self, kind: str, res: tuple, regions=(), **a) -> Op:
+        self.emitted += 1
+        if self.emitted > self.max_ops:
+            raise self.refuse(f"the kernel recorded more than {self.max_ops} operations: a Python loop in the "
+                              "kernel that never ends, or one that unrolls far too much?",
+                              "a device loop (d_range, d_loop) for work that repeats "
+                              f"({ENV_MAX_OPS}=<n> raises the limit for a kernel this large)")
         op = Op(kind, tuple(res), a, tuple(regions), self.num)
         self.num += 1
         self.frames[-1].ops.append(op)

@@ -15,6 +15,7 @@ import numpy as np
 from ..dtypes import BY_NAME
 from ..errors import TileirError
 from ..prog import TileProg
+from ..runtime.args import check_count, check_grid, host_value
 
 RULES: dict = {}
 
@@ -33,9 +34,9 @@ class Interp:
         from .. import ops as _families  # noqa: F401  (registers the rules)
 
         self.prog = prog
-        self.grid = tuple(grid) + (1,) * (3 - len(grid))
-        if len(args) != len(prog.params):
-            raise TileirError(f"{len(args)} arguments for {len(prog.params)} parameters", kernel=prog.name)
+        # what a launch refuses, refused here in its words (runtime/args.py)
+        check_count(args, prog.params, prog.name)
+        self.grid = check_grid(grid, prog.name)
         self.args = []
         for i, (a, p) in enumerate(zip(args, prog.params)):
             d = BY_NAME[p.dtype]
@@ -55,7 +56,7 @@ class Interp:
                                       fix="np.ascontiguousarray(array)")
                 self.args.append(a.reshape(-1))
             else:
-                self.args.append(np.asarray(a).astype(d.np).reshape(()))
+                self.args.append(host_value(a, p.dtype, d.np, kernel=prog.name, pos=i))
         self.vals: dict = {}
         self.block = (0, 0, 0)
         self.cur_op = 0
