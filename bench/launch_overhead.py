@@ -35,14 +35,15 @@ def main():
     vadd(a, b, c)  # record, assemble, load
     torch.cuda.synchronize()
     (site,) = vadd._sites.values()
-    ((launcher, cfg, plan),) = site.variants.values()
+    ((launcher, grid_rule),) = site.variants.values()
+    plan = site.plan
     from tileir.runtime import driver
     from tileir.runtime.driver import cu
     from tileir.runtime.launch import current_torch_stream, normalize_grid
 
     d = cu()
     values = plan.values((a, b, c))
-    g = normalize_grid(vadd._grid_of(cfg, plan, (a, b, c), values))
+    g = normalize_grid(grid_rule((a, b, c), values))
     slots = (ctypes.c_uint64 * 4)(a.data_ptr(), b.data_ptr(), c.data_ptr(), n)
     ptrs = (ctypes.c_void_p * 4)(*[ctypes.addressof(slots) + 8 * i for i in range(4)])
     stream = d.CUstream(current_torch_stream(0))
@@ -57,8 +58,9 @@ def main():
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(fn, *g, 1, 1, 1, 0, stream, ctypes.addressof(ptrs), 0)),
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),
         # host-only pieces (nothing launched): where the rest goes
-        "host_sizes": per_call_us(lambda: plan.values((a, b, c))),
-        "host_grid": per_call_us(lambda: vadd._grid_of(cfg, plan, (a, b, c), values)),
+        "host_sizes_generic": per_call_us(lambda: plan.values((a, b, c))),
+        "host_sizes": per_call_us(lambda: site.fast((a, b, c))),
+        "host_grid": per_call_us(lambda: grid_rule((a, b, c), values)),
         "host_fast_lane_checks": per_call_us(lambda: launcher._fast_values(full)),
         "host_current_stream": per_call_us(lambda: current_torch_stream(0)),
         "host_bind": per_call_us(lambda: driver.bind(0)),

@@ -29,7 +29,7 @@ from .errors import TileirError
 from .ir import KParam
 from .markers import Marker, kparam_of
 from .record import record
-from .sizes import SPECIALISE_DIVISOR, SizePlan, flat_span
+from .sizes import SizePlan, flat_span
 from .sizes import specialising as sizes_specialise
 from .values import Param
 
@@ -354,23 +354,23 @@ class _CallSite:
         # the grid was worked out for that configuration
         self.tuned = bool(fn.tuned) and not grid_given and not any(k in self.static for k in fn.tuned)
         self.variants: dict = {}
-        self.fast = self.plan.fast_values() if self.plan else None
-        self.stride_slots = self.plan.stride_slots if sizes_specialise() else ()
+        self.fast = self.plan.fast_values() if self.plan and sizes_specialise() else None
         self.size_slots = tuple(k for k, h in enumerate(self.plan.hidden) if h.kind == "size")
 
     def __call__(self, arrays, grid, stream, sync) -> None:
         plan = self.plan
-        values = self.fast(arrays) if self.fast is not None else None
-        if values is None:
+        got = self.fast(arrays) if self.fast is not None else None
+        if got is None:
             values = plan.values(arrays) if plan else []
+            claims = plan.div16(values, arrays) if plan else ()
+        else:
+            values, claims = got
         if self.asserted:
             self.fn._check_asserted(plan, values, self.asserted)
-        key = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
-        if self.tuned:
-            key = (key, tuple(_pow2_at_least(values[k]) for k in self.size_slots))
+        key = (claims, tuple(_pow2_at_least(values[k]) for k in self.size_slots)) if self.tuned else claims
         got = self.variants.get(key)
         if got is None:
-            got = self.variants[key] = self._prepare(plan.div16(values) if plan else (), values)
+            got = self.variants[key] = self._prepare(claims, values)
         launcher, grid_rule = got
         if grid is None:
             grid = grid_rule(arrays, values)
@@ -393,7 +393,8 @@ class _CallSite:
         cubin = fn.cubin(self.target, self.opt_level, spec, **cfg)
         prog = fn.program(spec, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg)]
-        launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks)
+        launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks,
+                                unaligned=prog.unaligned)
         fast = plan.fast_grid() if fn.grid_fn is None else None
 
         def grid_rule(arrays, values):

@@ -59,6 +59,7 @@ class TileProg:
     views: dict = field(default_factory=dict)  # view handle -> its Tile IR type (ir.TensorView, ...)
     markers: tuple = ()  # per parameter: its marker (markers.Marker) or None
     written: set = field(default_factory=set)  # the buffer parameters the program may write
+    unaligned: frozenset = frozenset()  # buffer parameters not claimed 16-byte aligned (a slice's)
 
     def walk(self, ops=None):
         """Every operation depth first, a region's operation before its body."""

@@ -70,6 +70,21 @@ def shape_strides(a):
     return shape, contiguous_strides(shape)
 
 
+def data_ptr(a) -> int:
+    """The device address of an array argument's first element (0 for a host array: its staged
+    copy is a fresh, aligned allocation)."""
+    ptr = getattr(a, "data_ptr", None)
+    if callable(ptr):
+        return int(ptr())
+    data = getattr(a, "data", None)
+    if isinstance(getattr(data, "ptr", None), int):  # cupy
+        return int(data.ptr)
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if isinstance(cai, dict):
+        return int(cai["data"][0] or 0)
+    return 0
+
+
 def contiguous_strides(shape) -> tuple:
     out, acc = [], 1
     for n in reversed(shape):
@@ -125,6 +140,7 @@ class SizePlan:
         self._strides = [(k, h.reads[0]) for k, h in enumerate(self.hidden) if h.kind == "stride"]
         self._fixed = [(p, d, e) for (p, d), e in self.extent.items() if isinstance(e, int)]
         self.stride_slots = tuple(k for k, _ in self._strides)
+        self.array_params = tuple(sorted(self.ranks))
 
     def __bool__(self) -> bool:
         return bool(self.ranks)
@@ -202,11 +218,11 @@ class SizePlan:
         return out
 
     def fast_values(self):
-        """A function of the arguments answering ``values(arrays)`` for torch tensors in a few
-        comparisons, or None wherever anything is off (not all tensors, a rank, a disagreement, a
-        stride): then ``values`` runs and says what. Generated once per plan, because the launch
-        reads the sizes on every call (bench/launch_overhead.py: the generic walk cost 14 us a
-        call of three tensors on the CPU machine, the generated one about 2)."""
+        """A function of the arguments answering ``(values(arrays), div16(values, arrays))`` for
+        torch tensors in a few comparisons (with SPECIALISE on), or None wherever anything is off
+        (not all tensors, a rank, a disagreement, a stride): then ``values`` runs and says what.
+        Generated once per plan, because the launch reads the sizes on every call (the generic
+        walk cost 14 us a call of three tensors on the CPU machine, the generated one 5)."""
         torch = sys.modules.get("torch")
         if torch is None or not self.ranks:
             return None
@@ -237,7 +253,9 @@ class SizePlan:
             conds.append(f"0 < {outs[k]} <= {SIZE_LIMIT}")
         if conds:
             lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
-        lines.append("    return [" + ", ".join(outs) + "]")
+        claims = [f"{outs[k]} % {SPECIALISE_DIVISOR} == 0" for k in self.stride_slots]
+        claims += [f"a{p}.data_ptr() % {SPECIALISE_DIVISOR} == 0" for p in ps]
+        lines.append("    return [" + ", ".join(outs) + "], (" + "".join(c + ", " for c in claims) + ")")
         scope = {"T": torch.Tensor}
         exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
         return scope["fast"]
@@ -289,12 +307,18 @@ class SizePlan:
                                        "arrays whose dimensions along one axis cover the same number of cells")
         return tuple(g[a][0] if a in g else 1 for a in range(max(g) + 1))
 
-    def div16(self, values) -> tuple:
-        """Per hidden stride, whether this call's value is a multiple of SPECIALISE_DIVISOR (all
-        False where SPECIALISE is off)."""
+    def div16(self, values, arrays=None) -> tuple:
+        """The claims a launch with these values specialises on: per hidden stride, whether it is a
+        multiple of SPECIALISE_DIVISOR elements, then per array parameter (``array_params``),
+        whether its first element's address is 16-byte aligned (a slice at an odd column is not;
+        its program then makes no alignment claim for it). With SPECIALISE off, no stride claims
+        (and the pointers claimed aligned)."""
         if not SPECIALISE:
             return (False,) * len(self.stride_slots)
-        return tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
+        strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
+        if arrays is None:
+            return strides
+        return strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
 
     def named(self, values) -> dict:
         """The named run-time sizes of a call, by name (what a grid function and the tuner see)."""

@@ -200,9 +200,10 @@ def _lower_make_token(lw, op):
     lw.bind(op.res[0], ir.Val(dst))
     lw.tokens = TokenState(lw, ir.Val(dst))
     # Every buffer parameter is claimed 16-byte aligned (assume div_by<16>), as cuTile claims its
-    # arrays; the launch refuses a pointer that is not (runtime/launch.py), so the claim holds.
+    # arrays; the launch refuses a pointer that is not (runtime/launch.py), so the claim holds --
+    # except an array the launch found unaligned (a slice), whose program is specialised without it.
     for pos, kp in enumerate(lw.prog.params):
-        if kp.by_ptr:
+        if kp.by_ptr and pos not in lw.prog.unaligned:
             a = lw.fresh()
             t = ir.Tile((), ir.PtrTo(kp.dtype))
             lw.emit(ir.AssumeTile(a, ir.Arg(pos), ir.DivBy(ALIGN), t))

@@ -126,14 +126,18 @@ class RecorderCore(_dev.Dev):
 
     def read_hidden(self, div16=()) -> None:
         """The hidden parameters' handles, made at the entry before the body runs (so every region
-        may use them); a stride the launch found a multiple of 16 carries that claim (div16)."""
+        may use them); a stride the launch found a multiple of 16 carries that claim, and an array
+        whose address is not 16-byte aligned is left out of the alignment claim (``div16``:
+        ``SizePlan.div16``'s layout)."""
         if self.sizes is None:
             return
         from ..ir import DivBy
         from ..sizes import SPECIALISE_DIVISOR
 
         base = len(self.prog.params) - len(self.sizes.hidden)
-        claims = dict(zip(self.sizes.stride_slots, div16))
+        n = len(self.sizes.stride_slots)
+        claims = dict(zip(self.sizes.stride_slots, div16[:n]))
+        self.prog.unaligned = frozenset(p for p, ok in zip(self.sizes.array_params, div16[n:]) if not ok)
         for k in range(len(self.sizes.hidden)):
             h = self.t_scalar(base + k, "i32")
             if claims.get(k):

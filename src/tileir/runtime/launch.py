@@ -167,12 +167,13 @@ class Launcher:
     layout was checked by tileir.sizes), so they need not be contiguous; ``written``: positions the
     kernel may write (a read-only host array there is refused)."""
 
-    def __init__(self, cubin: bytes, kernel: str, params, written=None, strided=()):
+    def __init__(self, cubin: bytes, kernel: str, params, written=None, strided=(), unaligned=()):
         self.kernel = kernel
         self.cubin = cubin
         self.params = normalize_params(params, kernel)
         self.written = None if written is None else frozenset(written)
         self.strided = frozenset(strided)
+        self.unaligned = frozenset(unaligned)  # arrays the program makes no alignment claim for
         self._functions: dict = {}  # device -> CUfunction
         self._checked = False
         n = max(1, len(self.params))
@@ -223,7 +224,7 @@ class Launcher:
             if self._contig[i] and not a.is_contiguous():
                 return None
             ptr = a.data_ptr()
-            if ptr % ALIGN:
+            if ptr % ALIGN and i not in self.unaligned:
                 return None
             out.append(ptr)
         return device, out
@@ -316,7 +317,7 @@ class Launcher:
         device, first = None, None
         for i, p in enumerate(prepared):
             if isinstance(p, DeviceArg):
-                if p.ptr % ALIGN:
+                if p.ptr % ALIGN and i not in self.unaligned:
                     raise TileirError(f"argument {i}'s device address {p.ptr:#x} is not {ALIGN}-byte aligned: the "
                                       f"kernel claims every buffer is (assume div_by<{ALIGN}>), and a misaligned one "
                                       "would read wrong", kernel=kernel, what=f"argument {i}",
@@ -388,13 +389,13 @@ def _capturing(hstream) -> bool:
 _launchers: dict = {}
 
 
-def launcher_for(cubin: bytes, kernel: str, params, written=None, strided=()) -> Launcher:
+def launcher_for(cubin: bytes, kernel: str, params, written=None, strided=(), unaligned=()) -> Launcher:
     """The Launcher of (cubin, kernel, params), made once."""
     key = (id(cubin), len(cubin), kernel, tuple(map(tuple, normalize_params(params, kernel))),
-           None if written is None else frozenset(written), frozenset(strided))
+           None if written is None else frozenset(written), frozenset(strided), frozenset(unaligned))
     got = _launchers.get(key)
     if got is None or got[0] is not cubin:
-        got = (cubin, Launcher(cubin, kernel, params, written, strided))
+        got = (cubin, Launcher(cubin, kernel, params, written, strided, unaligned))
         _launchers[key] = got
     return got[1]
 
