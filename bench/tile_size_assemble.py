@@ -26,7 +26,10 @@ from tileir.assemble import find_tileiras, tileiras_version
 from tileir.bytecode import encode_kernel
 from tileir.kernels import saxpy, vadd
 
-KERNELS = {"vadd": lambda n: vadd.kernel(n=n, tile=n), "saxpy": lambda n: saxpy.kernel(tile=n)}
+KERNELS = {  # vadd took its length as configuration before sizes came from the arrays
+    "vadd": lambda n: vadd.kernel(tile=n, **({"n": n} if "n" in vadd.static else {})),
+    "saxpy": lambda n: saxpy.kernel(tile=n),
+}
 
 
 def assemble_seconds(tileiras: str, bytecode: bytes, timeout: float) -> dict:

@@ -6,6 +6,7 @@
     tileir run NAME [--host|--device] [--size ...] [--seed S]
     tileir run FILE.py:NAME [--host|--device]     (NAME a Case the file registers)
     tileir demo
+    tileir cache info | clear [--tune]
     tileir ledger [--quiet]
     tileir diff run --out FILE [--families a,b] [--mutants]   (python -m tileir.diff)
 """
@@ -288,6 +289,30 @@ def cmd_demo(args) -> int:
     return 0 if exact else 1
 
 
+def cmd_cache(args) -> int:
+    """``tileir cache info``: where the cubin and tune caches are and what they hold;
+    ``tileir cache clear [--tune]``: remove the cubins (and, with --tune, the tuning winners)."""
+    from . import cubin_cache
+    from .autotune import cache_path, read_cache
+
+    tune = cache_path()
+    if args.action == "info":
+        i = cubin_cache.info()
+        print(f"cubins: {i['directory']}: {i['entries']} entries, {i['bytes'] / 2**20:.1f} MB of at most "
+              f"{i['max_bytes'] / 2**20:.0f} MB ({cubin_cache.ENV_MAX_MB}; least recently used dropped first)")
+        print(f"tune:   {tune}: {len(read_cache(tune))} entries" if tune.exists() else f"tune:   {tune}: none")
+        return 0
+    n = cubin_cache.clear()
+    print(f"removed {n} cubin entries from {cubin_cache.cache_dir()}")
+    if args.tune:
+        try:
+            tune.unlink()
+            print(f"removed the tune cache {tune}")
+        except FileNotFoundError:
+            print(f"no tune cache at {tune}")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="tileir", description="Tile IR kernels from Python")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -323,6 +348,11 @@ def main(argv=None) -> int:
     lg.add_argument("--root", help="a folder holding dialect.txt, exemptions.txt and coverage.txt, or a checkout "
                     "of the repository (default: the files shipped with tileir)")
     lg.add_argument("--quiet", action="store_true", help="print the counts only")
+    ca = sub.add_parser("cache", help="show or empty the caches on disk (cubins; tune winners)",
+                        description="The cubin cache ($TILEIR_CACHE_DIR or ~/.cache/tileir/cubins, at most "
+                        "$TILEIR_CACHE_MAX_MB) and the tune cache (tune.json).")
+    ca.add_argument("action", choices=["info", "clear"])
+    ca.add_argument("--tune", action="store_true", help="clear: the tune cache's winners too")
     df = sub.add_parser("diff", help="layer 2: the device diff (python -m tileir.diff; `tileir diff run --help`)")
     df.add_argument("rest", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
@@ -335,7 +365,8 @@ def main(argv=None) -> int:
             from .ledger import main as ledger_main
 
             return ledger_main(args.root, args.quiet)
-        return {"kernels": cmd_kernels, "show": cmd_show, "run": cmd_run, "demo": cmd_demo}[args.cmd](args)
+        return {"kernels": cmd_kernels, "show": cmd_show, "run": cmd_run, "demo": cmd_demo,
+                "cache": cmd_cache}[args.cmd](args)
     except TileirError as e:
         print(f"tileir: {e}", file=sys.stderr)
         return 2
