@@ -1,18 +1,28 @@
 """Fused attention forward (flash-attention style): O = softmax(Q K^T * scale [+ causal mask]) V for
-Q, K, V, O row-major [B*H, S, D] tensors of f16 or bf16, head dims 64 and 128 (any power of two).
+torch's layout, Q and O [B, H, S, D], K and V [B, H_kv, S_kv, D], of f16 or bf16.
 
-One block computes a [bq, D] block of O for one (batch, head): grid axis 0 walks the query blocks,
-grid axis 1 the B*H heads (DYN_DIM: one cubin serves every B*H). The loop over key blocks keeps an
-online softmax in f32 carries -- the running row maximum m, the running sum l and the [bq, D]
-accumulator -- with exp2 and the scale folded in (scale * log2(e)); p is converted to the operand
-format for the second mma. K^T is read straight from memory through a partition view whose dim_map
-puts the key dimension last (a [1, D, bk] tile of the [B*H, S, D] tensor), so no tile is transposed
-in registers; Q and V are cells (Q along the grid, V's key dimension FREE), O is an Out cell.
+Every extent is a run-time size read off the arrays, and every stride but the last dimension's
+is passed too, so one cubin per configuration serves every batch, head count, sequence length
+and head dimension, and a ``[B, S, H, D]`` tensor's ``.transpose(1, 2)`` is read in place. The
+head dimension D is covered by one tile of ``d_tile`` lanes (a power of two >= D, configuration;
+the lanes past D read zero, which adds nothing to a dot product, and O's are not written).
+K and V may have fewer heads than Q (grouped-query attention: query head h reads K/V head
+h // (H / H_kv), computed on the device) and a sequence length of their own (cross-attention).
 
-Causal: the loop over key blocks stops at the diagonal. The blocks wholly below it run unmasked,
-the diagonal ones mask key > query with a coordinate compare. Not causal: the whole key blocks run
-unmasked and a partial last one (S % bk != 0) masks the key tail (its K lanes read zero, which
-would otherwise score 0, not -inf). Query rows past S are computed on padding and never written.
+One block computes a [bq, D] block of O: grid axis 0 walks the query blocks, axis 1 the heads,
+axis 2 the batch. The loop over key blocks keeps an online softmax in f32 carries -- the running
+row maximum m, the running sum l and the [bq, d_tile] accumulator -- with exp2 and the scale
+folded in (scale * log2(e); scale 1/sqrt(D) computed on the device unless given); p is converted
+to the operand format for the second mma. K^T is read straight from memory through a partition
+view whose dim_map puts the key dimension last (a [1, 1, d_tile, bk] tile of K), so no tile is
+transposed in registers.
+
+Causal masks by absolute positions (key j is seen by query i when j <= i, torch's is_causal): the
+loop over key blocks stops at the diagonal; the blocks wholly below it and inside S_kv run
+unmasked, the rest mask key > query and key >= S_kv with coordinate compares. Not causal: the
+whole key blocks run unmasked and a partial last one masks the key tail (its K lanes read zero,
+which would otherwise score 0, not -inf). Query rows past S are computed on padding and never
+written.
 """
 
 from __future__ import annotations
@@ -24,43 +34,57 @@ import numpy as np
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, dtype
 from ..errors import TileirError
-from ..ir import DYN_DIM, PadZero
+from ..ir import PadZero
 from ..kernel import cdiv, kernel
-from ..markers import FREE_AXIS, In, Out, Whole, cells
+from ..markers import FREE_AXIS, In, Shared, Whole, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
 LOG2E = 1.4426950408889634
+_QO = ["B", "H", "S", "D"]
+_KV = ["B", "H_kv", "S_kv", "D"]
 
 
-def _bk_default(d):
-    return 128 if d <= 64 else 64
+def _bk(bk, d_tile):
+    """The key block: as configured, else 128 for head tiles up to 64 and 64 above."""
+    return bk or (128 if d_tile <= 64 else 64)
 
 
-def _q(s, d, bq=128, fmt="f16"):
-    return In(fmt, cells([DYN_DIM, s, d], [1, bq, d], along=[1, 0, 2], pad=PadZero))
-
-
-def _v(s, d, bk=None, fmt="f16"):
-    bk = bk or _bk_default(d)
-    return In(fmt, cells([DYN_DIM, s, d], [1, bk, d], along=[1, FREE_AXIS, 2], pad=PadZero))
-
-
-def _o(s, d, bq=128, fmt="f16"):
-    return Out(fmt, cells([DYN_DIM, s, d], [1, bq, d], along=[1, 0, 2]))
+def _q(fmt="f16", bq=128, d_tile=128):
+    return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
 
 
 def _k(fmt="f16"):
-    return Whole(fmt)
+    return Whole(fmt, _KV)
 
 
-@kernel(name="attention", hints=entry_hints, tuned=("bq", "bk", "warps", "occupancy"))
-def attention(q=_q, k=_k, v=_v, o=_o, *, s: int, d: int, causal: bool = False, fmt: str = "f16", bq: int = 128,
-              bk: int | None = None, scale: float | None = None, warps: int = 0, occupancy: int = 0):
-    """O[h] = softmax(Q[h] K[h]^T * scale) V[h] for every head h of [B*H, s, d] tensors (f16 or
-    bf16; f32 accumulation and statistics); ``causal`` masks key > query. scale: 1/sqrt(d) unless
-    given; bq, bk: the query and key block (bk: 128 for d <= 64, else 64)."""
-    bk = bk or _bk_default(d)
+def _v(fmt="f16", bk=None, d_tile=128):
+    return In(fmt, cells(_KV, [1, 1, _bk(bk, d_tile), d_tile], along=[2, FREE_AXIS, FREE_AXIS, FREE_AXIS],
+                         pad=PadZero))
+
+
+def _o(fmt="f16"):
+    return Shared(fmt, _QO)
+
+
+def _grid(B, H, S, D, H_kv, bq=128, d_tile=128):  # noqa: N803  (the run-time sizes' names)
+    """(query blocks, heads, batch); refuses a head dimension past the head tile and a head count
+    K/V's does not divide, before anything is launched."""
+    if D > d_tile:
+        raise TileirError(f"the head dimension D is {D} and the head tile d_tile is {d_tile}: a head is one tile",
+                          kernel="attention", what="d_tile",
+                          fix=f"d_tile={1 << (D - 1).bit_length()} (a power of two >= D)")
+    if H % H_kv:
+        raise TileirError(f"q has {H} heads and k / v {H_kv}: grouped-query attention wants H_kv to divide H",
+                          kernel="attention", what="k", fix="k and v with a number of heads that divides q's")
+    return (cdiv(S, bq), H, B)
+
+
+def _idx_min(a, b):
+    return ti.idx_of(ti.min_i(ti.idx_as_tile(a), ti.idx_as_tile(b)))
+
+
+def _check(causal, bq, bk, warps):
     if causal and bq % bk:
         raise TileirError(f"causal attention with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
                           fix="bk <= bq, both powers of two", kernel="attention")
@@ -71,27 +95,44 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, s: int, d: int, causal: bool = False, f
                           "for this configuration on sm_90 (measured at bq = bk = 64, head dims 64 and 128, -O0 "
                           "included)", fix="warps=0 (tileiras' choice), or bq=128 with warps=8 (the tuned "
                           "configuration)", kernel="attention")
-    qk_scale = (1.0 / math.sqrt(d) if scale is None else scale) * LOG2E
-    qi, h = ti.block_id(0), ti.block_id(1)
-    nk = cdiv(s, bk)
-    # K^T: [1, d, bk] tiles of the [B*H, s, d] tensor, tile dimension 2 running along the keys
-    kt_view = ti.partition_view(ti.tensor_view_dyn(k, 0, [ti.Dyn(ti.num_blocks(1)), s, d], [s * d, d, 1]),
-                                [1, d, bk], dim_map=[0, 2, 1], padding=PadZero)
 
-    qt = ti.reshape(ti.load_cell(q), [bq, d])
+
+@kernel(name="attention", grid=_grid, hints=entry_hints, tuned=("bq", "bk", "d_tile", "warps", "occupancy"))
+def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | None = None, fmt: str = "f16",
+              bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0):
+    """O[b, h] = softmax(Q[b, h] K[b, h']^T * scale) V[b, h'] for every batch b and head h of
+    [B, H, S, D] q and o and [B, H_kv, S_kv, D] k and v (h' = h // (H / H_kv)), f16 or bf16 with
+    f32 accumulation and statistics; ``causal`` masks key > query (absolute positions). scale:
+    1/sqrt(D) unless given; bq, bk: the query and key blocks (bk: 128 for d_tile <= 64, else 64);
+    d_tile: the head tile, a power of two >= D."""
+    bk = _bk(bk, d_tile)
+    _check(causal, bq, bk, warps)
+    qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    hk = ti.idx_div(h, ti.idx_div(ti.extent_of(q, 1), ti.extent_of(k, 1)))  # grouped-query: K/V's head
+    s_kv = ti.extent_of(k, 2)
+    if scale is None:
+        qk_scale = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32)) * LOG2E
+    else:
+        qk_scale = scale * LOG2E
+    # K^T: [1, 1, d_tile, bk] tiles of K, tile dimension 3 running along the keys
+    kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+
+    qt = ti.reshape(ti.load_at(q, [0]), [bq, d_tile])
     m_i = ti.carry(ti.full([bq, 1], -math.inf, F32))
     l_i = ti.carry(ti.full([bq, 1], 0.0, F32))
-    acc = ti.carry(ti.full([bq, d], 0.0, F32))
-    q0 = ti.tile_at(qi, bq)
-    rows = ti.coord(q0, [bq, bk], 0)  # each lane's query position (loop-invariant)
+    acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))
+    rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position (loop-invariant)
+    s_kv_lanes = ti.idx_as_tile(s_kv)
 
     def step(j, masked):
-        kt = ti.reshape(ti.load_view(kt_view, [h, 0, j]), [d, bk])
-        vt = ti.reshape(ti.load_at(v, [j]), [bk, d])
+        kt = ti.reshape(ti.load_view(kt_view, [bz, hk, 0, j]), [d_tile, bk])
+        vt = ti.reshape(ti.load_at(v, [hk, j, 0]), [bk, d_tile])
         sc = ti.mma(qt, kt, 0.0)  # [bq, bk] f32
         if masked:
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
-            keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.i_const(s))
+            keep = ti.lt_i(cols, s_kv_lanes)
+            if causal:
+                keep = ti.and_mask(keep, ti.le_i(cols, rows))
             sc = ti.select(keep, sc, -math.inf)
         m_old = ti.get(m_i)
         m_new = ti.max(m_old, ti.reduce_max(sc, keepdims=True) * qk_scale)
@@ -101,53 +142,72 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, s: int, d: int, causal: bool = False, f
         ti.set(acc, ti.mma(ti.to(p, fmt), vt, ti.get(acc) * alpha))
         ti.set(m_i, m_new)
 
+    whole = ti.idx_div(s_kv, ti.idx_const(bk))  # the key blocks wholly inside S_kv
+    nk = ti.blocks_of(v, 2)  # every key block, the partial last one included
     if causal:
         per = bq // bk  # key blocks per query block
         lo = ti.idx_mul(qi, per)  # the key blocks before lo lie wholly below the diagonal
-        for j in ti.d_range(0, lo):
+        unmasked = _idx_min(lo, whole)
+        for j in ti.d_range(0, unmasked):
             step(j, False)
-        hi = ti.idx_add(lo, per)
-        if cdiv(s, bq) * per > nk:  # the last query block reaches past the last key block
-            hi = ti.idx_of(ti.min_i(ti.idx_as_tile(hi), ti.i_const(nk)))
-        for j in ti.d_range(lo, hi):
+        for j in ti.d_range(unmasked, _idx_min(ti.idx_add(lo, per), nk)):
             step(j, True)
     else:
-        for j in ti.d_range(0, s // bk):
+        for j in ti.d_range(0, whole):
             step(j, False)
-        if s % bk:
-            step(ti.idx_const(s // bk), True)
+        for j in ti.d_range(whole, nk):  # none, or the partial last key block
+            step(j, True)
     out = ti.get(acc) * (1.0 / ti.get(l_i))
-    ti.store_cell(o, ti.reshape(ti.to(out, fmt), [1, bq, d]))
+    o_view = ti.partition_view(ti.array_view(o), [1, 1, bq, d_tile])
+    ti.store_view(o_view, [bz, h, qi, 0], ti.reshape(ti.to(out, fmt), [1, 1, bq, d_tile]))
+
+
+def head_tile(d: int) -> int:
+    """The smallest head tile that covers a head dimension d: a power of two, at least 16 (the
+    matrix product's smallest operand dimension)."""
+    return max(16, 1 << (int(d) - 1).bit_length())
+
+
+def reference(q, k, v, causal, scale=None):
+    """Attention in f64 over [B, H, S, D] q and [B, H_kv, S_kv, D] k and v (numpy)."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    sc = np.einsum("bhqd,bhkd->bhqk", q, k) * (1 / math.sqrt(q.shape[3]) if scale is None else scale)
+    if causal:
+        sc = np.where(np.tril(np.ones((q.shape[2], k.shape[2]), bool)), sc, -np.inf)
+    e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+    return np.einsum("bhqk,bhkd->bhqd", e / e.sum(axis=-1, keepdims=True), v)
 
 
 # ---- cases ---------------------------------------------------------------------------------------
 
 
 def _size(sz):
-    """(batch*heads, s, d)"""
-    return tuple(sz)
+    """(B, H, S, D), or (B, H, S, D, H_kv, S_kv)"""
+    sz = tuple(sz)
+    return sz if len(sz) == 6 else sz + (sz[1], sz[2])
 
 
 def _case(name, fmt, causal, rtol, atol):
     npd = dtype(fmt).np
+    n = dtype(fmt).name
 
     def inputs(sz, rng):
-        bh, s, d = _size(sz)
-        return [rng.standard_normal((bh, s, d)).astype(npd) for _ in range(3)] + [np.zeros((bh, s, d), npd)]
+        b, h, s, d, h_kv, s_kv = _size(sz)
+        q = rng.standard_normal((b, h, s, d)).astype(npd)
+        k, v = (rng.standard_normal((b, h_kv, s_kv, d)).astype(npd) for _ in range(2))
+        return [q, k, v, np.zeros((b, h, s, d), npd)]
 
     def expected(args):
-        q, k, v = (a.astype(np.float64) for a in args[:3])
-        s, d = q.shape[1], q.shape[2]
-        sc = np.einsum("hqd,hkd->hqk", q, k) / math.sqrt(d)
-        if causal:
-            sc = np.where(np.tril(np.ones((s, s), bool)), sc, -np.inf)
-        e = np.exp(sc - sc.max(axis=-1, keepdims=True))
-        return np.einsum("hqk,hkd->hqd", e / e.sum(axis=-1, keepdims=True), v)
+        return reference(*args[:3], causal)
 
-    n = dtype(fmt).name
+    def config(sz):  # the head tile where the kernel's default (128) is not the smallest that covers D
+        t = head_tile(_size(sz)[3])
+        return dict({"causal": causal, "fmt": n}, **({} if t == 128 else {"d_tile": t}))
+
     return register(Case(name, attention, f"fused attention forward, {n}, {'causal' if causal else 'not causal'}, "
-                         "[B*H, S, D], D 64 or 128, any S", (4, 512, 64),
-                         lambda sz: {"s": _size(sz)[1], "d": _size(sz)[2], "causal": causal, "fmt": n}, inputs,
+                         "[B, H, S, D], any sizes (D up to the head tile)", (1, 4, 512, 64), config, inputs,
                          expected, output=3, rtol=rtol, atol=atol))
 
 

@@ -1,7 +1,9 @@
-"""Batched matrix multiply C[b] = A[b] @ B[b] for row-major A [batch, M, K] and B [batch, K, N] of
-f16 or bf16, accumulated in f32, any M, N, K, on 3-D cells: the batch follows grid axis 2 (DYN_DIM,
-one cubin serves every batch count), M axis 0, N axis 1, and K is FREE (the loop names it), as in
-matmul.py's view path. The edge cells are padded with zeros on read and clipped on write.
+"""Batched matrix multiply C[b] = A[b] @ B[b] for row-major A [B, M, K] and B [B, K, N] of f16 or
+bf16, accumulated in f32, on 3-D cells: the batch follows grid axis 2, M axis 0, N axis 1, and K
+is FREE (the loop names it), as in matmul.py. Every extent is a run-time size read off the
+arrays (one cubin per configuration serves every shape) and every stride but the last is passed
+too, so a slice of a wider array is read in place. The edge cells are padded with zeros on read
+and clipped on write.
 """
 
 from __future__ import annotations
@@ -10,27 +12,28 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, dtype
-from ..ir import DYN_DIM, PadZero
+from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, cells
 from .registry import Case, register
 
 
-def _a(m, k, tm=128, tk=64, fmt="f16"):
-    return In(fmt, cells([DYN_DIM, m, k], [1, tm, tk], along=[2, 0, FREE_AXIS], pad=PadZero))
+def _a(tm=128, tk=64, fmt="f16"):
+    return In(fmt, cells(["B", "M", "K"], [1, tm, tk], along=[2, 0, FREE_AXIS], pad=PadZero))
 
 
-def _b(k, n, tk=64, tn=128, fmt="f16"):
-    return In(fmt, cells([DYN_DIM, k, n], [1, tk, tn], along=[2, FREE_AXIS, 1], pad=PadZero))
+def _b(tk=64, tn=128, fmt="f16"):
+    return In(fmt, cells(["B", "K", "N"], [1, tk, tn], along=[2, FREE_AXIS, 1], pad=PadZero))
 
 
-def _c(m, n, tm=128, tn=128, fmt="f16"):
-    return Out(fmt, cells([DYN_DIM, m, n], [1, tm, tn], along=[2, 0, 1]))
+def _c(tm=128, tn=128, fmt="f16"):
+    return Out(fmt, cells(["B", "M", "N"], [1, tm, tn], along=[2, 0, 1]))
 
 
 @kernel
-def bmm(a=_a, b=_b, c=_c, *, m: int, n: int, k: int, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64):
-    """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16 operands and result, f32 accumulation)."""
+def bmm(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64):
+    """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16 operands and result, f32
+    accumulation), any B, M, N, K."""
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
     for kk in ti.d_range(0, ti.blocks_of(a, 2)):
         at = ti.reshape(ti.load_at(a, [kk]), [tm, tk])
@@ -56,8 +59,8 @@ def _case(fmt, rtol, atol):
     def expected(args):
         return np.matmul(args[0].astype(np.float64), args[1].astype(np.float64))
 
-    return register(Case(f"bmm_{name}", bmm, f"batched C = A @ B, {name} operands, f32 accumulate, any M N K",
-                         (4, 200, 136, 300), lambda s: dict(zip("mnk", _size(s)[1:]), fmt=name), inputs, expected,
+    return register(Case(f"bmm_{name}", bmm, f"batched C = A @ B, {name} operands, f32 accumulate, any B M N K",
+                         (4, 200, 136, 300), lambda s: {} if fmt == F16 else {"fmt": name}, inputs, expected,
                          output=2, rtol=rtol, atol=atol))
 
 

@@ -1,9 +1,10 @@
-"""Histogram of i32 values: counts[v] += 1 for every element v of x with 0 <= v < bins, any length n
-(passed at launch, so one cubin serves every length); values outside [0, bins) are ignored.
+"""Histogram of i32 values: counts[v] += 1 for every element v of x with 0 <= v < BINS, where x has
+any length N and BINS is the length of ``counts`` (both run-time sizes read off the arrays, so one
+cubin serves every length and bin count); values outside [0, BINS) are ignored.
 
 Each block reads one ``tile`` of x, its tail lanes reading -1, and adds 1 to the counter of each
 lane with one atomic add a lane into the Shared i32 ``counts`` (relaxed, device scope), masked by
-0 <= v < bins, so a lane out of range (or past n) touches nothing. Colliding lanes are what the
+0 <= v < BINS, so a lane out of range (or past N) touches nothing. Colliding lanes are what the
 atomics are for; an integer sum does not depend on the order they arrive in, so the counts are
 exact. ``counts`` is added to: the caller zeroes it (the case does).
 """
@@ -16,21 +17,16 @@ from .. import surface as ti
 from ..dtypes import I32
 from ..kernel import cdiv, kernel
 from ..markers import Shared, Whole
-from ..prog import ByValue
 from .registry import Case, register
 
 
-def _grid(n, tile=1024):
-    return (max(1, cdiv(int(n), tile)),)
-
-
-@kernel(grid=_grid)
-def histogram(x=Whole(I32), counts=Shared(I32), n=ByValue(I32), *, bins: int, tile: int = 1024):
-    """counts[v] += the number of elements of x[:n] equal to v, for v in [0, bins); the rest ignored."""
+@kernel(grid=lambda N, tile: (cdiv(N, tile),))  # noqa: N803  (the run-time size's name)
+def histogram(x=Whole(I32, ["N"]), counts=Shared(I32, ["BINS"]), *, tile: int = 1024):
+    """counts[v] += the number of elements of x equal to v, for v in [0, len(counts)); the rest ignored."""
     base = ti.tile_at(ti.block_id(0), tile)
-    inside = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+    inside = ti.tail_mask(base, [tile], ti.extent_of(x, 0))
     v = ti.load(x, base, [tile], mask=inside, pad=-1)  # the tail reads -1, which no counter takes
-    keep = ti.and_mask(ti.ge_i(v, ti.i_const(0)), ti.lt_i(v, ti.i_const(bins)))
+    keep = ti.and_mask(ti.ge_i(v, ti.i_const(0)), ti.lt_i(v, ti.idx_as_tile(ti.extent_of(counts, 0))))
     ti.atomic_add(counts, v, 1, mask=keep)
 
 
@@ -42,7 +38,7 @@ def _inputs(s, rng):
     n, bins = _size(s)
     # a few values on each side of [0, bins), which must not be counted
     x = rng.integers(-3, bins + 3, n).astype(np.int32)
-    return [x, np.zeros(bins, np.int32), n]
+    return [x, np.zeros(bins, np.int32)]
 
 
 def _expected(args):
@@ -51,5 +47,5 @@ def _expected(args):
     return (counts.astype(np.int64) + np.bincount(x, minlength=len(counts))).astype(np.int32)
 
 
-register(Case("histogram", histogram, "counts of i32 values in [0, bins), any length (atomic adds)", (100_003, 256),
-              lambda s: {"bins": _size(s)[1]}, _inputs, _expected, output=1))
+register(Case("histogram", histogram, "counts of i32 values in [0, len(counts)), any length (atomic adds)",
+              (100_003, 256), lambda s: {}, _inputs, _expected, output=1))

@@ -1,11 +1,13 @@
 """Integer matrix multiply C = A @ B for row-major i8 A [M, K] and B [K, N] into i32 C [M, N], both
-operands read signed, any M, N, K, with mmai (the dialect's integer matrix product).
+operands read signed, with mmai (the dialect's integer matrix product). M, N and K are run-time
+sizes read off the arrays (one cubin per tile configuration serves every shape), and every row
+stride is passed, so a slice of a wider matrix is read or written in place.
 
-On cells, as matmul.py's view path: A's cells follow grid axis 0 along M and no axis along K, B's
-no axis along K and axis 1 along N, the K loop names them (load_at) and accumulates in an i32
-carry; each block writes its own [tm, tn] cell of C. The edge cells read zeros (which add
-nothing) and are clipped on write. Exact: every product fits 15 bits and the i32 sum wraps
-modulo 2^32 whatever the order (no wrap at all for K <= 2^17).
+On cells, as matmul.py: A's cells follow grid axis 0 along M and no axis along K, B's no axis
+along K and axis 1 along N, the K loop names them (load_at) and accumulates in an i32 carry; each
+block writes its own [tm, tn] cell of C. The edge cells read zeros (which add nothing) and are
+clipped on write. Exact: every product fits 15 bits and the i32 sum wraps modulo 2^32 whatever
+the order (no wrap at all for K <= 2^17).
 """
 
 from __future__ import annotations
@@ -22,23 +24,27 @@ from .matmul import tile_for
 from .registry import Case, register
 
 
-def _a(m, k, tm=128, tk=64):
-    return In(I8, cells([m, k], [tm, tk], along=[0, FREE_AXIS], pad=PadZero))
+def _a(tm=128, tk=64):
+    return In(I8, cells(["M", "K"], [tm, tk], along=[0, FREE_AXIS], pad=PadZero))
 
 
-def _b(k, n, tk=64, tn=128):
-    return In(I8, cells([k, n], [tk, tn], along=[FREE_AXIS, 1], pad=PadZero))
+def _b(tk=64, tn=128):
+    return In(I8, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, 1], pad=PadZero))
 
 
-def _c(m, n, tm=128, tn=128):
-    return Out(I32, cells([m, n], [tm, tn]))
+def _c(tm=128, tn=128):
+    return Out(I32, cells(["M", "N"], [tm, tn]))
 
 
-@kernel(name="matmul_i8", grid=lambda m, n, tm=128, tn=128: (cdiv(m, tm), cdiv(n, tn)), hints=entry_hints,
-        tuned=("tm", "tn", "tk", "warps", "occupancy", "cga"))
-def matmul_i8(a=_a, b=_b, c=_c, *, m: int, n: int, k: int, tm: int = 128, tn: int = 128, tk: int = 64, warps: int = 0,
-              occupancy: int = 0, cga: int = 0):
-    """C = A @ B, i8 operands (signed), i32 accumulation and result; warps / occupancy / cga: entry hints."""
+def _grid(M, N, tm=128, tn=128):  # noqa: N803  (the run-time sizes' names)
+    return (cdiv(M, tm), cdiv(N, tn))
+
+
+@kernel(name="matmul_i8", grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "warps", "occupancy", "cga"))
+def matmul_i8(a=_a, b=_b, c=_c, *, tm: int = 128, tn: int = 128, tk: int = 64, warps: int = 0, occupancy: int = 0,
+              cga: int = 0):
+    """C = A @ B, i8 operands (signed), i32 accumulation and result, any M N K; warps / occupancy /
+    cga: entry hints."""
     acc = ti.carry(ti.broadcast(ti.reshape(ti.i_const(0), [1, 1]), [tm, tn]))
     for kk in ti.d_range(0, ti.blocks_of(a, 1)):
         ti.set(acc, ti.mmai(ti.load_at(a, [kk]), ti.load_at(b, [kk]), ti.get(acc)))
@@ -61,8 +67,7 @@ def _expected(args):
 
 
 def _config(s):  # the tiles: autotune's (the cache, else the default table), else the kernel's defaults
-    m, n, k = _size(s)
-    return dict({"m": m, "n": n, "k": k}, **tile_for("matmul_i8", m, n, k))
+    return tile_for("matmul_i8", *_size(s))
 
 
 register(Case("matmul_i8", matmul_i8, "C = A @ B, i8 operands (signed), i32 accumulate and result, any M N K",

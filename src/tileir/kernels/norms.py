@@ -1,15 +1,18 @@
-"""Row normalisations over f16 or f32 rows of any length, on cells, one block a row, statistics in f32:
+"""Row normalisations over the last dimension of a row-major [R, C] matrix of f32, f16 or bf16
+(``fmt``), one block a row, statistics in f32:
 
 * ``layernorm``: y = (x - mean(x)) / sqrt(var(x) + eps) * w + b (the biased variance, as torch's);
 * ``rmsnorm``:   y = x / sqrt(mean(x^2) + eps) * w.
 
-The rows are DYN_DIM, so one cubin serves every row count. A row that fits one tile (up to
-``max_tile`` lanes, rounded up to a power of two) is one cell, read once with its tail padded with
-zeros; the padded lanes hold x - mean = -mean after centring, so layernorm masks them out of the
-variance with a coordinate mask (zero padding alone is not enough there; rmsnorm's x^2 of a zero
-is zero). A longer row is walked in cells along a FREE dimension (as softmax does): the whole cells
-without a mask, the last partial cell with one, and the output written through a view of a Shared
-parameter (an Out's cell must follow the grid in every dimension).
+R and C are run-time sizes read off the arrays (w and b are [C]), so one cubin per configuration
+serves every shape, and x and y may each have a row stride of their own. A row is walked in
+chunks of ``max_tile`` lanes (a FREE dimension, the tail padded with zeros); the first walk sums
+(x, or x^2) and carries the chunk it loaded last, so a row that fits one chunk is read once --
+the single-tile kernel -- and a longer one costs one more read (rmsnorm) or two (layernorm: the
+centred squares, then the write) of all but its last chunk. Layernorm's centred padded lanes hold
+-mean, so the last chunk's are masked out of the variance by their column (rmsnorm's x^2 of a
+padded zero is zero already). 1 / C is computed on the device from the run-time C. y is written
+through a view of its array (Shared), which clips the partial last chunk.
 """
 
 from __future__ import annotations
@@ -17,122 +20,98 @@ from __future__ import annotations
 import numpy as np
 
 from .. import surface as ti
-from ..dtypes import F16, F32, dtype
-from ..ir import DYN_DIM, PadZero
+from ..dtypes import BF16, F16, F32, dtype
+from ..ir import PadZero
 from ..kernel import kernel
-from ..markers import FREE_AXIS, In, Out, Shared, cells
+from ..markers import FREE_AXIS, In, Shared, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
+def _x(fmt="f32", max_tile=8192):
+    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
 
 
-def _tile(cols, max_tile):
-    return min(_pow2_at_least(cols), max_tile)
+def _vec(fmt="f32", max_tile=8192):
+    """A weight or bias: [C], read in the row's chunks (no grid axis: every block reads them all)."""
+    return In(fmt, cells(["C"], [max_tile], along=[FREE_AXIS], pad=PadZero))
 
 
-def _x(cols, fmt="f32", max_tile=8192):
-    t = _tile(cols, max_tile)
-    if t >= cols:  # a row is one cell
-        return In(fmt, cells([DYN_DIM, cols], [1, t], pad=PadZero))
-    return In(fmt, cells([DYN_DIM, cols], [1, t], along=[0, FREE_AXIS], pad=PadZero))
+def _y(fmt="f32"):
+    return Shared(fmt, ["R", "C"])
 
 
-def _vec(cols, fmt="f32", max_tile=8192):
-    """A weight or bias: [cols], read in the row's cells (no grid axis: every block reads them all)."""
-    return In(fmt, cells([cols], [_tile(cols, max_tile)], along=[FREE_AXIS], pad=PadZero))
-
-
-def _y(cols, fmt="f32", max_tile=8192):
-    t = _tile(cols, max_tile)
-    return Out(fmt, cells([DYN_DIM, cols], [1, t])) if t >= cols else Shared(fmt)
+def _chunk(x, j):
+    """Chunk j of this block's row of x, as f32."""
+    return ti.to(ti.load_at(x, [j]), F32)
 
 
 def _row(v, j, t):
-    """Cell j of a [cols] parameter as a [1, t] f32 row."""
+    """Chunk j of a [C] parameter as a [1, t] f32 row."""
     return ti.reshape(ti.to(ti.load_at(v, [j]), F32), [1, t])
 
 
-def _out_view(x, y, cols, t):
-    rows = ti.extent_of(x, 0)
-    return ti.partition_view(ti.tensor_view_dyn(y, 0, [ti.Dyn(rows), cols], [cols, 1]), [1, t])
+class _Walk:
+    """What both norms share: the row's chunks, the last one's index, 1 / C, and the output view."""
 
+    def __init__(self, x, y, t):
+        self.t = t
+        self.r = ti.block_id(0)
+        self.chunks = ti.blocks_of(x, 1)
+        self.last = ti.idx_sub(self.chunks, 1)
+        self.cols = ti.extent_of(x, 1)
+        self.inv_n = 1.0 / ti.int_to_float(ti.idx_as_tile(self.cols), F32)
+        self.out = ti.partition_view(ti.array_view(y), [1, t])
 
-def _chunk_sum(x, fn, lo, hi, t):
-    """sum over the row's cells j in [lo, hi) of fn(cell j as f32, j): a [1, t] f32 carry."""
-    acc = ti.carry(ti.full([1, t], 0.0, F32))
-    for j in ti.d_range(lo, hi):
-        ti.set(acc, ti.get(acc) + fn(ti.to(ti.load_at(x, [j]), F32), j))
-    return ti.get(acc)
+    def sum_and_last(self, x, fn):
+        """([1, 1] sum over the row of fn(chunk), the last chunk as f32): one read of every chunk."""
+        acc = ti.carry(ti.full([1, self.t], 0.0, F32))
+        kept = ti.carry(ti.full([1, self.t], 0.0, F32))
+        for j in ti.d_range(0, self.chunks):
+            c = _chunk(x, j)
+            ti.set(acc, ti.get(acc) + fn(c))
+            ti.set(kept, c)
+        return ti.get(acc), ti.get(kept)
 
-
-def _walk(x, cols, t, fn):
-    """The sum of fn(cell, j) over every cell of a long row, [1, 1]: the whole cells in a loop, the
-    last partial cell (if any) once, with fn told its lanes past ``cols`` (a mask) so it can drop them."""
-    whole, tail = divmod(cols, t)
-    s = _chunk_sum(x, lambda c, j: fn(c, None), 0, whole, t)
-    if tail:
-        c = ti.to(ti.load_at(x, [whole]), F32)
-        s = s + fn(c, ti.axis_mask(whole * t, [1, t], 1, cols))
-    return ti.reduce_sum(s, keepdims=True)
-
-
-@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
-def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, cols: int, eps: float = 1e-5, fmt: str = "f32",
-              max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
-    """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * w + b over a row-major matrix of any number
-    of rows (DYN_DIM, one block a row) and ``cols`` columns, in f16 or f32 (``fmt``), with f32
-    statistics (the biased variance). warps / occupancy: entry hints (0: tileiras decides)."""
-    t = _tile(cols, max_tile)
-    inv_n = 1.0 / cols
-    if t >= cols:
-        row, wr, br = ti.to(ti.load_cell(x), F32), _row(w, 0, t), _row(b, 0, t)  # three loads, none waits
-        mean = ti.reduce_sum(row, keepdims=True) * inv_n
-        d = row - mean
-        if t > cols:  # the padded lanes hold -mean now: out of the variance
-            d = ti.select(ti.axis_mask(0, [1, t], 1, cols), d, 0.0)
-        rstd = ti.rsqrt(ti.reduce_sum(d * d, keepdims=True) * inv_n + eps)
-        ti.store_cell(y, ti.to(ti.fma(d * rstd, wr, br), fmt))
-        return
-    # a long row: walked three times -- the sum, the centred squares, the write
-    mean = _walk(x, cols, t, lambda c, m: c) * inv_n
-
-    def sq(c, m):
-        d = c - mean
-        if m is not None:
-            d = ti.select(m, d, 0.0)
-        return d * d
-
-    rstd = ti.rsqrt(_walk(x, cols, t, sq) * inv_n + eps)
-    out = _out_view(x, y, cols, t)
-    r = ti.block_id(0)
-    for j in ti.d_range(0, ti.blocks_of(x, 1)):
-        c, wr, br = ti.to(ti.load_at(x, [j]), F32), _row(w, j, t), _row(b, j, t)
-        ti.store_view(out, [r, j], ti.to(ti.fma((c - mean) * rstd, wr, br), fmt))
+    def store(self, j, v, fmt):
+        ti.store_view(self.out, [self.r, j], ti.to(v, fmt))
 
 
 @kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
-def rmsnorm(x=_x, w=_vec, y=_y, *, cols: int, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192,
-            warps: int = 0, occupancy: int = 0):
-    """y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w, f16 or f32 rows (f32 statistics), any
-    number of rows (DYN_DIM) and ``cols`` columns."""
-    t = _tile(cols, max_tile)
-    inv_n = 1.0 / cols
-    if t >= cols:
-        row, wr = ti.to(ti.load_cell(x), F32), _row(w, 0, t)
-        rs = ti.rsqrt(ti.reduce_sum(row * row, keepdims=True) * inv_n + eps)
-        ti.store_cell(y, ti.to(row * rs * wr, fmt))
-        return
-    # zero padding is enough here: the square of a padded lane is 0
-    ss = ti.reduce_sum(_chunk_sum(x, lambda c, j: c * c, 0, ti.blocks_of(x, 1), t), keepdims=True)
-    rs = ti.rsqrt(ss * inv_n + eps)
-    out = _out_view(x, y, cols, t)
-    r = ti.block_id(0)
-    for j in ti.d_range(0, ti.blocks_of(x, 1)):
-        c = ti.to(ti.load_at(x, [j]), F32)
-        ti.store_view(out, [r, j], ti.to(c * rs * _row(w, j, t), fmt))
+def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, eps: float = 1e-5, fmt: str = "f32", max_tile: int = 8192,
+              warps: int = 0, occupancy: int = 0):
+    """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * w + b for [R, C] arrays of ``fmt`` (f32, f16
+    or bf16) and [C] weights and biases, f32 statistics (the biased variance), any R and C.
+    warps / occupancy: entry hints (0: tileiras decides)."""
+    walk, t = _Walk(x, y, max_tile), max_tile
+    w_last, b_last = ti.load_at(w, [walk.last]), ti.load_at(b, [walk.last])  # issued before the row's reads
+    s, x_last = walk.sum_and_last(x, lambda c: c)
+    mean = ti.reduce_sum(s, keepdims=True) * walk.inv_n
+    sq = ti.carry(ti.full([1, t], 0.0, F32))
+    for j in ti.d_range(0, walk.last):  # the whole chunks: no lane past C
+        d = _chunk(x, j) - mean
+        ti.set(sq, ti.get(sq) + d * d)
+    inside = ti.axis_mask(ti.tile_at(walk.last, t), [1, t], 1, walk.cols)
+    d_last = ti.select(inside, x_last - mean, 0.0)  # the padded lanes hold -mean: out of the variance
+    rstd = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * walk.inv_n + eps)
+    for j in ti.d_range(0, walk.last):
+        walk.store(j, ti.fma((_chunk(x, j) - mean) * rstd, _row(w, j, t), _row(b, j, t)), fmt)
+    wr, br = (ti.reshape(ti.to(v, F32), [1, t]) for v in (w_last, b_last))
+    walk.store(walk.last, ti.fma(d_last * rstd, wr, br), fmt)
+
+
+@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
+def rmsnorm(x=_x, w=_vec, y=_y, *, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192, warps: int = 0,
+            occupancy: int = 0):
+    """y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w for [R, C] arrays of ``fmt`` (f32, f16 or
+    bf16) and a [C] weight, f32 statistics, any R and C."""
+    walk, t = _Walk(x, y, max_tile), max_tile
+    w_last = ti.load_at(w, [walk.last])
+    ss, x_last = walk.sum_and_last(x, lambda c: c * c)  # a padded lane's square is 0
+    rs = ti.rsqrt(ti.reduce_sum(ss, keepdims=True) * walk.inv_n + eps)
+    for j in ti.d_range(0, walk.last):
+        walk.store(j, _chunk(x, j) * rs * _row(w, j, t), fmt)
+    walk.store(walk.last, x_last * rs * ti.reshape(ti.to(w_last, F32), [1, t]), fmt)
 
 
 # ---- cases ---------------------------------------------------------------------------------------
@@ -140,6 +119,13 @@ def rmsnorm(x=_x, w=_vec, y=_y, *, cols: int, eps: float = 1e-6, fmt: str = "f32
 
 def _size(s):
     return (s, s) if isinstance(s, int) else tuple(s)
+
+
+def _spelled(fmt, eps, default_eps):
+    """The case's configuration: only what differs from the kernel's defaults (no tiles: the
+    kernel's own, or the tuned table's on a GPU)."""
+    cfg = {} if fmt == F32 else {"fmt": dtype(fmt).name}
+    return cfg if eps == default_eps else dict(cfg, eps=eps)
 
 
 def _ln_case(fmt, rtol, atol, eps=1e-5):
@@ -159,9 +145,9 @@ def _ln_case(fmt, rtol, atol, eps=1e-5):
         return (x - mu) / np.sqrt(var + eps) * w + b
 
     name = dtype(fmt).name
-    return register(Case(f"layernorm_{name}", layernorm, f"layernorm forward, {name} rows, f32 statistics, any row "
-                         "length", (64, 1000), lambda s: {"cols": _size(s)[1], "eps": eps, "fmt": name}, inputs,
-                         expected, output=3, rtol=rtol, atol=atol))
+    cfg = _spelled(fmt, eps, 1e-5)
+    return register(Case(f"layernorm_{name}", layernorm, f"layernorm forward, {name} rows, f32 statistics, any R "
+                         "and C", (64, 1000), lambda s: dict(cfg), inputs, expected, output=3, rtol=rtol, atol=atol))
 
 
 def _rms_case(fmt, rtol, atol, eps=1e-6):
@@ -178,12 +164,14 @@ def _rms_case(fmt, rtol, atol, eps=1e-6):
         return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * w
 
     name = dtype(fmt).name
-    return register(Case(f"rmsnorm_{name}", rmsnorm, f"rmsnorm, {name} rows, f32 statistics, any row length",
-                         (64, 1000), lambda s: {"cols": _size(s)[1], "eps": eps, "fmt": name}, inputs, expected,
-                         output=2, rtol=rtol, atol=atol))
+    cfg = _spelled(fmt, eps, 1e-6)
+    return register(Case(f"rmsnorm_{name}", rmsnorm, f"rmsnorm, {name} rows, f32 statistics, any R and C",
+                         (64, 1000), lambda s: dict(cfg), inputs, expected, output=2, rtol=rtol, atol=atol))
 
 
 _ln_case(F32, 1e-4, 1e-4)
 _ln_case(F16, 1e-2, 1e-2)
+_ln_case(BF16, 2e-2, 5e-2)
 _rms_case(F32, 1e-4, 1e-4)
 _rms_case(F16, 1e-2, 1e-2)
+_rms_case(BF16, 2e-2, 5e-2)

@@ -1,11 +1,11 @@
 """Inclusive prefix sum of an f32 or i32 vector of any length: y[i] = x[0] + .. + x[i].
 
-Three kernels, three launches (``prefix_sum`` runs them; the length is passed at launch, so one
-cubin of each serves every length):
+Three kernels, three launches (``prefix_sum`` runs them; every length is a run-time size read off
+the arrays, so one cubin of each serves every length):
 
 1. ``scan_blocks``: block b scans its ``tile`` of x (the tail reads 0) into y and writes the scan's
-   last lane, the tile's total, as totals[b].
-2. ``scan_totals``: one block walks the nb = ceil(n / tile) totals a tile at a time, scanning each
+   last lane, the tile's total, as totals[b] (totals holds at least ceil(N / tile) elements).
+2. ``scan_totals``: one block walks the nb totals (the length of its arrays) a tile at a time, scanning each
    and adding the running total carried from the tiles before it: offsets[b] = totals[0] + ..
    + totals[b].
 3. ``add_offsets``: block b adds offsets[b] to every element of tile b + 1 of y (tile 0 is already
@@ -26,20 +26,19 @@ from __future__ import annotations
 import numpy as np
 
 from .. import surface as ti
-from ..dtypes import I32, dtype
+from ..dtypes import dtype
 from ..errors import TileirError
 from ..kernel import cdiv, kernel
 from ..markers import Shared, Whole
-from ..prog import ByValue
 from .registry import Case, register
 
 
-def _whole(fmt="f32"):
-    return Whole(fmt)
+def _whole(size):
+    return lambda fmt="f32": Whole(fmt, [size])
 
 
-def _shared(fmt="f32"):
-    return Shared(fmt)
+def _shared(size):
+    return lambda fmt="f32": Shared(fmt, [size])
 
 
 def zero(fmt, shape):
@@ -64,23 +63,32 @@ def _check(fmt):
         raise TileirError(f"prefix_sum of {fmt}: the library's prefix sum is f32 or i32", kernel="prefix_sum")
 
 
-@kernel(grid=lambda n, tile=1024: (n_blocks(n, tile),))
-def scan_blocks(x=_whole, y=_shared, totals=_shared, n=ByValue(I32), *, fmt: str = "f32", tile: int = 1024):
-    """y[tile b ..] = the inclusive scan of x's tile b; totals[b] = that tile's sum (x of n elements)."""
+def _scan_grid(N, NB, tile=1024):  # noqa: N803  (the run-time sizes' names)
+    if NB < n_blocks(N, tile):
+        raise TileirError(f"scan_blocks of {N} elements in tiles of {tile} writes {n_blocks(N, tile)} totals, and "
+                          f"totals holds {NB}", kernel="scan_blocks", what="totals",
+                          fix=f"a totals array of {n_blocks(N, tile)} elements")
+    return (n_blocks(N, tile),)
+
+
+@kernel(grid=_scan_grid)
+def scan_blocks(x=_whole("N"), y=_shared("N"), totals=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
+    """y[tile b ..] = the inclusive scan of x's tile b; totals[b] = that tile's sum (x and y of N
+    elements, totals of at least ceil(N / tile))."""
     _check(fmt)
     b = ti.block_id(0)
     base = ti.tile_at(b, tile)
-    inside = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+    inside = ti.tail_mask(base, [tile], ti.extent_of(x, 0))
     s = ti.scan_sum(ti.load(x, base, [tile], mask=inside, pad=0))
     ti.store(y, base, s, mask=inside)
     ti.store(totals, b, last_lane(s, tile))
 
 
 @kernel(grid=lambda: (1,))
-def scan_totals(totals=_whole, offsets=_shared, nb=ByValue(I32), *, fmt: str = "f32", tile: int = 1024):
-    """offsets = the inclusive scan of the nb totals, one block walking them a tile at a time."""
+def scan_totals(totals=_whole("NB"), offsets=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
+    """offsets = the inclusive scan of the NB totals, one block walking them a tile at a time."""
     _check(fmt)
-    count = ti.idx_of(ti.scalar(nb))
+    count = ti.extent_of(totals, 0)
     chunks = ti.idx_div(ti.idx_add(count, ti.idx_const(tile - 1)), ti.idx_const(tile))
     run = ti.carry(zero(fmt, [1]))  # the sum of the tiles before this one
     for j in ti.d_range(0, chunks):
@@ -91,13 +99,13 @@ def scan_totals(totals=_whole, offsets=_shared, nb=ByValue(I32), *, fmt: str = "
         ti.set(run, last_lane(s, tile))  # the tail lanes read 0: the last lane is the sum so far
 
 
-@kernel(grid=lambda n, tile=1024: (max(1, n_blocks(n, tile) - 1),))
-def add_offsets(y=_shared, offsets=_whole, n=ByValue(I32), *, fmt: str = "f32", tile: int = 1024):
-    """y[tile b + 1 ..] += offsets[b]: the sum of every tile before tile b + 1."""
+@kernel(grid=lambda N, tile=1024: (max(1, n_blocks(N, tile) - 1),))  # noqa: N803
+def add_offsets(y=_shared("N"), offsets=_whole("NB"), *, fmt: str = "f32", tile: int = 1024):
+    """y[tile b + 1 ..] += offsets[b]: the sum of every tile before tile b + 1 (y of N elements)."""
     _check(fmt)
     b = ti.block_id(0)
     base = ti.tile_at(ti.idx_add(b, ti.idx_const(1)), tile)
-    inside = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+    inside = ti.tail_mask(base, [tile], ti.extent_of(y, 0))
     v = ti.load(y, base, [tile], mask=inside, pad=0)
     ti.store(y, base, v + ti.load(offsets, b, [1]), mask=inside)
 
@@ -151,18 +159,18 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, sync:
     nb = n_blocks(n, tile)
     totals = empty_like(x, nb)
     if host:
-        scan_blocks.run_host(x, out, totals, n, fmt=fmt, tile=tile)
+        scan_blocks.run_host(x, out, totals, fmt=fmt, tile=tile)
         if nb > 1:
             offsets = empty_like(x, nb)
-            scan_totals.run_host(totals, offsets, nb, fmt=fmt, tile=tile)
-            add_offsets.run_host(out, offsets, n, fmt=fmt, tile=tile)
+            scan_totals.run_host(totals, offsets, fmt=fmt, tile=tile)
+            add_offsets.run_host(out, offsets, fmt=fmt, tile=tile)
         return out
     # one stream: each launch follows the one before it
-    scan_blocks(x, out, totals, n, fmt=fmt, tile=tile, sync=sync and nb == 1)
+    scan_blocks(x, out, totals, fmt=fmt, tile=tile, sync=sync and nb == 1)
     if nb > 1:
         offsets = empty_like(x, nb)
-        scan_totals(totals, offsets, nb, fmt=fmt, tile=tile, sync=False)
-        add_offsets(out, offsets, n, fmt=fmt, tile=tile, sync=sync)
+        scan_totals(totals, offsets, fmt=fmt, tile=tile, sync=False)
+        add_offsets(out, offsets, fmt=fmt, tile=tile, sync=sync)
     return out
 
 

@@ -5,8 +5,8 @@ A step is the affine map h -> a * h + x, the pair (a, x); two steps in order com
 (c, v) . (c', v') = (c * c', c' * v + v'), accumulator first, which is associative (not
 commutative), with identity (1, 0). d_scan2 of a tile of a's and a tile of x's under it answers,
 at lane i, (the product of a over the lanes up to i, the h those lanes make from h = 0). Three
-kernels, three launches (``recurrence`` runs them; the length is passed at launch, so one cubin
-of each serves every length):
+kernels, three launches (``recurrence`` runs them; every length is a run-time size read off the
+arrays, so one cubin of each serves every length):
 
 1. ``recurrence_blocks``: block b scans its tile (the tail reads the identity (1, 0)) and writes
    the scan's last lane, the block's whole map (C_b, V_b), as tot_c[b], tot_v[b].
@@ -34,10 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import surface as ti
-from ..dtypes import F32, I32
+from ..dtypes import F32
+from ..errors import TileirError
+from ..ir import DYN_DIM
 from ..kernel import kernel
 from ..markers import Shared, Whole
-from ..prog import ByValue
 from .prefix_sum import empty_like, last_lane, n_blocks
 from .registry import Case, register
 
@@ -47,28 +48,31 @@ def affine(ac, av, ec, ev):
     return ti.mul(ac, ec), ti.fma(ec, av, ev)
 
 
-def _scan(a, x, base, n, tile):
-    """(c, v) of this block's tile at ``base``: the lanes past n read the identity (1, 0)."""
-    inside = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+def _scan(a, x, base, tile):
+    """(c, v) of this block's tile at ``base``: the lanes past N read the identity (1, 0)."""
+    inside = ti.tail_mask(base, [tile], ti.extent_of(a, 0))
     ta = ti.load(a, base, [tile], mask=inside, pad=1.0)
     tx = ti.load(x, base, [tile], mask=inside, pad=0.0)
     return inside, ti.d_scan2(ta, tx, 1.0, 0.0, affine)
 
 
-@kernel(grid=lambda n, tile=1024: (n_blocks(n, tile),))
-def recurrence_blocks(a=Whole(F32), x=Whole(F32), tot_c=Shared(F32), tot_v=Shared(F32), n=ByValue(I32), *,
-                      tile: int = 1024):
-    """(tot_c[b], tot_v[b]) = the composition of the steps of tile b (a and x of n elements)."""
+_N, _NB = Whole(F32, ["N"]), Whole(F32, ["NB"])
+
+
+@kernel(grid=lambda N, tile=1024: (n_blocks(N, tile),))  # noqa: N803  (the run-time size's name)
+def recurrence_blocks(a=_N, x=_N, tot_c=Shared(F32, ["NB"]), tot_v=Shared(F32, ["NB"]), *, tile: int = 1024):
+    """(tot_c[b], tot_v[b]) = the composition of the steps of tile b (a and x of N elements, the
+    totals of ceil(N / tile))."""
     b = ti.block_id(0)
-    _, (c, v) = _scan(a, x, ti.tile_at(b, tile), n, tile)
+    _, (c, v) = _scan(a, x, ti.tile_at(b, tile), tile)
     ti.store(tot_c, b, last_lane(c, tile))
     ti.store(tot_v, b, last_lane(v, tile))
 
 
 @kernel(grid=lambda: (1,))
-def recurrence_totals(tot_c=Whole(F32), tot_v=Whole(F32), hin=Shared(F32), nb=ByValue(I32), *, tile: int = 1024):
-    """hin[0] = 0 and hin[b + 1] = the h at the end of block b, for the nb block maps."""
-    count = ti.idx_of(ti.scalar(nb))
+def recurrence_totals(tot_c=_NB, tot_v=_NB, hin=Shared(F32, [DYN_DIM]), *, tile: int = 1024):
+    """hin[0] = 0 and hin[b + 1] = the h at the end of block b, for the NB block maps (hin of NB + 1)."""
+    count = ti.extent_of(tot_c, 0)
     chunks = ti.idx_div(ti.idx_add(count, ti.idx_const(tile - 1)), ti.idx_const(tile))
     ti.store(hin, 0, ti.full([1], 0.0, F32))
     h = ti.carry(ti.full([1], 0.0, F32))  # the h at the end of the tiles before this one
@@ -83,13 +87,12 @@ def recurrence_totals(tot_c=Whole(F32), tot_v=Whole(F32), hin=Shared(F32), nb=By
         ti.set(h, last_lane(out, tile))  # the tail lanes are the identity: the last lane is the h so far
 
 
-@kernel(grid=lambda n, tile=1024: (n_blocks(n, tile),))
-def recurrence_apply(a=Whole(F32), x=Whole(F32), hin=Whole(F32), h=Shared(F32), n=ByValue(I32), *,
-                     tile: int = 1024):
+@kernel(grid=lambda N, tile=1024: (n_blocks(N, tile),))  # noqa: N803
+def recurrence_apply(a=_N, x=_N, hin=Whole(F32, [DYN_DIM]), h=Shared(F32, ["N"]), *, tile: int = 1024):
     """h over tile b = its own scan applied to hin[b], the h that flows into the block."""
     b = ti.block_id(0)
     base = ti.tile_at(b, tile)
-    inside, (c, v) = _scan(a, x, base, n, tile)
+    inside, (c, v) = _scan(a, x, base, tile)
     ti.store(h, base, ti.fma(c, ti.broadcast(ti.load(hin, b, [1]), [tile]), v), mask=inside)
 
 
@@ -99,7 +102,8 @@ def recurrence(a, x, out=None, *, host: bool | None = None, tile: int = 1024, sy
     arrays, on the GPU otherwise (``host`` overrides; ``sync``: wait for the GPU before answering)."""
     n = int(x.shape[0])
     if int(a.shape[0]) != n:
-        raise ValueError(f"recurrence: a has {int(a.shape[0])} elements and x {n}")
+        raise TileirError(f"a has {int(a.shape[0])} elements and x {n}", kernel="recurrence", what="a",
+                          fix="a and x of one length")
     out = empty_like(x, n) if out is None else out
     if n == 0:
         return out
@@ -107,13 +111,13 @@ def recurrence(a, x, out=None, *, host: bool | None = None, tile: int = 1024, sy
     nb = n_blocks(n, tile)
     tot_c, tot_v, hin = empty_like(x, nb), empty_like(x, nb), empty_like(x, nb + 1)
     if host:
-        recurrence_blocks.run_host(a, x, tot_c, tot_v, n, tile=tile)
-        recurrence_totals.run_host(tot_c, tot_v, hin, nb, tile=tile)
-        recurrence_apply.run_host(a, x, hin, out, n, tile=tile)
+        recurrence_blocks.run_host(a, x, tot_c, tot_v, tile=tile)
+        recurrence_totals.run_host(tot_c, tot_v, hin, tile=tile)
+        recurrence_apply.run_host(a, x, hin, out, tile=tile)
         return out
-    recurrence_blocks(a, x, tot_c, tot_v, n, tile=tile, sync=False)  # one stream, in order
-    recurrence_totals(tot_c, tot_v, hin, nb, tile=tile, sync=False)
-    recurrence_apply(a, x, hin, out, n, tile=tile, sync=sync)
+    recurrence_blocks(a, x, tot_c, tot_v, tile=tile, sync=False)  # one stream, in order
+    recurrence_totals(tot_c, tot_v, hin, tile=tile, sync=False)
+    recurrence_apply(a, x, hin, out, tile=tile, sync=sync)
     return out
 
 

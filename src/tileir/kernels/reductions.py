@@ -1,11 +1,14 @@
 """Sum and max over a large f32 vector of any length, in two passes.
 
-``block_sum`` / ``block_max`` are the kernels: block b of a ``parts``-block grid walks the vector's
-tiles b, b + parts, b + 2 parts, .. (a grid-stride loop over a FREE dimension; the loads never wait
-on each other), folds them into a [tile] f32 carry, and writes the carry's fold as element b of its
-output. The public ``vector_sum(x)`` / ``vector_max(x)`` run the kernel twice: once over x into
-``parts`` partials, then once more (one block) over the partials into the answer. They run on the
-host reference for numpy arrays and on the GPU for torch / cupy arrays (or as ``host=`` says).
+``block_sum(x, out)`` / ``block_max(x, out)`` are the kernels: x's length N and out's length P are
+run-time sizes read off the arrays (one cubin per tile serves every length), and block b of the
+P-block grid walks x's tiles b, b + P, b + 2 P, .. (a grid-stride loop over a FREE dimension; the
+loads never wait on each other), folds them into a [tile] f32 carry, and writes the carry's fold
+as out[b]. The public ``vector_sum(x)`` / ``vector_max(x)`` run the kernel twice: once over x into
+up to ``parts`` partials, then once more (one block) over the partials into the answer, that pass
+with a tile of its own that covers ``parts`` (so two configurations serve every length). They run
+on the host reference for numpy arrays and on the GPU for torch / cupy arrays (or as ``host=``
+says).
 
 The last tile's tail reads the identity (0 for the sum, -inf for the max) through the cells' view.
 A float sum in another order is not the same number: the sum is tolerance tier (the max is exact).
@@ -34,32 +37,31 @@ def n_parts(n: int, tile: int, parts: int) -> int:
     return max(1, min(cdiv(n, tile), parts))
 
 
-def _out(n, tile=4096, parts=1024):
-    return Out(F32, cells([n_parts(n, tile, parts)], [1]))
+OUT = Out(F32, cells(["P"], [1]))  # one partial a block: the grid is out's length
 
 
-def _fold(x, out, n, tile, identity, combine, reduce):
+def _fold(x, out, tile, identity, combine, reduce):
     b = ti.block_id(0)
     acc = ti.carry(ti.full([tile], identity, F32))
-    for j in ti.d_range(b, cdiv(n, tile), ti.num_blocks(0)):
+    for j in ti.d_range(b, ti.blocks_of(x, 0), ti.num_blocks(0)):
         ti.set(acc, combine(ti.get(acc), ti.load_at(x, [j])))
     ti.store_cell(out, ti.reshape(reduce(ti.get(acc)), [1]))
 
 
 @kernel
-def block_sum(x=lambda n, tile=4096: In(F32, cells([n], [tile], along=[FREE_AXIS], pad=PadZero)), out=_out, *,
-              n: int, tile: int = 4096, parts: int = 1024):
-    """out[b] = the sum of x's tiles b, b + parts, .. (f32 of any length n): the first pass of a sum,
-    and with parts=1 its last."""
-    _fold(x, out, n, tile, 0.0, lambda a, t: a + t, ti.reduce_sum)
+def block_sum(x=lambda tile=4096: In(F32, cells(["N"], [tile], along=[FREE_AXIS], pad=PadZero)), out=OUT, *,
+              tile: int = 4096):
+    """out[b] = the sum of x's tiles b, b + P, .. for x of any length N and out of P elements: the
+    first pass of a sum, and with a one-element out its last."""
+    _fold(x, out, tile, 0.0, lambda a, t: a + t, ti.reduce_sum)
 
 
 @kernel
-def block_max(x=lambda n, tile=4096: In(F32, cells([n], [tile], along=[FREE_AXIS], pad=PadNegInf)), out=_out, *,
-              n: int, tile: int = 4096, parts: int = 1024):
-    """out[b] = the largest element of x's tiles b, b + parts, ..: the first pass of a max, and with
-    parts=1 its last."""
-    _fold(x, out, n, tile, -math.inf, ti.max, ti.reduce_max)
+def block_max(x=lambda tile=4096: In(F32, cells(["N"], [tile], along=[FREE_AXIS], pad=PadNegInf)), out=OUT, *,
+              tile: int = 4096):
+    """out[b] = the largest element of x's tiles b, b + P, ..: the first pass of a max, and with a
+    one-element out its last."""
+    _fold(x, out, tile, -math.inf, ti.max, ti.reduce_max)
 
 
 def _empty_like(x, n):
@@ -82,12 +84,13 @@ def _two_pass(kern, x, out, host, tile, parts, sync):
     p = n_parts(n, tile, parts)
     partials = _empty_like(x, p)
     out = _empty_like(x, 1) if out is None else out
+    last = _pow2_at_least(parts)  # covers every count of partials: one configuration for every length
     if host:
-        kern.run_host(x, partials, n=n, tile=tile, parts=parts)
-        kern.run_host(partials, out, n=p, tile=_pow2_at_least(p), parts=1)
+        kern.run_host(x, partials, tile=tile)
+        kern.run_host(partials, out, tile=last)
     else:  # one stream: the second launch follows the first
-        kern(x, partials, n=n, tile=tile, parts=parts, sync=False)
-        kern(partials, out, n=p, tile=_pow2_at_least(p), parts=1, sync=sync)
+        kern(x, partials, tile=tile, sync=False)
+        kern(partials, out, tile=last, sync=sync)
     return out
 
 
@@ -119,8 +122,8 @@ def _inputs(n, rng):
 
 
 register(Case("vector_sum", block_sum, "sum of an f32 vector of any length (two passes)", 1_000_003,
-              lambda n: {"n": n}, _inputs, lambda args: np.array([args[0].astype(np.float64).sum()]), output=1,
+              lambda n: {}, _inputs, lambda args: np.array([args[0].astype(np.float64).sum()]), output=1,
               rtol=1e-5, atol=1e-2, runner=_runner(vector_sum)))
 register(Case("vector_max", block_max, "max of an f32 vector of any length (two passes)", 1_000_003,
-              lambda n: {"n": n}, _inputs, lambda args: np.array([args[0].max()]), output=1,
+              lambda n: {}, _inputs, lambda args: np.array([args[0].max()]), output=1,
               runner=_runner(vector_max)))

@@ -1,10 +1,17 @@
-"""Row softmax over f32 rows of any length, on cells: one block a row.
+"""Row softmax over the last dimension of a row-major [R, C] matrix of f32, f16 or bf16 (``fmt``),
+computed in f32, one block a row. R and C are run-time sizes read off the arrays, so one cubin
+per configuration serves every shape; x and y may each have a row stride of their own (a slice
+of a wider matrix).
 
-A row that fits one tile (up to ``max_tile`` lanes, rounded up to a power of two) is one cell,
-read once with its tail padded with -inf, so exp of the tail is 0 and the sum ignores it. A
-longer row is cut into cells along a FREE dimension and walked three times (max, sum of
-exponentials, write), each a d_range over the row's cells; its output is written through a view
-of a Shared parameter (an Out's cell must follow the grid in every dimension).
+A row is walked in chunks of ``max_tile`` lanes (a FREE dimension of x's cells, its tail padded
+with -inf, so exp of the tail is 0 and neither the max nor the sum sees it). The first walk keeps
+an online maximum m and sum l (l rescaled by exp(m_old - m_new) when m grows), and carries the
+exponentials of the chunk it loaded last: after the walk they are exp(x - m) of the last chunk
+under the final m. The second walk writes every chunk but the last from a fresh load, and the
+last from that carry, so a row that fits one chunk is read once, exponentiated once and written
+once -- the single-tile softmax -- while a longer row costs one more read of all but its last
+chunk. y is written through a view of its array (Shared: an Out's cell must follow the grid in
+every dimension), the view clipping the partial last chunk.
 """
 
 from __future__ import annotations
@@ -14,77 +21,71 @@ import math
 import numpy as np
 
 from .. import surface as ti
-from ..dtypes import F32
-from ..ir import DYN_DIM, PadNegInf
+from ..dtypes import BF16, F16, F32, dtype
+from ..ir import PadNegInf
 from ..kernel import kernel
-from ..markers import FREE_AXIS, In, Out, Shared, cells
+from ..markers import FREE_AXIS, In, Shared, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
+def _x(fmt="f32", max_tile=4096):
+    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadNegInf))
 
 
-def _tile(cols, max_tile):
-    return min(_pow2_at_least(cols), max_tile)
-
-
-def _x(cols, max_tile):
-    t = _tile(cols, max_tile)
-    if t >= cols:  # a row is one cell: lanes past the row read -inf, so exp() of them is 0
-        return In(F32, cells([DYN_DIM, cols], [1, t], pad=PadNegInf))
-    return In(F32, cells([DYN_DIM, cols], [1, t], along=[0, FREE_AXIS], pad=PadNegInf))
-
-
-def _y(cols, max_tile):
-    t = _tile(cols, max_tile)
-    return Out(F32, cells([DYN_DIM, cols], [1, t])) if t >= cols else Shared(F32)
+def _y(fmt="f32"):
+    return Shared(fmt, ["R", "C"])
 
 
 @kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
-def softmax(x=_x, y=_y, *, cols: int, max_tile: int = 4096, warps: int = 0, occupancy: int = 0):
-    """y[r, :] = softmax(x[r, :]) for a row-major f32 matrix of any number of rows (one block a
-    row: the rows are DYN_DIM, so one cubin serves every row count) and ``cols`` columns.
-    warps / occupancy: entry hints (0: tileiras decides)."""
-    t = _tile(cols, max_tile)
-    if t >= cols:
-        row = ti.load_cell(x)
-        e = ti.exp(row - ti.reduce_max(row, keepdims=True))
-        ti.store_cell(y, e / ti.reduce_sum(e, keepdims=True))
-        return
-    # a long row: walked in cells of t (the FREE dimension) three times -- max, sum, write
-    rows = ti.extent_of(x, 0)
-    out = ti.partition_view(ti.tensor_view_dyn(y, 0, [ti.Dyn(rows), cols], [cols, 1]), [1, t])
+def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, warps: int = 0, occupancy: int = 0):
+    """y[r, :] = softmax(x[r, :]) for [R, C] arrays of ``fmt`` (f32, f16 or bf16; the arithmetic in
+    f32), any R and C; rows walked in chunks of ``max_tile``. warps / occupancy: entry hints (0:
+    tileiras decides)."""
+    t = max_tile
     r = ti.block_id(0)
     chunks = ti.blocks_of(x, 1)
-    mx = ti.carry(ti.full([1, t], -math.inf, F32))
+    m_i = ti.carry(ti.full([1, 1], -math.inf, F32))
+    l_i = ti.carry(ti.full([1, 1], 0.0, F32))
+    e_last = ti.carry(ti.full([1, t], 0.0, F32))  # exp(chunk - m) of the chunk loaded last
     for j in ti.d_range(0, chunks):
-        ti.set(mx, ti.max(ti.get(mx), ti.load_at(x, [j])))
-    row_max = ti.reduce_max(ti.get(mx), keepdims=True)
-    acc = ti.carry(ti.full([1, t], 0.0, F32))
-    for j in ti.d_range(0, chunks):
-        ti.set(acc, ti.get(acc) + ti.exp(ti.load_at(x, [j]) - row_max))
-    total = ti.reduce_sum(ti.get(acc), keepdims=True)
-    for j in ti.d_range(0, chunks):
-        ti.store_view(out, [r, j], ti.exp(ti.load_at(x, [j]) - row_max) / total)
-
-
-def _inputs(size, rng):
-    rows, cols = size
-    return [rng.standard_normal((rows, cols)).astype(np.float32) * 4, np.zeros((rows, cols), np.float32)]
-
-
-def _expected(args):
-    x = args[0].astype(np.float64)
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+        c = ti.to(ti.load_at(x, [j]), F32)
+        m_old = ti.get(m_i)
+        m_new = ti.max(m_old, ti.reduce_max(c, keepdims=True))
+        e = ti.exp(c - m_new)
+        ti.set(l_i, ti.get(l_i) * ti.exp(m_old - m_new) + ti.reduce_sum(e, keepdims=True))
+        ti.set(m_i, m_new)
+        ti.set(e_last, e)
+    row_max, total = ti.get(m_i), ti.get(l_i)
+    out = ti.partition_view(ti.array_view(y), [1, t])
+    last = ti.idx_sub(chunks, 1)
+    for j in ti.d_range(0, last):
+        e = ti.exp(ti.to(ti.load_at(x, [j]), F32) - row_max)
+        ti.store_view(out, [r, j], ti.to(e / total, fmt))
+    ti.store_view(out, [r, last], ti.to(ti.get(e_last) / total, fmt))
 
 
 def _size(n):
     return (n, n) if isinstance(n, int) else tuple(n)
 
 
-register(Case("softmax", softmax, "row softmax, f32, any row length (tail masked)", (64, 1000),
-              lambda s: {"cols": _size(s)[1]}, lambda s, rng: _inputs(_size(s), rng),
-              _expected, output=1, rtol=1e-5, atol=1e-6))
+def _case(name, fmt, rtol, atol):
+    npd = dtype(fmt).np
+
+    def inputs(size, rng):
+        rows, cols = _size(size)
+        return [(rng.standard_normal((rows, cols)) * 4).astype(npd), np.zeros((rows, cols), npd)]
+
+    def expected(args):
+        x = args[0].astype(np.float64)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    spelled = {} if fmt == F32 else {"fmt": dtype(fmt).name}
+    return register(Case(name, softmax, f"row softmax, {dtype(fmt).name} rows, f32 arithmetic, any R and C",
+                         (64, 1000), lambda s: dict(spelled), inputs, expected, output=1, rtol=rtol, atol=atol))
+
+
+_case("softmax", F32, 1e-5, 1e-6)
+_case("softmax_f16", F16, 1e-2, 2e-3)
+_case("softmax_bf16", BF16, 2e-2, 1e-2)
