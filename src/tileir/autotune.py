@@ -5,8 +5,8 @@ whose answer agrees, and remember it on disk.
     from tileir.kernels import matmul_f16
 
     cands = [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 128, "tn": 128, "tk": 32}, {"tm": 64, "tn": 128, "tk": 64}]
-    win = autotune.tune(matmul_f16, cands, [a, b, c], m=8192, n=8192, k=8192)   # torch CUDA tensors
-    autotune.best("matmul_f16", "sm_90", m=8192, n=8192, k=8192)                 # == win, from the cache
+    win = autotune.tune(matmul_f16, cands, [a, b, c])              # torch CUDA tensors of 8192 x 8192
+    autotune.best("matmul_f16", "sm_90", M=8192, N=8192, K=8192)   # == win, from the cache
 
 ``tune`` runs every candidate once and reads back what it writes (the parameters marked Out or
 Shared, or every buffer of a kernel without markers), restoring those buffers before each run
@@ -18,7 +18,8 @@ eligible candidate, written to the cache under its key.
 
 The key is (the GPU, the kernel's name, the shape bucket): the GPU named by its target, sm_XY,
 what tileiras' ``--gpu-name`` takes; the bucket is the configuration ``tune`` was given besides
-the candidates (``best`` the same) in its canonical form -- without the kernel's tuned keys and
+the candidates, with the named run-time sizes of its arrays (``M``, ``S``, ``D``: what a call
+passes ``best``), in its canonical form -- without the kernel's tuned keys and
 without keys set to the kernel's defaults, so ``attention(..., fmt="f16")`` and a call that leaves
 fmt to its default meet one entry -- with each integer (a size) rounded up to a power of two and
 every other value -- a format such as ``fmt="bf16"``, a flag such as ``causal`` -- kept as it is, so
@@ -407,11 +408,18 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
     if taken:
         raise TileirError(f"{', '.join(sorted(taken))} is both a candidate's and the fixed configuration",
                           what="autotune", fix="leave the tuned keys out of the fixed configuration")
+    # the entry is keyed as a call looks it up (KernelFn.tuned_config): the fixed configuration and
+    # the named run-time sizes, read off ``args`` (or, with no arrays given, the sizes ``config``
+    # names, e.g. M=8192)
+    fixed, sizes = kernel_fn._split_sizes(dict(config)) if hasattr(kernel_fn, "_split_sizes") else (config, {})
+    plan = kernel_fn.plan(kernel_fn.config(**fixed)) if args and hasattr(kernel_fn, "plan") else None
+    if plan:
+        sizes = plan.named(plan.values(list(args)))
     device = run is None or timer is None
     if device:
         torch = _torch_or_refuse()
         dev_args = [_to_device(a, torch) for a in args]
-        written = _written(kernel_fn, dict(config, **candidates[0]))
+        written = _written(kernel_fn, dict(fixed, **candidates[0]))
         initial = {i: dev_args[i].clone() for i in written}
 
         def launch(cfg, sync):
@@ -461,8 +469,9 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
     if save and gpu:
         tuned = getattr(kernel_fn, "tuned", ())
         measured = dict({k: v for k, v in config.items() if k in tuned}, **win["config"])  # self-complete
-        _write_entry(cache_key(gpu, kernel_fn, config), {
-            "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(canonical(kernel_fn, config)), "config": measured,
+        keyed = dict(fixed, **sizes)
+        _write_entry(cache_key(gpu, kernel_fn, keyed), {
+            "gpu": gpu, "kernel": _name(kernel_fn), "bucket": bucket(canonical(kernel_fn, keyed)), "config": measured,
             "ms": win["ms"], "candidates": len(candidates), "date": time.strftime("%Y-%m-%d")})
         forget = getattr(kernel_fn, "forget", None)
         if forget is not None:  # calls prepared before now would keep the configuration they found then
