@@ -47,12 +47,16 @@ def make_pool(workers: int | None):
 def make_device(kind: str):
     """'gpu' (the worker process on the GPU), 'fake' (a worker answering with the host reference),
     or 'inprocess' (the host reference in this process: the tests')."""
+    if not isinstance(kind, str):  # a device object already (the tests' fakes)
+        return kind
     if kind == "inprocess":
         return InProcessDevice(fake_answer)
     return GpuWorker(fake=kind == "fake")
 
 
-def _device_label(kind: str) -> str | None:
+def _device_label(kind) -> str | None:
+    if not isinstance(kind, str):
+        return f"{type(kind).__name__} (a test's fake)"
     if kind != "gpu":
         return f"{kind} device (the host reference)"
     try:
@@ -67,17 +71,19 @@ class Campaign:
     """One run: ``run()`` answers the report dict."""
 
     def __init__(self, programs: int, seed: int, arch: str = "sm_90", opt_level=None, device: str = "gpu",
-                 workers: int | None = None, time_limit: float = 450.0, profile: Profile = DEFAULT, log=print):
+                 workers: int | None = None, time_limit: float = 360.0, profile: Profile = DEFAULT, log=print,
+                 assemble: bool = True):
         self.programs, self.seed, self.arch, self.opt_level = programs, seed, arch, opt_level
         self.device_kind, self.workers, self.time_limit, self.profile, self.log = device, workers, time_limit, \
             profile, log
         self.compiled: list = []  # every compile result (arrays dropped)
         self.results: dict = {}  # index -> device result
+        self.assemble = assemble  # False: no tileiras (the CPU tests, with a device that needs no cubin)
         self.t0 = time.time()
 
     def task(self, i: int, **kw) -> dict:
         t = {"index": i, "seed": self.seed + i, "arch": self.arch, "opt_level": self.opt_level,
-             "profile": self.profile.__dict__ if self.profile is not DEFAULT else None}
+             "profile": self.profile.__dict__ if self.profile is not DEFAULT else None, "assemble": self.assemble}
         t.update(kw)
         return t
 
@@ -184,8 +190,8 @@ class Campaign:
         from .classify import classify, known_cause
 
         out, per_class = {}, collections.Counter()
-        tester = Tester(device, pool, self.arch, self.opt_level)
-        tester_o0 = Tester(device, pool, self.arch, 0)
+        tester = Tester(device, pool, self.arch, self.opt_level, assemble=self.assemble)
+        tester_o0 = Tester(device, pool, self.arch, 0, assemble=self.assemble)
         t_all = time.time()
         for d in diffs:
             cls = failure_class(d)
@@ -204,7 +210,8 @@ class Campaign:
                 small, again, rounds = d["desc"], d, 0
             if again["status"] not in FAILURES:  # the failure did not reproduce (flaky): keep the original
                 small, again = d["desc"], d
-            c = classify(small, again, tester_o0 if again["status"] in ("differ", "device_error") else None)
+            c = classify(small, again, tester_o0 if again["status"] in ("differ", "device_error", "assemble_error")
+                         else None)
             path = None
             if repro_dir:
                 path = os.path.join(repro_dir, f"fuzz_{d['status']}_{d['seed']}.json")

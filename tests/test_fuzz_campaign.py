@@ -1,0 +1,261 @@
+"""The device fuzzer without a GPU (issue 15): the generator's coverage and determinism, the
+judge's tiers, the shrinker against a fake device that is wrong about one operation, the
+classifier, the worker protocol (sticky errors and restarts) and the campaign's JSON."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tileir.diff import fuzzgen as G
+from tileir.diff.classify import HOST, LOWERING, TILEIRAS, classify, host_disagreements
+from tileir.diff.fuzz import Campaign, write_json
+from tileir.diff.fuzzbuild import build, make_args
+from tileir.diff.fuzzjudge import Answer, judge
+from tileir.diff.fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
+from tileir.diff.shrink import Shrinker, Tester, ddmin, read_reproducer, same_failure, write_reproducer
+from tileir.ops.mma import f32_products_in_k_order
+from tileir.ref.core import RULES
+
+
+def _desc(body, fmts=("f32",), grid=1, seed=7):
+    return {"v": 1, "seed": seed, "grid": [grid], "warps": 0, "fmts": list(fmts), "globals": [], "body": body}
+
+
+def _load(i, fmt="f32", shape=(8,), dist="small"):
+    return {"op": "load", "id": i, "fmt": fmt, "shape": list(shape), "dist": dist, "moving": False, "mask": False}
+
+
+def _job(desc):
+    c = compile_task({"desc": desc, "seed": desc["seed"], "assemble": False})
+    assert c["status"] == "ready", c.get("detail")
+    return c
+
+
+# ---- the generator -----------------------------------------------------------------------------------
+
+
+def test_descriptions_are_deterministic_json():
+    for seed in (0, 1, 99):
+        a, b = G.generate(seed), G.generate(seed)
+        assert a == b and json.loads(json.dumps(a)) == a
+
+
+def test_the_generator_reaches_what_the_issue_lists():
+    kinds, pairs, modes, views = set(), set(), set(), set()
+    for seed in range(600):
+        for s in G.walk(G.generate(seed)["body"]):
+            kinds.add(s["op"])
+            if s["op"] == "mma":
+                pairs.add((s["fmt"], s["acc"]))
+            if s["op"] == "conv" and s["kind"] == "ftof":
+                modes.add(s["mode"])
+            if s["op"] == "vload":
+                views.add((s["kind"], tuple(s["dim_map"]) != tuple(range(len(s["dim_map"]))), s["pad"], s["pitch"] > 0))
+    assert kinds == set(G.WEIGHTS), set(G.WEIGHTS) - kinds
+    assert pairs == set(G.MMA_PAIRS)  # every legal format pair of the dialect's table
+    assert modes == {"nearest_even", "zero", "nearest_away"}  # every mode tileiras takes for sm_90
+    assert any(dm for _, dm, _, _ in views) and any(p for *_, p in views) and {"strided", "partition"} <= \
+        {k for k, *_ in views} and {"nan", "neg_inf", "none"} <= {p for _, _, p, _ in views}
+
+
+def test_mma_shapes_reach_k_and_n_of_4_8_16_and_256():
+    seen_k, seen_n, biggest = set(), set(), 0
+    for seed in range(400):
+        g = G.Gen(seed)
+        for _ in range(5):
+            m, k, n = g.mma_dims()
+            seen_k.add(k)
+            seen_n.add(n)
+            biggest = max(biggest, m, k, n)
+    assert {4, 8, 16} <= seen_k and {4, 8, 16} <= seen_n and biggest == 256
+
+
+def test_any_sub_list_of_a_body_still_records():
+    for seed in range(6):
+        d = G.generate(seed)
+        for i in range(len(d["body"])):
+            build(_desc(d["body"][:i] + d["body"][i + 1:], d["fmts"], d["grid"][0], seed))
+
+
+# ---- the judge ----------------------------------------------------------------------------------------
+
+
+def test_exact_lanes_fail_on_one_ulp_and_name_their_step():
+    d = _desc([_load(1), {"op": "bin", "id": 2, "f": "addf", "a": 1, "b": 1, "rnd": "nearest_even"},
+               {"op": "store", "id": 3, "a": 2}])
+    job = _job(d)
+    host = job["host"]
+    assert judge(job["layout"], host, fake_answer(job))["status"] == "equal"
+    dev = fake_answer(job)
+    out = dev.outs["out_f32"]
+    out[2] = np.nextafter(out[2], np.float32(np.inf))
+    v = judge(job["layout"], host, dev)
+    assert v["status"] == "differ" and v["bad"] == 1 and v["regions"][0]["step"] == 3
+
+
+def test_approximate_lanes_get_the_envelope_and_no_more():
+    d = _desc([_load(1), {"op": "un", "id": 2, "f": "exp", "a": 1}, {"op": "bin", "id": 3, "f": "mulf", "a": 2,
+                                                                     "b": 2, "rnd": "nearest_even"},
+               {"op": "store", "id": 4, "a": 3}])
+    job = _job(d)
+    host, lay = job["host"], job["layout"]
+    env = host.envelope["out_f32"]
+    assert lay.approx_mask("out_f32").any() and env.max() > 0
+    near, far = fake_answer(job), fake_answer(job)
+    lanes = np.nonzero(lay.approx_mask("out_f32"))[0][:8]
+    near.outs["out_f32"][lanes] += (env[lanes] * 1.5).astype(np.float32)
+    far.outs["out_f32"][lanes[0]] *= np.float32(1.01)
+    assert judge(lay, host, near)["status"] == "equal"
+    assert judge(lay, host, far)["status"] == "differ"
+
+
+def test_prints_and_asserts_are_judged_by_their_shapes():
+    d = _desc([_load(1, "i32"), {"op": "print", "id": 2, "args": [1], "conv": ["%f"]},
+               {"op": "assert", "id": 3, "a": 1, "fire": False}, {"op": "store", "id": 4, "a": 1}], ("i32",))
+    job = _job(d)
+    assert job["host"].printed.startswith("fz2: ")
+    dev = fake_answer(job)
+    assert judge(job["layout"], job["host"], dev)["status"] == "equal"
+    dev.printed = dev.printed.replace("fz2", "fz9")
+    assert judge(job["layout"], job["host"], dev)["status"] == "differ"
+    fired = _job(_desc([_load(1, "i32"), {"op": "assert", "id": 3, "a": 1, "fire": True}], ("i32",)))
+    assert fired["host"].asserted
+    assert judge(fired["layout"], fired["host"], fake_answer(fired))["status"] == "equal"
+    assert judge(fired["layout"], fired["host"], Answer(outs={}))["status"] == "differ"
+
+
+# ---- shrinking ------------------------------------------------------------------------------------------
+
+
+def _negf_as_absf(it, op):
+    """The device of the negf-as-absf mutant: negf answers |x|."""
+    RULES["unaryf"](it, op)
+    if op.a["op"] == "negf":
+        it.set(op.res[0], np.abs(np.asarray(it.vals[op.res[0]])))
+
+
+def _addf_one_ulp_up(it, op):
+    """A device whose float add lands one unit up."""
+    RULES["binaryf"](it, op)
+    v = np.asarray(it.vals[op.res[0]])
+    if op.a["op"] == "addf" and v.dtype in (np.float16, np.float32, np.float64):
+        it.set(op.res[0], np.nextafter(v, v.dtype.type(np.inf)))
+
+
+def test_ddmin_finds_the_one_element():
+    assert ddmin(list(range(20)), lambda cs: [13 in c for c in cs]) == [13]
+    assert sorted(ddmin(list(range(9)), lambda cs: [{2, 7} <= set(c) for c in cs])) == [2, 7]
+
+
+def test_the_shrinker_reduces_to_the_operation_the_device_gets_wrong(tmp_path):
+    wrong = InProcessDevice(lambda job: fake_answer(job, {"unaryf": _negf_as_absf}))
+    tester = Tester(wrong, assemble=False)
+    found = None
+    for seed in range(300):
+        d = G.generate(seed)
+        if not any(s["op"] == "un" and s["f"] == "negf" for s in G.walk(d["body"])):
+            continue
+        got = tester.outcomes([d])[0]
+        if got["status"] == "differ":
+            found = d, got
+            break
+    assert found, "no program in 300 meets a wrong negf"
+    d, got = found
+    small = Shrinker(tester, budget_s=60).shrink(d, got)
+    steps = list(G.walk(small["body"]))
+    assert any(s["op"] == "un" and s["f"] == "negf" for s in steps) and len(steps) <= 4, steps
+    again = tester.outcomes([small])[0]
+    assert same_failure(got, again)
+    path = write_reproducer(str(tmp_path / "r.json"), small, again, {"class": "test"}, original_seed=d["seed"])
+    doc = read_reproducer(path)
+    assert doc["desc"] == small and "negf" in doc["recorded"] and "negf" in doc["lowered"]
+
+
+# ---- classification --------------------------------------------------------------------------------------
+
+
+_ADD = _desc([_load(1, dist="wide"), {"op": "bin", "id": 2, "f": "addf", "a": 1, "b": 1, "rnd": "zero"},
+              {"op": "bin", "id": 3, "f": "mulf", "a": 2, "b": 1, "rnd": "nearest_even"},
+              {"op": "store", "id": 4, "a": 3}])
+
+
+def test_the_classifier_finds_a_host_rule_that_is_not_the_dialects(monkeypatch):
+    orig = RULES["binaryf"]
+
+    def sloppy(it, op):  # a host that forgets mulf's rounding mode and rounds up instead
+        orig(it, op)
+        if op.a["op"] == "mulf":
+            v = np.asarray(it.vals[op.res[0]])
+            it.set(op.res[0], np.nextafter(v, np.float32(np.inf)).astype(v.dtype))
+
+    b = build(_ADD)
+    monkeypatch.setitem(RULES, "binaryf", sloppy)
+    bad = host_disagreements(b.prog, make_args(b), b.grid)
+    assert [d["op"] for d in bad] == ["binaryf mulf"]
+    c = classify(_ADD, {"status": "differ", "verdict": {}})
+    assert c["class"] == HOST and "mulf" in c["why"]
+
+
+def test_the_classifier_tells_the_optimiser_from_the_rest():
+    d = _desc([_load(1), {"op": "un", "id": 2, "f": "negf", "a": 1}, {"op": "store", "id": 3, "a": 2}])
+    right_at_o0 = Tester(InProcessDevice(fake_answer), assemble=False)
+    wrong_at_o0 = Tester(InProcessDevice(lambda job: fake_answer(job, {"unaryf": _negf_as_absf})), assemble=False)
+    outcome = wrong_at_o0.outcomes([d])[0]
+    assert outcome["status"] == "differ"
+    assert classify(d, outcome, right_at_o0)["class"] == TILEIRAS
+    c = classify(d, outcome, wrong_at_o0)
+    assert c["class"] == LOWERING and any(o["kind"] == "unaryf" and "ops.arith" in o["host_rule"]
+                                          for o in c["evidence"]["ops"])
+    assert classify(d, {"status": "host_error", "detail": "OverflowError: Python int too large to convert to C long"}
+                    )["known"]
+
+
+# ---- the worker protocol and the campaign's JSON ------------------------------------------------------------
+
+
+def test_the_worker_starts_afresh_after_a_sticky_error():
+    ok = _job(_desc([_load(1, "i32"), {"op": "store", "id": 2, "a": 1}], ("i32",)))
+    fires = _job(_desc([_load(1, "i32"), {"op": "assert", "id": 2, "a": 1, "fire": True}], ("i32",)))
+    jobs = [dict(ok, index=0), dict(fires, index=1), dict(ok, index=2)]
+    w = GpuWorker(fake=True, hang_s=60)
+    try:
+        got = w.run(jobs)
+    finally:
+        w.close()
+    assert [r["index"] for r in got] == [0, 1, 2] and [r["status"] for r in got] == ["equal"] * 3
+    assert w.starts == 2
+
+
+def test_a_campaign_writes_its_json(tmp_path):
+    wrong = InProcessDevice(lambda job: fake_answer(job, {"binaryf": _addf_one_ulp_up}))
+    camp = Campaign(24, 40, device=wrong, workers=0, assemble=False, log=lambda *a: None)
+    rep = camp.run(str(tmp_path / "repro"), max_shrink=1, shrink_s=20, shrink_total_s=30)
+    write_json(str(tmp_path / "f.json"), rep)
+    doc = json.loads((tmp_path / "f.json").read_text())
+    for key in ("programs", "recorded", "recorded_share", "ran_on_device", "equal", "differ", "failures",
+                "failures_unexplained", "seconds", "throughput", "op_coverage", "differences"):
+        assert key in doc, key
+    assert doc["programs"] == 24 and 0 < doc["recorded_share"] <= 1
+    assert doc["equal"] + doc["differ"] + doc["device_errors"] == doc["ran_on_device"]
+    diffs = [r for r in doc["differences"] if r["status"] == "differ"]
+    assert diffs and all(r["regions"] for r in diffs)
+    shrunk = [r for r in doc["differences"] if r.get("reproducer")]
+    assert shrunk and read_reproducer(shrunk[0]["reproducer"])["desc"]
+
+
+@pytest.mark.parametrize("k", [1, 7, 64])
+def test_f32_mma_host_model_is_f32_products_summed_in_k_order(k):
+    r = np.random.default_rng(k)
+    x, y, c = r.uniform(-1, 1, (3, k)).astype(np.float32), r.uniform(-1, 1, (k, 2)).astype(np.float32), \
+        r.uniform(-1, 1, (3, 2)).astype(np.float32)
+    want = c.copy()
+    for kk in range(k):
+        want = (want + (x[:, kk:kk + 1] * y[kk:kk + 1, :]).astype(np.float32)).astype(np.float32)
+    assert np.array_equal(f32_products_in_k_order(x, y, c), want)
+    tiny = np.float32(2.0 ** -25)
+    sticky = f32_products_in_k_order(np.array([[1, tiny, tiny, tiny]], np.float32), np.ones((4, 1), np.float32),
+                                     np.zeros((1, 1), np.float32))
+    assert sticky[0, 0] == 1.0  # in f64 the three halves-of-an-ulp would have carried it up one unit
