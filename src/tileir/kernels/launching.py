@@ -1,0 +1,71 @@
+"""What the backward kernels' multi-launch helpers share: where a launch runs and fresh arrays in
+the caller's array library.
+
+A helper that runs more than one kernel (a norm's backward and its reduction of the weight
+gradients, attention's three backward kernels) takes numpy arrays -- then every launch runs on
+the host reference -- or torch tensors: CUDA ones launch on the GPU (asynchronously, on torch's
+current stream, so each launch follows the one before it), CPU ones run on the host reference in
+their own memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_FMTS = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
+
+
+def on_host(a) -> bool:
+    """Whether launches on ``a`` run on the host reference: numpy, or a torch tensor on the CPU."""
+    if isinstance(a, np.ndarray):
+        return True
+    return getattr(a, "is_cuda", True) is False
+
+
+def launch(kern, *args, **config) -> None:
+    """``kern`` on ``args``: the host reference for numpy arrays and CPU tensors (in place), the
+    GPU otherwise."""
+    arrays = [a for a in args if hasattr(a, "shape")]
+    if arrays and on_host(arrays[0]):
+        from ..runtime.arrays import host_view
+
+        kern.run_host(*[host_view(a)[0] for a in args], **config)
+        return
+    kern(*args, **config)
+
+
+def fmt_of(a) -> str:
+    """f32 / f16 / bf16 for an array of float32 / float16 / bfloat16 (numpy or torch)."""
+    name = str(a.dtype).replace("torch.", "")
+    if name not in _FMTS:
+        raise TypeError(f"the backward kernels take float32, float16 or bfloat16 arrays, not {name}")
+    return _FMTS[name]
+
+
+def empty(like, shape, fmt: str):
+    """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16) in ``like``'s library and device."""
+    shape = tuple(int(n) for n in shape)
+    if isinstance(like, np.ndarray):
+        from ..dtypes import dtype
+
+        return np.empty(shape, dtype(fmt).np)
+    import torch
+
+    return like.new_empty(shape, dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[fmt])
+
+
+def zeros(like, shape, fmt: str):
+    """``empty`` filled with zeros."""
+    a = empty(like, shape, fmt)
+    if isinstance(a, np.ndarray):
+        a[...] = 0
+    else:
+        a.zero_()
+    return a
+
+
+def pow2_at_least(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+__all__ = ["on_host", "launch", "fmt_of", "empty", "zeros", "pow2_at_least"]

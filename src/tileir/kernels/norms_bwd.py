@@ -1,0 +1,380 @@
+"""Layernorm and rmsnorm for training: forwards that save the row statistics, and backwards.
+
+Row-major [R, C] x, y, dy and dx of f32, f16 or bf16 (``fmt``) and [C] weights and biases of the
+same format, statistics and arithmetic in f32; R and C are run-time sizes read off the arrays
+(one cubin per configuration serves every shape), rows walked in chunks of ``max_tile`` lanes.
+
+* ``layernorm_fwd_stats(x, w, b, y, mean, rstd)``: y = (x - mean) * rstd * w + b, and saves the
+  [R] f32 ``mean`` and ``rstd`` = 1 / sqrt(var + eps) (the biased variance, as torch's).
+* ``rmsnorm_fwd_stats(x, w, y, rstd)``: y = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps).
+
+The backward reads the saved statistics rather than recomputing them. With xhat = (x - mean) *
+rstd (rmsnorm: x * rstd) and g = dy * w, the row's gradient is
+
+    dx = rstd * (g - xhat * mean(g * xhat) - mean(g))      (rmsnorm: without the last term)
+
+because xhat's row has zero mean and unit mean square (rmsnorm: only the latter), so the
+projection of g on them is what the normalisation takes away; and the weight gradients are the
+column sums dw = sum_r dy * xhat, db = sum_r dy. Those sums run in two stages: the backward's
+grid is ``G`` blocks (G = the partials' first dimension, which the caller chooses), block g
+takes the rows [g * ceil(R / G), ...) one at a time and writes its own partial rows
+``dw_partial[g, :]`` / ``db_partial[g, :]`` (f32); then ``sum_rows`` adds the G partial rows
+into dw / db. A row is read twice at most (its sums, then dx) and once when it fits one chunk:
+the last chunk of each row stays in registers between the two, and its weight-gradient sums are
+carried across the block's rows; a longer row's earlier chunks add into the block's partial rows
+in memory (each block owns its rows, and the lowering orders a load after the store before it
+to the same buffer).
+
+The helpers ``layernorm_backward`` / ``rmsnorm_backward`` run both stages and answer (dx, dw[,
+db]); they run on the host reference for numpy arrays and CPU tensors, on the GPU otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import BF16, F16, F32, dtype
+from ..ir import PadZero
+from ..kernel import kernel
+from ..markers import FREE_AXIS, In, Out, Shared, cells
+from .entry_hints import entry_hints
+from .launching import empty, fmt_of, launch, pow2_at_least
+from .registry import Case, register
+
+# ---- markers -------------------------------------------------------------------------------------
+
+
+def _x_rows(fmt="f32", max_tile=8192):
+    """x of a forward: one row a block (grid axis 0), chunks along a FREE dimension."""
+    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+
+
+def _x_free(fmt="f32", max_tile=8192):
+    """x or dy of a backward: the block names the row and the chunk."""
+    return In(fmt, cells(["R", "C"], [1, max_tile], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _vec(fmt="f32", max_tile=8192):
+    """A weight or bias: [C], read in the row's chunks (every block reads them all)."""
+    return In(fmt, cells(["C"], [max_tile], along=[FREE_AXIS], pad=PadZero))
+
+
+def _rows_out(fmt="f32"):
+    return Shared(fmt, ["R", "C"])
+
+
+_STAT_OUT = Out(F32, cells(["R"], [1]))  # one statistic a row, written by the row's block
+_STAT_IN = In(F32, cells(["R"], [1], along=[FREE_AXIS]))
+_PARTIAL = Shared(F32, ["G", "C"])  # one row of weight-gradient sums a block
+
+
+def _chunk(p, at):
+    """A [1, t] chunk of x / dy (``at`` = [row, chunk], or [chunk] on a forward's own row), as f32."""
+    return ti.to(ti.load_at(p, at), F32)
+
+
+def _vec_row(v, j, t):
+    """Chunk j of a [C] parameter as a [1, t] f32 row."""
+    return ti.reshape(ti.to(ti.load_at(v, [j]), F32), [1, t])
+
+
+def _inv_cols(x):
+    """1 / C as a rank-0 f32, from the run-time C."""
+    return 1.0 / ti.int_to_float(ti.idx_as_tile(ti.extent_of(x, 1)), F32)
+
+
+def _idx_min(a, b):
+    return ti.idx_of(ti.min_i(ti.idx_as_tile(ti.as_idx(a)), ti.idx_as_tile(ti.as_idx(b))))
+
+
+# ---- forwards that save the statistics -------------------------------------------------------------
+
+
+@kernel(hints=entry_hints)
+def layernorm_fwd_stats(x=_x_rows, w=_vec, b=_vec, y=_rows_out, mean=_STAT_OUT, rstd=_STAT_OUT, *, eps: float = 1e-5,
+                        fmt: str = "f32", max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+    """y[r, :] = (x[r, :] - mean[r]) * rstd[r] * w + b for [R, C] arrays of ``fmt`` and [C] w and b,
+    saving the [R] f32 mean[r] and rstd[r] = 1 / sqrt(var + eps) (biased variance) for the
+    backward; any R and C, rows walked in chunks of ``max_tile``."""
+    t = max_tile
+    r = ti.block_id(0)
+    chunks = ti.blocks_of(x, 1)
+    last = ti.idx_sub(chunks, 1)
+    inv_n = _inv_cols(x)
+    total = ti.carry(ti.full([1, t], 0.0, F32))
+    for j in ti.d_range(0, last):
+        ti.set(total, ti.get(total) + _chunk(x, [j]))
+    x_last = _chunk(x, [last])  # a row that fits one chunk is read here only
+    mu = ti.reduce_sum(ti.get(total) + x_last, keepdims=True) * inv_n
+    sq = ti.carry(ti.full([1, t], 0.0, F32))
+    for j in ti.d_range(0, last):  # whole chunks: no lane past C
+        d = _chunk(x, [j]) - mu
+        ti.set(sq, ti.get(sq) + d * d)
+    inside = ti.axis_mask(ti.tile_at(last, t), [1, t], 1, ti.extent_of(x, 1))
+    d_last = ti.select(inside, x_last - mu, 0.0)  # a padded lane holds -mean: out of the variance
+    rs = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * inv_n + eps)
+    out = ti.partition_view(ti.array_view(y), [1, t])
+    for j in ti.d_range(0, last):
+        v = ti.fma((_chunk(x, [j]) - mu) * rs, _vec_row(w, j, t), _vec_row(b, j, t))
+        ti.store_view(out, [r, j], ti.to(v, fmt))
+    ti.store_view(out, [r, last], ti.to(ti.fma(d_last * rs, _vec_row(w, last, t), _vec_row(b, last, t)), fmt))
+    ti.store_cell(mean, ti.reshape(mu, [1]))
+    ti.store_cell(rstd, ti.reshape(rs, [1]))
+
+
+@kernel(hints=entry_hints)
+def rmsnorm_fwd_stats(x=_x_rows, w=_vec, y=_rows_out, rstd=_STAT_OUT, *, eps: float = 1e-6, fmt: str = "f32",
+                      max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+    """y[r, :] = x[r, :] * rstd[r] * w for [R, C] arrays of ``fmt`` and a [C] w, saving the [R] f32
+    rstd[r] = 1 / sqrt(mean(x[r, :]^2) + eps) for the backward; any R and C."""
+    t = max_tile
+    r = ti.block_id(0)
+    last = ti.idx_sub(ti.blocks_of(x, 1), 1)
+    ss = ti.carry(ti.full([1, t], 0.0, F32))
+    for j in ti.d_range(0, last):
+        c = _chunk(x, [j])
+        ti.set(ss, ti.get(ss) + c * c)
+    x_last = _chunk(x, [last])  # a padded lane is 0, and so is its square
+    rs = ti.rsqrt(ti.reduce_sum(ti.get(ss) + x_last * x_last, keepdims=True) * _inv_cols(x) + eps)
+    out = ti.partition_view(ti.array_view(y), [1, t])
+    for j in ti.d_range(0, last):
+        ti.store_view(out, [r, j], ti.to(_chunk(x, [j]) * rs * _vec_row(w, j, t), fmt))
+    ti.store_view(out, [r, last], ti.to(x_last * rs * _vec_row(w, last, t), fmt))
+    ti.store_cell(rstd, ti.reshape(rs, [1]))
+
+
+# ---- backwards -----------------------------------------------------------------------------------
+
+
+def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, fmt):
+    """The backward of both norms (``mean`` and ``dbp`` None for rmsnorm): see the module docstring."""
+    g = ti.block_id(0)
+    rows, groups = ti.extent_of(x, 0), ti.num_blocks(0)
+    per = ti.idx_div(ti.idx_add(rows, ti.idx_sub(groups, 1)), groups)  # ceil(R / G) rows a block
+    lo = _idx_min(ti.idx_mul(g, per), rows)
+    hi = _idx_min(ti.idx_add(lo, per), rows)
+    last = ti.idx_sub(ti.blocks_of(x, 1), 1)
+    inv_n = _inv_cols(x)
+    partials = [ti.partition_view(ti.array_view(p), [1, t]) for p in (dwp, dbp) if p is not None]
+    zero = ti.full([1, t], 0.0, F32)
+    for j in ti.d_range(0, last):  # the earlier chunks' partial sums start at zero, in memory
+        for pv in partials:
+            ti.store_view(pv, [g, j], zero)
+    w_last = _vec_row(w, last, t)  # the last chunk of w, read once for all the block's rows
+    sums_last = [ti.carry(zero) for _ in partials]  # the last chunk's weight-gradient sums, in registers
+    out = ti.partition_view(ti.array_view(dx), [1, t])
+
+    def normalised(xc, mu, rs):
+        return (xc - mu) * rs if mu is not None else xc * rs
+
+    def dx_of(gc, xhat, c_gx, c_g, rs):  # rstd * (g - xhat * mean(g * xhat) [- mean(g)])
+        v = gc - xhat * c_gx
+        return (v - c_g if c_g is not None else v) * rs
+
+    def grads(dyc, xhat):  # what each partial row adds: dy * xhat (dw), dy (db)
+        return [dyc * xhat, dyc][:len(partials)]
+
+    for r in ti.d_range(lo, hi):
+        rs = ti.reshape(ti.load_at(rstd, [r]), [1, 1])
+        mu = ti.reshape(ti.load_at(mean, [r]), [1, 1]) if mean is not None else None
+        s_gx = ti.carry(zero)  # sum of g * xhat over the row's earlier chunks
+        s_g = ti.carry(zero)  # sum of g (layernorm)
+        for j in ti.d_range(0, last):
+            xhat = normalised(_chunk(x, [r, j]), mu, rs)
+            gc = _chunk(dy, [r, j]) * _vec_row(w, j, t)
+            ti.set(s_gx, ti.get(s_gx) + gc * xhat)
+            if mean is not None:
+                ti.set(s_g, ti.get(s_g) + gc)
+        # a padded lane of the last chunk has dy = 0, so g = 0 there: it adds nothing below
+        xhat_last, dy_last = normalised(_chunk(x, [r, last]), mu, rs), _chunk(dy, [r, last])
+        g_last = dy_last * w_last
+        c_gx = ti.reduce_sum(ti.get(s_gx) + g_last * xhat_last, keepdims=True) * inv_n
+        c_g = ti.reduce_sum(ti.get(s_g) + g_last, keepdims=True) * inv_n if mean is not None else None
+
+        for j in ti.d_range(0, last):
+            xhat = normalised(_chunk(x, [r, j]), mu, rs)
+            dyc = _chunk(dy, [r, j])
+            ti.store_view(out, [r, j], ti.to(dx_of(dyc * _vec_row(w, j, t), xhat, c_gx, c_g, rs), fmt))
+            for pv, v in zip(partials, grads(dyc, xhat)):
+                ti.store_view(pv, [g, j], ti.load_view(pv, [g, j]) + v)
+        ti.store_view(out, [r, last], ti.to(dx_of(g_last, xhat_last, c_gx, c_g, rs), fmt))
+        for s, v in zip(sums_last, grads(dy_last, xhat_last)):
+            ti.set(s, ti.get(s) + v)
+    for pv, s in zip(partials, sums_last):
+        ti.store_view(pv, [g, last], ti.get(s))
+
+
+def _groups_grid(G):  # noqa: N803  (the run-time size's name)
+    return (G,)
+
+
+@kernel(grid=_groups_grid, hints=entry_hints)
+def layernorm_bwd(x=_x_free, w=_vec, dy=_x_free, mean=_STAT_IN, rstd=_STAT_IN, dx=_rows_out, dw_partial=_PARTIAL,
+                  db_partial=_PARTIAL, *, fmt: str = "f32", max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+    """Layernorm's backward from the saved [R] f32 mean and rstd: dx [R, C] (``fmt``), and per block
+    g of the [G] grid the f32 partial sums dw_partial[g, :] = sum dy * xhat and db_partial[g, :] =
+    sum dy over its rows (ceil(R / G) of them); ``sum_rows`` finishes dw and db."""
+    _norm_bwd(x, w, dy, mean, rstd, dx, dw_partial, db_partial, max_tile, fmt)
+
+
+@kernel(grid=_groups_grid, hints=entry_hints)
+def rmsnorm_bwd(x=_x_free, w=_vec, dy=_x_free, rstd=_STAT_IN, dx=_rows_out, dw_partial=_PARTIAL, *, fmt: str = "f32",
+                max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+    """Rmsnorm's backward from the saved [R] f32 rstd: dx [R, C] (``fmt``) and per block g the f32
+    partial sums dw_partial[g, :] = sum dy * x * rstd over its rows; ``sum_rows`` finishes dw."""
+    _norm_bwd(x, w, dy, None, rstd, dx, dw_partial, None, max_tile, fmt)
+
+
+@kernel(hints=entry_hints)
+def sum_rows(p=lambda tg=32, tc=256: In(F32, cells(["G", "C"], [tg, tc], along=[FREE_AXIS, 0], pad=PadZero)),
+             out=lambda fmt="f32", tc=256: Out(fmt, cells(["C"], [tc])), *, fmt: str = "f32", tg: int = 32,
+             tc: int = 256, warps: int = 0, occupancy: int = 0):
+    """out[c] = sum_g p[g, c] for an f32 [G, C] p (partial sums), written in ``fmt``: a block a [tc]
+    column cell, walking G in tiles of tg rows (the padded rows add 0)."""
+    acc = ti.carry(ti.full([tg, tc], 0.0, F32))
+    for i in ti.d_range(0, ti.blocks_of(p, 0)):
+        ti.set(acc, ti.get(acc) + ti.load_at(p, [i]))
+    ti.store_cell(out, ti.to(ti.reduce_sum(ti.get(acc), 0), fmt))
+
+
+# ---- running both stages -----------------------------------------------------------------------
+
+
+def groups_for(rows: int, groups: int = 264) -> int:
+    """How many blocks (and partial rows) a norm backward of ``rows`` rows runs: ``groups`` (two a
+    streaming multiprocessor of an H100 / H200 by default), no more than the rows."""
+    return max(1, min(int(rows), int(groups)))
+
+
+def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, sum_tiles, **hints):
+    rows, cols = int(x.shape[0]), int(x.shape[1])
+    fmt = fmt_of(x)
+    g = groups_for(rows, groups or 264)
+    t = max_tile or min(pow2_at_least(cols), 8192)
+    dx = empty(x, (rows, cols), fmt) if dx is None else dx
+    partials = [empty(x, (g, cols), "f32") for _ in range(2 if has_bias else 1)]
+    launch(kern, x, w, dy, *stats, dx, *partials, fmt=fmt, max_tile=t, **hints)
+    tg, tc = sum_tiles or (32, 256)
+    sums = []
+    for p in partials:
+        s = empty(x, (cols,), fmt_of(w))
+        launch(sum_rows, p, s, fmt=fmt_of(w), tg=tg, tc=tc)
+        sums.append(s)
+    return (dx, *sums)
+
+
+def layernorm_backward(x, w, dy, mean, rstd, dx=None, *, groups=None, max_tile=None, sum_tiles=None, **hints):
+    """(dx, dw, db) of layernorm for [R, C] x and dy, [C] w and the forward's saved [R] f32 mean and
+    rstd: ``layernorm_bwd`` on ``groups`` blocks, then ``sum_rows`` on each partial. numpy / CPU
+    tensors on the host reference, CUDA tensors on the GPU (torch's current stream)."""
+    return _backward(layernorm_bwd, x, w, dy, (mean, rstd), dx, True, groups, max_tile, sum_tiles, **hints)
+
+
+def rmsnorm_backward(x, w, dy, rstd, dx=None, *, groups=None, max_tile=None, sum_tiles=None, **hints):
+    """(dx, dw) of rmsnorm for [R, C] x and dy, [C] w and the forward's saved [R] f32 rstd."""
+    return _backward(rmsnorm_bwd, x, w, dy, (rstd,), dx, False, groups, max_tile, sum_tiles, **hints)
+
+
+# ---- references (numpy, f64) -------------------------------------------------------------------
+
+
+def layernorm_reference(x, w, b, eps=1e-5):
+    """(y, mean, rstd) of layernorm in f64."""
+    x, w, b = (np.asarray(a, np.float64) for a in (x, w, b))
+    mu = x.mean(axis=1)
+    rs = 1 / np.sqrt(((x - mu[:, None]) ** 2).mean(axis=1) + eps)
+    return (x - mu[:, None]) * rs[:, None] * w + b, mu, rs
+
+
+def layernorm_grads_reference(x, w, dy, mean, rstd):
+    """(dx, dw, db) of layernorm in f64, from the statistics."""
+    x, w, dy, mean, rstd = (np.asarray(a, np.float64) for a in (x, w, dy, mean, rstd))
+    xhat = (x - mean[:, None]) * rstd[:, None]
+    g = dy * w
+    dx = rstd[:, None] * (g - xhat * (g * xhat).mean(axis=1, keepdims=True) - g.mean(axis=1, keepdims=True))
+    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+
+
+def rmsnorm_reference(x, w, eps=1e-6):
+    """(y, rstd) of rmsnorm in f64."""
+    x, w = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    rs = 1 / np.sqrt((x * x).mean(axis=1) + eps)
+    return x * rs[:, None] * w, rs
+
+
+def rmsnorm_grads_reference(x, w, dy, rstd):
+    """(dx, dw) of rmsnorm in f64, from rstd."""
+    x, w, dy, rstd = (np.asarray(a, np.float64) for a in (x, w, dy, rstd))
+    xhat = x * rstd[:, None]
+    g = dy * w
+    return rstd[:, None] * (g - xhat * (g * xhat).mean(axis=1, keepdims=True)), (dy * xhat).sum(axis=0)
+
+
+# ---- cases ---------------------------------------------------------------------------------------
+
+
+def _size(s):
+    return (s, s) if isinstance(s, int) else tuple(s)
+
+
+def _inputs(fmt, bias):
+    npd = dtype(fmt).np
+
+    def inputs(s, rng):
+        rows, cols = _size(s)
+        x = (rng.standard_normal((rows, cols)) * 2 + 0.5).astype(npd)
+        w = (1 + 0.5 * rng.standard_normal(cols)).astype(npd)
+        dy = rng.standard_normal((rows, cols)).astype(npd)
+        if bias:
+            _, mu, rs = layernorm_reference(x, w, np.zeros(cols))
+            return [x, w, dy, mu.astype(np.float32), rs.astype(np.float32), np.zeros((rows, cols), npd)]
+        _, rs = rmsnorm_reference(x, w)
+        return [x, w, dy, rs.astype(np.float32), np.zeros((rows, cols), npd)]
+
+    return inputs
+
+
+def _grads_runner(helper, n_stats, what):
+    """A case runner: both stages, then the gradient ``what`` names (0 dx, 1 dw, 2 db) into the output."""
+
+    def run(args, where="host", **cfg):
+        x, w, dy = args[:3]
+        got = helper(x, w, dy, *args[3:3 + n_stats], groups=cfg.get("groups"), max_tile=cfg.get("max_tile"))
+        out = args[3 + n_stats]
+        if what == 0:
+            out[...] = got[0]
+        else:  # a weight gradient lands in the first row of the [R, C] output, the rest left zero
+            out[0, :] = got[what]
+
+    return run
+
+
+def _expected(ref, n_stats, what):
+    def expected(args):
+        got = ref(*args[:3 + n_stats])
+        if what == 0:
+            return got[0]
+        out = np.zeros(args[0].shape)
+        out[0, :] = got[what]
+        return out
+
+    return expected
+
+
+def _norm_case(name, helper, ref, bias, fmt, what, rtol, atol):
+    n_stats = 2 if bias else 1
+    return register(Case(name, layernorm_bwd if bias else rmsnorm_bwd,
+                         f"{'layer' if bias else 'rms'}norm backward ({['dx', 'dw', 'db'][what]}), {dtype(fmt).name} "
+                         "rows, f32 statistics, two-stage weight gradients, any R and C", (64, 1000), lambda s: {},
+                         _inputs(fmt, bias), _expected(ref, n_stats, what), output=3 + n_stats, rtol=rtol, atol=atol,
+                         runner=_grads_runner(helper, n_stats, what)))
+
+
+for _fmt, _tol in ((F32, (1e-4, 1e-4)), (F16, (1e-2, 1e-2)), (BF16, (2e-2, 5e-2))):
+    _n = dtype(_fmt).name
+    _norm_case(f"layernorm_bwd_{_n}", layernorm_backward, layernorm_grads_reference, True, _fmt, 0, *_tol)
+    _norm_case(f"rmsnorm_bwd_{_n}", rmsnorm_backward, rmsnorm_grads_reference, False, _fmt, 0, *_tol)
+_norm_case("layernorm_bwd_dw_f32", layernorm_backward, layernorm_grads_reference, True, F32, 1, 1e-4, 1e-3)
+_norm_case("layernorm_bwd_db_f32", layernorm_backward, layernorm_grads_reference, True, F32, 2, 1e-4, 1e-3)
+_norm_case("rmsnorm_bwd_dw_f32", rmsnorm_backward, rmsnorm_grads_reference, False, F32, 1, 1e-4, 1e-3)
