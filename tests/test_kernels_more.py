@@ -41,19 +41,23 @@ class At:
 SIZES = {
     "layernorm_f32": [(3, 1), (5, 100), (4, 256), At((3, 1000), {"max_tile": 256}), At((2, 1024), {"max_tile": 256})],
     "layernorm_f16": [(5, 100), (2, 3000), At((3, 700), {"max_tile": 128})],
+    "layernorm_bf16": [(4, 300), At((2, 257), {"max_tile": 64})],
     "rmsnorm_f32": [(3, 1), (5, 100), At((3, 1000), {"max_tile": 256})],
     "rmsnorm_f16": [(4, 300), At((2, 1000), {"max_tile": 128})],
-    "attention_f16": [(2, 128, 64), (1, 130, 128), At((2, 100, 64), {"bq": 64, "bk": 32})],
-    "attention_f16_causal": [(2, 200, 64), (1, 130, 128), At((1, 70, 32), {"bq": 32, "bk": 16})],
-    "attention_bf16": [(1, 200, 64), At((2, 70, 32), {"bq": 32, "bk": 32})],
-    "attention_bf16_causal": [(1, 128, 128), At((2, 100, 64), {"bq": 64, "bk": 32})],
+    "rmsnorm_bf16": [(3, 129), At((2, 100), {"max_tile": 32})],
+    "attention_f16": [(1, 2, 128, 64), (1, 1, 130, 128), At((2, 1, 100, 64), {"bq": 64, "bk": 32}),
+                      At((1, 4, 40, 24, 2, 70), {"bq": 32, "bk": 16, "d_tile": 32})],
+    "attention_f16_causal": [(2, 1, 200, 64), (1, 1, 130, 128), At((1, 1, 70, 32), {"bq": 32, "bk": 16}),
+                             At((1, 4, 70, 16, 1, 33), {"bq": 32, "bk": 16})],
+    "attention_bf16": [(1, 1, 200, 64), At((2, 1, 70, 32), {"bq": 32, "bk": 32})],
+    "attention_bf16_causal": [(1, 1, 128, 128), At((1, 2, 100, 64), {"bq": 64, "bk": 32})],
     "bmm_f16": [(3, 64, 64, 64), (2, 200, 136, 100), At((2, 1, 7, 65), {"tm": 64, "tn": 64, "tk": 32})],
     "bmm_bf16": [(2, 130, 70, 100)],
     "transpose_f32": [(64, 64), (100, 37), (1, 300), At((130, 200), {"tm": 32, "tn": 64})],
     "transpose_f16": [(100, 37), At((70, 130), {"tm": 64, "tn": 16})],
     "vector_sum": [1, 4096, 100_003, At(100_003, {"tile": 1024, "parts": 4}), At(5000, {"tile": 256, "parts": 3})],
     "vector_max": [1, 100_003, At(5000, {"tile": 256, "parts": 3})],
-    "conv1d": [(1, 1), (5, 5), (10, 12), (100, 3), (3001, 7), (5000, 64), At((3001, 9), {"tile": 256})],
+    "conv1d": [(1, 1), (5, 5), (12, 12), (100, 3), (3001, 7), (5000, 64), (300, 100), At((3001, 9), {"tile": 256})],
 }
 
 
@@ -83,23 +87,25 @@ def test_kernel_matches_numpy_on_the_host(name, at):
 
 
 def test_layernorm_masks_the_padded_lanes_out_of_the_variance():
-    # a row of 1000 in a 1024 tile with a large mean: zero padding alone would be off by ~1e-3
+    # a row of 1000 in one chunk of 8192, and in chunks of 256 (the last partial), with a large mean:
+    # zero padding alone would be off by ~1e-3
     case = CASES["layernorm_f32"]
-    rng = np.random.default_rng(3)
-    args = case.inputs((4, 1000), rng)
-    args[0] += np.float32(20.0)
-    want = case.expected([a.copy() for a in args])
-    case.kernel.run_host(*args, **case.config((4, 1000)))
-    err, ok = case.check(args[3], want)
-    assert ok, err
+    for extra in ({}, {"max_tile": 256}):
+        args = case.inputs((4, 1000), np.random.default_rng(3))
+        args[0] += np.float32(20.0)
+        want = case.expected([a.copy() for a in args])
+        case.kernel.run_host(*args, **case.config((4, 1000)), **extra)
+        err, ok = case.check(args[3], want)
+        assert ok, (extra, err)
 
 
-def test_norms_record_once_for_every_row_count():
+def test_norms_record_once_for_every_shape():
     case = CASES["layernorm_f16"]
-    progs = {id(case.kernel.program(**case.config((r, 1000)))) for r in (1, 7, 4096)}
+    kern = case.kernel
+    progs = {id(kern.program(**case.config((r, c)))) for r, c in ((1, 1), (7, 1000), (4096, 20000))}
     assert len(progs) == 1
-    assert case.kernel.grid(np.zeros((7, 1000), np.float16), None, None, np.zeros((7, 1000), np.float16),
-                            **case.config((7, 1000))) == (7, 1)
+    x, v = np.zeros((7, 1000), np.float16), np.zeros(1000, np.float16)
+    assert kern.grid(x, v, v, x, **case.config((7, 1000))) == (7,)  # one block a row
 
 
 def test_vector_sum_and_max_public_functions_on_numpy():
@@ -110,14 +116,19 @@ def test_vector_sum_and_max_public_functions_on_numpy():
     assert float(m[0]) == float(x.max())
 
 
-def test_conv1d_refuses_a_filter_past_64_taps():
-    with pytest.raises(TileirError, match="width"):
-        conv1d.program(width=65)
+def test_conv1d_takes_its_width_from_the_filter_and_refuses_a_y_of_another_length():
+    x, w = np.arange(10, dtype=np.float32), np.ones(4, np.float32)
+    y = np.zeros(7, np.float32)
+    conv1d.run_host(x, w, y)
+    assert y.tolist() == [6.0, 10.0, 14.0, 18.0, 22.0, 26.0, 30.0]
+    with pytest.raises(TileirError, match="y has N - W [+] 1 = 7; it has 8") as e:
+        conv1d.run_host(x, w, np.zeros(8, np.float32))
+    assert e.value.fix == "a y of 7 elements"
 
 
 def test_causal_attention_wants_bk_to_divide_bq():
     with pytest.raises(TileirError, match="bk"):
-        attention.program(s=128, d=64, causal=True, bq=32, bk=64)
+        attention.program(causal=True, bq=32, bk=64)
 
 
 def test_causal_attention_refuses_the_warps_tileiras_gets_wrong():
@@ -125,34 +136,34 @@ def test_causal_attention_refuses_the_warps_tileiras_gets_wrong():
     every level; its neighbours that were measured right stay allowed."""
     for warps in (8, 16):
         with pytest.raises(TileirError, match="wrong answers") as e:
-            attention.program(s=512, d=128, causal=True, bq=64, bk=64, warps=warps)
+            attention.program(causal=True, bq=64, bk=64, warps=warps)
         assert "warps=0" in str(e.value) and "attention" in str(e.value)
-    attention.program(s=512, d=128, causal=True, bq=64, bk=64)  # tileiras' own choice of warps
-    attention.program(s=512, d=128, causal=True, bq=128, bk=64, warps=8)
-    attention.program(s=512, d=128, causal=False, bq=64, bk=64, warps=8)
+    attention.program(causal=True, bq=64, bk=64)  # tileiras' own choice of warps
+    attention.program(causal=True, bq=128, bk=64, warps=8)
+    attention.program(causal=False, bq=64, bk=64, warps=8)
 
 
 # ---- layer 1 ------------------------------------------------------------------------------------
 
 VERSIONS = ["13.1", "13.2", "13.3", "13.4"]
 LAYER1 = [
-    (layernorm, {"cols": 1000}),
-    (layernorm, {"cols": 20000, "fmt": "f16"}),
-    (rmsnorm, {"cols": 1000, "fmt": "f16"}),
-    (rmsnorm, {"cols": 20000}),
-    (attention, {"s": 4096, "d": 128, "causal": True}),
-    (attention, {"s": 200, "d": 64, "causal": False}),
-    (attention, {"s": 200, "d": 64, "causal": True, "fmt": "bf16"}),
-    (attention, {"s": 256, "d": 128, "causal": False, "fmt": "bf16"}),
-    (bmm, {"m": 200, "n": 136, "k": 300}),
-    (bmm, {"m": 256, "n": 256, "k": 128, "fmt": "bf16"}),
-    (transpose, {"m": 1000, "n": 300}),
-    (transpose, {"m": 100, "n": 37, "fmt": "f16"}),
-    (block_sum, {"n": 100_003}),
-    (block_sum, {"n": 25, "tile": 32, "parts": 1}),
-    (block_max, {"n": 1 << 28}),
-    (conv1d, {"width": 7}),
-    (conv1d, {"width": 33}),
+    (layernorm, {}),
+    (layernorm, {"fmt": "f16", "max_tile": 1024}),
+    (rmsnorm, {"fmt": "f16"}),
+    (rmsnorm, {"fmt": "bf16", "max_tile": 2048}),
+    (attention, {"causal": True}),
+    (attention, {"d_tile": 64}),
+    (attention, {"causal": True, "fmt": "bf16", "d_tile": 64}),
+    (attention, {"fmt": "bf16", "scale": 0.125}),
+    (bmm, {}),
+    (bmm, {"fmt": "bf16"}),
+    (transpose, {}),
+    (transpose, {"fmt": "f16", "tn": 16}),
+    (block_sum, {}),
+    (block_sum, {"tile": 32}),
+    (block_max, {}),
+    (conv1d, {}),
+    (conv1d, {"tile": 256}),
 ]
 
 
