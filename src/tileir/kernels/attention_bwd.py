@@ -1,0 +1,479 @@
+"""Attention for training: a forward that saves the log-sum-exp, and the FlashAttention-2-style
+backward, for torch's layout [B, H, S, D] of f16 or bf16 (f32 accumulation and statistics).
+
+Every extent is a run-time size read off the arrays (every stride but the last is passed too), so
+one cubin per configuration serves every batch, head count, sequence length and head dimension,
+and a ``[B, S, H, D]`` tensor's ``.transpose(1, 2)`` is read in place. A head is one tile of
+``d_tile`` lanes (a power of two >= D; the lanes past D read zero and add nothing to a dot
+product). q, k, v, o, do and their gradients share B, H and S (no grouped-query heads here).
+
+The saved statistic: ``lse`` [B, H, S] f32, the natural-log log-sum-exp of each query row's
+scaled scores, lse_i = log(sum_j exp(scale * q_i . k_j)) over the keys it sees, so that
+P_ij = exp(scale * q_i . k_j - lse_i) (torch's SDPA convention). The kernels work in base 2 --
+exp2 with log2(e) folded into the scale, lse * log2(e) -- and store and read the natural log.
+
+The backward, from S = scale * Q K^T, P = softmax(S), O = P V and dO:
+
+    dV = P^T dO        dP = dO V^T        dS = P * (dP - delta),  delta_i = sum_d dO_id O_id
+    dQ = scale * dS K  dK = scale * dS^T Q
+
+(delta_i = sum_j P_ij dP_ij because O = P V: the softmax's Jacobian applied to dP). Three kernels:
+
+* ``attention_bwd_delta(o, do, delta)``: delta [B, H, S] f32.
+* ``attention_bwd_dkdv``: a block per [bk] block of keys, looping over the query blocks; P^T is
+  recomputed from K Q^T and lse, so nothing of size S x S is ever stored. Q^T and dO^T are read
+  through partition views whose dim_map puts the query dimension last (no register transposes).
+* ``attention_bwd_dq``: a block per [bq] block of queries, looping over the key blocks (no
+  atomics: every dQ block is written once by one block, so the answer is deterministic).
+
+Causal (key j seen by query i when j <= i): each loop runs only over the blocks on or below the
+diagonal, masking the blocks that straddle it by coordinate compares. Edges: a padded query row
+has q = dO = 0 (and lse = delta = 0), so it adds nothing to dK or dV; a padded key row's dK and
+dV rows are never written; in the dQ kernel a partial last key block is masked (a padded key
+scores 0, and exp(0 - lse) may overflow where every real score is very negative).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import BF16, F16, F32, dtype
+from ..errors import TileirError
+from ..ir import PadZero
+from ..kernel import cdiv, kernel
+from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
+from .entry_hints import entry_hints
+from .launching import empty, fmt_of, launch, pow2_at_least
+from .registry import Case, register
+
+LOG2E = 1.4426950408889634
+LN2 = 0.6931471805599453
+_BHSD = ["B", "H", "S", "D"]
+_BHS = ["B", "H", "S"]
+
+
+# ---- markers -------------------------------------------------------------------------------------
+
+
+def _block(fmt="f16", bq=64, d_tile=128):
+    """This block's [bq, d_tile] rows of a [B, H, S, D] tensor: grid axes (query block, head, batch)."""
+    return In(fmt, cells(_BHSD, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
+
+
+def _key_block(fmt="f16", bk=64, d_tile=128):
+    """The dK/dV kernel's own [bk, d_tile] rows of K or V: grid axes (key block, head, batch)."""
+    return In(fmt, cells(_BHSD, [1, 1, bk, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
+
+
+def _walked(fmt="f16", bk=64, d_tile=128):
+    """K or V walked along its sequence by the loop (a FREE dimension) at the block's head."""
+    return In(fmt, cells(_BHSD, [1, 1, bk, d_tile], along=[2, 1, FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _whole(fmt="f16"):
+    """A [B, H, S, D] tensor read through views (its transposed tiles, or rows the loop names)."""
+    return Whole(fmt, _BHSD)
+
+
+def _rows_out(fmt="f16"):
+    """A [B, H, S, D] output written through a view (the head tile follows no grid axis)."""
+    return Shared(fmt, _BHSD)
+
+
+_ROW_STAT_WHOLE = Whole(F32, _BHS)
+
+
+def _stat_out(bq=64):
+    """lse or delta [B, H, S] f32, written a [bq] block at a time by the query block's block."""
+    return Out(F32, cells(_BHS, [1, 1, bq], along=[2, 1, 0]))
+
+
+def _stat_in(bq=64):
+    return In(F32, cells(_BHS, [1, 1, bq], along=[2, 1, 0], pad=PadZero))
+
+
+# ---- shared pieces -------------------------------------------------------------------------------
+
+
+def _check_head(D, d_tile, name):  # noqa: N803
+    if D > d_tile:
+        raise TileirError(f"the head dimension D is {D} and the head tile d_tile is {d_tile}: a head is one tile",
+                          kernel=name, what="d_tile", fix=f"d_tile={pow2_at_least(D)} (a power of two >= D)")
+
+
+def _query_grid(B, H, S, D, bq=64, d_tile=128):  # noqa: N803  (the run-time sizes' names)
+    _check_head(D, d_tile, "attention")
+    return (cdiv(S, bq), H, B)
+
+
+def _key_grid(B, H, S, D, bk=64, d_tile=128):  # noqa: N803
+    _check_head(D, d_tile, "attention_bwd_dkdv")
+    return (cdiv(S, bk), H, B)
+
+
+def _scales(q, scale):
+    """(softmax scale, the same times log2(e)): given, or 1/sqrt(D) from the run-time D."""
+    if scale is None:
+        s = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32))
+        return s, s * LOG2E
+    return scale, scale * LOG2E
+
+
+def _idx_min(a, b):
+    return ti.idx_of(ti.min_i(ti.idx_as_tile(ti.as_idx(a)), ti.idx_as_tile(ti.as_idx(b))))
+
+
+def _idx_ceil_div(a, n: int):
+    return ti.idx_div(ti.idx_add(a, n - 1), n)
+
+
+def _tile2(t, rows, cols):
+    return ti.reshape(t, [rows, cols])
+
+
+# ---- the forward that saves lse ----------------------------------------------------------------------
+
+
+def _check_causal_tiles(causal, bq, bk, name):
+    if causal and bq % bk:
+        raise TileirError(f"causal {name} with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
+                          fix="bk <= bq, both powers of two", kernel=name)
+
+
+@kernel(grid=_query_grid, hints=entry_hints)
+def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out, *, causal: bool = False,
+                      scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
+                      warps: int = 0, occupancy: int = 0):
+    """O = softmax(Q K^T * scale [causal]) V for [B, H, S, D] q, k, v, o (f16 / bf16, f32
+    accumulation), also writing lse [B, H, S] f32 = the natural-log log-sum-exp of each row's
+    scaled scores (what the backward recomputes P from). scale: 1/sqrt(D) unless given."""
+    _check_causal_tiles(causal, bq, bk, "attention_fwd_lse")
+    qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    seq = ti.extent_of(q, 2)
+    _, c = _scales(q, scale)
+    kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+    q_blk = _tile2(ti.load_at(q, [0]), bq, d_tile)
+    m_i = ti.carry(ti.full([bq, 1], -math.inf, F32))  # running row max of the base-2 scores
+    l_i = ti.carry(ti.full([bq, 1], 0.0, F32))  # running sum of exp2(score - m)
+    acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))
+    rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position
+
+    def step(j, masked):
+        kt = _tile2(ti.load_view(kt_view, [bz, h, 0, j]), d_tile, bk)
+        vt = _tile2(ti.load_at(v, [j, 0]), bk, d_tile)
+        sc = ti.mma(q_blk, kt, 0.0)
+        if masked:
+            cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
+            keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.idx_as_tile(seq))
+            sc = ti.select(keep, sc, -math.inf)
+        m_old = ti.get(m_i)
+        m_new = ti.max(m_old, ti.reduce_max(sc, keepdims=True) * c)
+        p = ti.exp2(sc * c - m_new)
+        alpha = ti.exp2(m_old - m_new)
+        ti.set(l_i, ti.get(l_i) * alpha + ti.reduce_sum(p, keepdims=True))
+        ti.set(acc, ti.mma(ti.to(p, fmt), vt, ti.get(acc) * alpha))
+        ti.set(m_i, m_new)
+
+    nk = ti.blocks_of(v, 2)
+    if causal:
+        below = ti.idx_mul(qi, bq // bk)  # key blocks wholly below the diagonal (all inside S)
+        for j in ti.d_range(0, below):
+            step(j, False)
+        for j in ti.d_range(below, _idx_min(ti.idx_add(below, bq // bk), nk)):
+            step(j, True)
+    else:
+        whole = ti.idx_div(seq, ti.idx_const(bk))
+        for j in ti.d_range(0, whole):
+            step(j, False)
+        for j in ti.d_range(whole, nk):  # none, or the partial last key block
+            step(j, True)
+    out = ti.get(acc) * (1.0 / ti.get(l_i))
+    o_view = ti.partition_view(ti.array_view(o), [1, 1, bq, d_tile])
+    ti.store_view(o_view, [bz, h, qi, 0], ti.reshape(ti.to(out, fmt), [1, 1, bq, d_tile]))
+    lse_nat = (ti.get(m_i) + ti.log2(ti.get(l_i))) * LN2
+    ti.store_cell(lse, ti.reshape(lse_nat, [1, 1, bq]))
+
+
+# ---- the backward --------------------------------------------------------------------------------
+
+
+@kernel(grid=_query_grid, hints=entry_hints)
+def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16", bq: int = 64, d_tile: int = 128,
+                        warps: int = 0, occupancy: int = 0):
+    """delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d] in f32 (the backward's preprocess)."""
+    prod = ti.to(ti.load_at(o, [0]), F32) * ti.to(ti.load_at(do, [0]), F32)
+    ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
+
+
+@kernel(grid=_key_grid, hints=entry_hints)
+def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ROW_STAT_WHOLE, delta=_ROW_STAT_WHOLE,
+                       dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
+                       fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, warps: int = 0,
+                       occupancy: int = 0):
+    """dK and dV [B, H, S, D] for a [bk] block of keys a block: dV = P^T dO, dK = scale * dS^T Q
+    over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
+    and lse, dS = P * (dO V^T - delta)."""
+    kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    sm_scale, c = _scales(q, scale)
+    k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
+    v_blk = _tile2(ti.load_at(v, [0]), bk, d_tile)
+    # Q and dO as [d_tile, bq] tiles (the query dimension last), and as [bq, d_tile] rows
+    qt_view = ti.partition_view(ti.array_view(q), [1, 1, d_tile, bq], dim_map=[0, 1, 3, 2], padding=PadZero)
+    dot_view = ti.partition_view(ti.array_view(do), [1, 1, d_tile, bq], dim_map=[0, 1, 3, 2], padding=PadZero)
+    q_view = ti.partition_view(ti.array_view(q), [1, 1, bq, d_tile], padding=PadZero)
+    do_view = ti.partition_view(ti.array_view(do), [1, 1, bq, d_tile], padding=PadZero)
+    lse_view = ti.partition_view(ti.array_view(lse), [1, 1, bq], padding=PadZero)
+    delta_view = ti.partition_view(ti.array_view(delta), [1, 1, bq], padding=PadZero)
+    dk_acc = ti.carry(ti.full([bk, d_tile], 0.0, F32))
+    dv_acc = ti.carry(ti.full([bk, d_tile], 0.0, F32))
+    keys = ti.coord(ti.tile_at(kj, bk), [bk, bq], 0)  # each lane's key position
+
+    def step(i, masked):
+        qt = _tile2(ti.load_view(qt_view, [bz, h, 0, i]), d_tile, bq)
+        dot = _tile2(ti.load_view(dot_view, [bz, h, 0, i]), d_tile, bq)
+        lse2 = _tile2(ti.load_view(lse_view, [bz, h, i]), 1, bq) * LOG2E
+        dl = _tile2(ti.load_view(delta_view, [bz, h, i]), 1, bq)
+        pt = ti.exp2(ti.mma(k_blk, qt, 0.0) * c - lse2)  # P^T [bk, bq]
+        if masked:
+            queries = ti.coord(ti.tile_at(i, bq), [bk, bq], 1)
+            pt = ti.select(ti.le_i(keys, queries), pt, 0.0)
+        ti.set(dv_acc, ti.mma(ti.to(pt, fmt), _tile2(ti.load_view(do_view, [bz, h, i, 0]), bq, d_tile),
+                              ti.get(dv_acc)))
+        dst = pt * (ti.mma(v_blk, dot, 0.0) - dl)  # dS^T [bk, bq]
+        ti.set(dk_acc, ti.mma(ti.to(dst, fmt), _tile2(ti.load_view(q_view, [bz, h, i, 0]), bq, d_tile),
+                              ti.get(dk_acc)))
+
+    nq = _idx_ceil_div(ti.extent_of(q, 2), bq)
+    if causal:
+        first = ti.idx_div(ti.tile_at(kj, bk), ti.idx_const(bq))  # the first query block that sees a key here
+        unmasked = _idx_min(_idx_ceil_div(ti.tile_at(ti.idx_add(kj, 1), bk), bq), nq)  # all queries >= all keys
+        for i in ti.d_range(first, unmasked):
+            step(i, True)
+        for i in ti.d_range(unmasked, nq):
+            step(i, False)
+    else:
+        for i in ti.d_range(0, nq):
+            step(i, False)
+    shape = [1, 1, bk, d_tile]
+    ti.store_view(ti.partition_view(ti.array_view(dk), shape), [bz, h, kj, 0],
+                  ti.reshape(ti.to(ti.get(dk_acc) * sm_scale, fmt), shape))
+    ti.store_view(ti.partition_view(ti.array_view(dv), shape), [bz, h, kj, 0],
+                  ti.reshape(ti.to(ti.get(dv_acc), fmt), shape))
+
+
+@kernel(grid=_query_grid, hints=entry_hints)
+def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delta=_stat_in, dq=_rows_out, *,
+                     causal: bool = False, scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64,
+                     d_tile: int = 128, warps: int = 0, occupancy: int = 0):
+    """dQ [B, H, S, D] for a [bq] block of queries a block: dQ = scale * dS K over every key block
+    (the causal ones on or below the diagonal), dS = P * (dO V^T - delta), P from Q, K and lse."""
+    _check_causal_tiles(causal, bq, bk, "attention_bwd_dq")
+    qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    seq = ti.extent_of(q, 2)
+    sm_scale, c = _scales(q, scale)
+    kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+    vt_view = ti.partition_view(ti.array_view(v), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+    k_view = ti.partition_view(ti.array_view(k), [1, 1, bk, d_tile], padding=PadZero)
+    q_blk = _tile2(ti.load_at(q, [0]), bq, d_tile)
+    do_blk = _tile2(ti.load_at(do, [0]), bq, d_tile)
+    lse2 = _tile2(ti.load_cell(lse), bq, 1) * LOG2E
+    dl = _tile2(ti.load_cell(delta), bq, 1)
+    dq_acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))
+    rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position
+
+    def step(j, masked):
+        kt = _tile2(ti.load_view(kt_view, [bz, h, 0, j]), d_tile, bk)
+        vt = _tile2(ti.load_view(vt_view, [bz, h, 0, j]), d_tile, bk)
+        p = ti.exp2(ti.mma(q_blk, kt, 0.0) * c - lse2)  # [bq, bk]
+        if masked:
+            cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
+            keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.idx_as_tile(seq))
+            p = ti.select(keep, p, 0.0)
+        ds = p * (ti.mma(do_blk, vt, 0.0) - dl)
+        kb = _tile2(ti.load_view(k_view, [bz, h, j, 0]), bk, d_tile)
+        ti.set(dq_acc, ti.mma(ti.to(ds, fmt), kb, ti.get(dq_acc)))
+
+    nk = _idx_ceil_div(seq, bk)
+    if causal:
+        below = ti.idx_mul(qi, bq // bk)  # key blocks wholly below the diagonal
+        for j in ti.d_range(0, below):
+            step(j, False)
+        for j in ti.d_range(below, _idx_min(ti.idx_add(below, bq // bk), nk)):
+            step(j, True)
+    else:
+        whole = ti.idx_div(seq, ti.idx_const(bk))
+        for j in ti.d_range(0, whole):
+            step(j, False)
+        for j in ti.d_range(whole, nk):  # none, or the partial last key block
+            step(j, True)
+    shape = [1, 1, bq, d_tile]
+    ti.store_view(ti.partition_view(ti.array_view(dq), shape), [bz, h, qi, 0],
+                  ti.reshape(ti.to(ti.get(dq_acc) * sm_scale, fmt), shape))
+
+
+# ---- running the three -------------------------------------------------------------------------
+
+
+def head_tile(d: int) -> int:
+    """The smallest head tile covering a head dimension d: a power of two, at least 16."""
+    return max(16, pow2_at_least(d))
+
+
+def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq=64, bk=64, d_tile=None, **hints):
+    """(o, lse) of ``attention_fwd_lse`` for [B, H, S, D] q, k, v (fresh o and lse where None)."""
+    b, h, s, d = (int(n) for n in q.shape)
+    fmt = fmt_of(q)
+    o = empty(q, (b, h, s, d), fmt) if o is None else o
+    lse = empty(q, (b, h, s), "f32") if lse is None else lse
+    launch(attention_fwd_lse, q, k, v, o, lse, causal=causal, scale=scale, fmt=fmt, bq=bq, bk=bk,
+           d_tile=d_tile or head_tile(d), **hints)
+    return o, lse
+
+
+def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
+                       delta_tiles=None, dkdv_tiles=None, dq_tiles=None, dkdv_hints=None, dq_hints=None):
+    """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
+    delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_tiles``:
+    {"bq": .., "bk": ..} per kernel (64 and 64 by default); ``*_hints``: warps / occupancy.
+    numpy / CPU tensors on the host reference, CUDA tensors on the GPU (torch's current stream)."""
+    b, h, s, d = (int(n) for n in q.shape)
+    fmt = fmt_of(q)
+    dt = d_tile or head_tile(d)
+    delta = empty(q, (b, h, s), "f32")
+    launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_tiles or {"bq": 64}))
+    dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
+    common = {"causal": causal, "scale": scale, "fmt": fmt, "d_tile": dt}
+    launch(attention_bwd_dkdv, q, k, v, do, lse, delta, dk, dv, **common, **(dkdv_tiles or {}),
+           **(dkdv_hints or {}))
+    launch(attention_bwd_dq, q, k, v, do, lse, delta, dq, **common, **(dq_tiles or {}), **(dq_hints or {}))
+    return dq, dk, dv
+
+
+# ---- references (numpy, f64) -------------------------------------------------------------------
+
+
+def _probs(q, k, causal, scale):
+    q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
+    sc = np.einsum("bhqd,bhkd->bhqk", q, k) * (1 / math.sqrt(q.shape[3]) if scale is None else scale)
+    if causal:
+        sc = np.where(np.tril(np.ones((q.shape[2], k.shape[2]), bool)), sc, -np.inf)
+    m = sc.max(axis=-1, keepdims=True)
+    lse = m + np.log(np.exp(sc - m).sum(axis=-1, keepdims=True))
+    return np.exp(sc - lse), lse[..., 0]
+
+
+def reference(q, k, v, causal=False, scale=None):
+    """(o, lse) of attention in f64."""
+    p, lse = _probs(q, k, causal, scale)
+    return np.einsum("bhqk,bhkd->bhqd", p, np.asarray(v, np.float64)), lse
+
+
+def grads_reference(q, k, v, do, causal=False, scale=None):
+    """(dq, dk, dv) of attention in f64, from the formulas in the module docstring."""
+    q, k, v, do = (np.asarray(a, np.float64) for a in (q, k, v, do))
+    scale = 1 / math.sqrt(q.shape[3]) if scale is None else scale
+    p, _ = _probs(q, k, causal, scale)
+    dv = np.einsum("bhqk,bhqd->bhkd", p, do)
+    dp = np.einsum("bhqd,bhkd->bhqk", do, v)
+    ds = p * (dp - (dp * p).sum(axis=-1, keepdims=True))
+    return scale * np.einsum("bhqk,bhkd->bhqd", ds, k), scale * np.einsum("bhqk,bhqd->bhkd", ds, q), dv
+
+
+# ---- cases ---------------------------------------------------------------------------------------
+
+
+def _size(sz):
+    """(B, H, S, D)"""
+    return tuple(sz)
+
+
+def _inputs(fmt):
+    npd = dtype(fmt).np
+
+    def inputs(sz, rng):
+        b, h, s, d = _size(sz)
+        q, k, v, do = (rng.standard_normal((b, h, s, d)).astype(npd) for _ in range(4))
+        return [q, k, v, do, np.zeros((b, h, s, d), npd)]
+
+    return inputs
+
+
+def _config(causal, fmt):
+    def config(sz):
+        return {"causal": causal, "fmt": dtype(fmt).name, "d_tile": head_tile(_size(sz)[3]), "bq": 16, "bk": 16}
+
+    return config
+
+
+def _grad_runner(which, causal):
+    """A case runner: the forward (for o and lse), then the backward; gradient ``which`` (0 dq, 1 dk,
+    2 dv) into the output."""
+
+    def run(args, where="host", **cfg):
+        q, k, v, do, out = args
+        tiles = {"bq": cfg.get("bq", 64), "bk": cfg.get("bk", 64)}
+        o, lse = attention_forward(q, k, v, causal=causal, d_tile=cfg.get("d_tile"), **tiles)
+        got = attention_backward(q, k, v, o, do, lse, causal=causal, d_tile=cfg.get("d_tile"),
+                                 delta_tiles={"bq": tiles["bq"]}, dkdv_tiles=tiles, dq_tiles=tiles)
+        out[...] = got[which]
+
+    return run
+
+
+def _expected(which, causal):
+    def expected(args):
+        return grads_reference(*args[:4], causal=causal)[which]
+
+    return expected
+
+
+def _grad_case(name, kern, which, fmt, causal, rtol, atol):
+    n = dtype(fmt).name
+    return register(Case(name, kern, f"attention backward ({['dq', 'dk', 'dv'][which]}), {n}, "
+                         f"{'causal' if causal else 'not causal'}, [B, H, S, D], FlashAttention-2 style from lse",
+                         (1, 2, 64, 64), _config(causal, fmt), _inputs(fmt), _expected(which, causal), output=4,
+                         rtol=rtol, atol=atol, runner=_grad_runner(which, causal)))
+
+
+def _fwd_case(name, fmt, causal, rtol, atol):
+    npd = dtype(fmt).np
+
+    def inputs(sz, rng):
+        b, h, s, d = _size(sz)
+        q, k, v = (rng.standard_normal((b, h, s, d)).astype(npd) for _ in range(3))
+        return [q, k, v, np.zeros((b, h, s, d), npd), np.zeros((b, h, s), np.float32)]
+
+    def expected(args):
+        return reference(*args[:3], causal)[0]
+
+    return register(Case(name, attention_fwd_lse, f"attention forward saving lse, {dtype(fmt).name}, "
+                         f"{'causal' if causal else 'not causal'}, [B, H, S, D]", (1, 2, 64, 64),
+                         _config(causal, fmt), inputs, expected, output=3, rtol=rtol, atol=atol))
+
+
+def _delta_case(name, fmt):
+    npd = dtype(fmt).np
+
+    def inputs(sz, rng):
+        b, h, s, d = _size(sz)
+        return [rng.standard_normal((b, h, s, d)).astype(npd) for _ in range(2)] + [np.zeros((b, h, s), np.float32)]
+
+    def expected(args):
+        return (args[0].astype(np.float64) * args[1].astype(np.float64)).sum(axis=-1)
+
+    return register(Case(name, attention_bwd_delta, f"attention backward's delta = rowsum(dO * O), {dtype(fmt).name}",
+                         (1, 2, 64, 64), lambda sz: {"fmt": dtype(fmt).name, "d_tile": head_tile(_size(sz)[3]),
+                                                     "bq": 16}, inputs, expected, output=2, rtol=1e-5, atol=1e-4))
+
+
+for _fmt, _tol in ((F16, (1e-2, 1e-2)), (BF16, (2e-2, 5e-2))):
+    _n = dtype(_fmt).name
+    for _causal in (False, True):
+        _sfx = f"{_n}{'_causal' if _causal else ''}"
+        _fwd_case(f"attention_fwd_lse_{_sfx}", _fmt, _causal, *_tol)
+        for _which, _kern in ((0, attention_bwd_dq), (1, attention_bwd_dkdv), (2, attention_bwd_dkdv)):
+            _grad_case(f"attention_bwd_{['dq', 'dk', 'dv'][_which]}_{_sfx}", _kern, _which, _fmt, _causal, *_tol)
+    _delta_case(f"attention_bwd_delta_{_n}", _fmt)
