@@ -44,13 +44,13 @@ def test_the_bucket_rounds_sizes_up_to_powers_of_two_and_keeps_the_rest():
 
 def test_keys_share_a_bucket_and_part_on_gpu_kernel_sizes_and_formats():
     key = autotune.cache_key
-    assert key("sm_90", "matmul_f16", {"m": 200, "n": 136, "k": 300}) == key("sm_90", matmul_f16,
-                                                                             {"k": 257, "n": 129, "m": 256})
-    base = key("sm_90", "attention", {"s": 500, "d": 64, "fmt": "f16"})
-    for other in (key("sm_80", "attention", {"s": 500, "d": 64, "fmt": "f16"}),
-                  key("sm_90", "bmm", {"s": 500, "d": 64, "fmt": "f16"}),
-                  key("sm_90", "attention", {"s": 600, "d": 64, "fmt": "f16"}),
-                  key("sm_90", "attention", {"s": 500, "d": 64, "fmt": "bf16"})):
+    assert key("sm_90", "matmul_f16", {"M": 200, "N": 136, "K": 300}) == key("sm_90", matmul_f16,
+                                                                             {"K": 257, "N": 129, "M": 256})
+    base = key("sm_90", "attention", {"S": 500, "D": 64, "fmt": "bf16"})
+    for other in (key("sm_80", "attention", {"S": 500, "D": 64, "fmt": "bf16"}),
+                  key("sm_90", "bmm", {"S": 500, "D": 64, "fmt": "bf16"}),
+                  key("sm_90", "attention", {"S": 600, "D": 64, "fmt": "bf16"}),
+                  key("sm_90", "attention", {"S": 500, "D": 64, "fmt": "f16"})):
         assert other != base
 
 
@@ -68,7 +68,7 @@ def test_the_cache_lives_in_tileir_cache_dir_or_home(monkeypatch, tmp_path):
 def test_the_default_table_for_sm90():
     best = autotune.best
     for size in ((64, 64, 64), (8192, 8192, 8192), (1, 7, 65)):
-        cfg = dict(zip("mnk", size))
+        cfg = dict(zip("MNK", size))  # the run-time sizes, as a call passes them
         assert best("matmul_f16", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
         assert best("matmul_bf16", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8,
                                                        "occupancy": 1}
@@ -77,17 +77,17 @@ def test_the_default_table_for_sm90():
         assert best("matmul_i8", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 64, "warps": 8}
     # the most specific entry wins: causal has its own (the same winner, measured on its own)
     data = json.loads(autotune.DEFAULTS_FILE.read_text())
-    causal = [e for e in data["entries"] if e["when"] == {"d": 128, "causal": True}]
-    assert best("attention", "sm_90", s=4096, d=128, causal=True) == causal[0]["config"]
+    causal = [e for e in data["entries"] if e["when"] == {"D": 128, "causal": True}]
+    assert best("attention", "sm_90", S=4096, D=128, causal=True) == causal[0]["config"]
     assert causal[0]["workload"] == "fmha_f16_causal_b4h32s4096d128"
-    assert best("attention", "sm_90", s=4096, d=128, causal=False) == {"bq": 128, "bk": 128, "warps": 8,
-                                                                       "occupancy": 1}
-    assert best("softmax", "sm_90", cols=8192) == {"max_tile": 8192, "warps": 0, "occupancy": 4}
-    # d 64 has no committed measurement, so the table holds no entry for it
-    assert best("attention", "sm_90", s=200, d=64, fmt="bf16") is None
-    assert best("attention", "sm_90", s=200, d=32) is None
-    assert best("matmul_f16", "sm_80", m=64, n=64, k=64) is None
-    assert best("vadd", "sm_90", n=1000) is None
+    assert best("attention", "sm_90", B=4, H=32, S=4096, D=128, causal=False) == {"bq": 128, "bk": 128, "warps": 8,
+                                                                                  "occupancy": 1}
+    assert best("softmax", "sm_90", R=8192, C=8192) == {"max_tile": 8192, "warps": 0, "occupancy": 4}
+    # D 64 has no committed measurement, so the table holds no entry for it
+    assert best("attention", "sm_90", S=200, D=64, fmt="bf16") is None
+    assert best("attention", "sm_90", S=200, D=32) is None
+    assert best("matmul_f16", "sm_80", M=64, N=64, K=64) is None
+    assert best("vadd", "sm_90", N=1000) is None
 
 
 def test_the_default_table_cites_measurements_that_say_so():
@@ -108,7 +108,10 @@ def test_the_default_table_cites_measurements_that_say_so():
         assert e["results"] == f
         # the entry is the sweep's winner, the winner agreed with torch, and it is the fastest
         assert e["config"] == w["winner"] and w["winner_equals_torch"], e["workload"]
-        assert e["kernel"] == w["kernel"] and set(e["when"].items()) <= set(w["config"].items())
+        # the sweeps ran when sizes were configuration, spelled in lower case (d=128): the run-time
+        # size D of the entry's when is the sweep's d
+        when = {k.lower(): v for k, v in e["when"].items()}
+        assert e["kernel"] == w["kernel"] and set(when.items()) <= set(w["config"].items())
         ok = [c for c in w["candidates"] if c["ok"]]
         assert max(ok, key=lambda c: c["rate"])["config"] == e["config"]
         assert str(w["best_rate"]) in e["measured"] and f in e["measured"]
@@ -125,28 +128,29 @@ def test_the_default_table_cites_measurements_that_say_so():
 
 def test_best_without_a_gpu_answers_none(cache, on):
     on(None)
-    assert autotune.best("matmul_f16", m=64, n=64, k=64) is None
+    assert autotune.best("matmul_f16", M=64, N=64, K=64) is None
     on("sm_90")
-    assert autotune.best("matmul_f16", m=64, n=64, k=64)["tm"] == 128
+    assert autotune.best("matmul_f16", M=64, N=64, K=64)["tm"] == 128
 
 
 def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     from tileir.kernels import attention, matmul_f16, softmax
 
-    # nothing named: the table's winner; anything named: the caller's choice whole
-    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, "sm_90") == {
-        "m": 64, "n": 64, "k": 64, "tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
-    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64, "tm": 64}, "sm_90") == {"m": 64, "n": 64, "k": 64,
-                                                                                       "tm": 64}
-    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, None) == {"m": 64, "n": 64, "k": 64}
-    assert matmul_f16.tuned_config({"m": 64, "n": 64, "k": 64}, "sm_80") == {"m": 64, "n": 64, "k": 64}
-    got = attention.launch_config("sm_90", s=4096, d=128, causal=True)
+    # nothing named: the table's winner for the call's run-time sizes; anything named: the caller's choice whole
+    sizes = {"M": 64, "N": 64, "K": 64}
+    assert matmul_f16.tuned_config({}, "sm_90", sizes) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
+    assert matmul_f16.tuned_config({"tm": 64}, "sm_90", sizes) == {"tm": 64}
+    assert matmul_f16.tuned_config({}, None, sizes) == {}
+    assert matmul_f16.tuned_config({}, "sm_80", sizes) == {}
+    got = attention.tuned_config({"causal": True}, "sm_90", {"B": 4, "H": 32, "S": 4096, "D": 128})
     assert (got["bq"], got["bk"], got["warps"], got["occupancy"]) == (128, 128, 8, 1)
-    assert softmax.launch_config("sm_90", cols=8192)["occupancy"] == 4
+    assert "bq" not in attention.tuned_config({"causal": True}, "sm_90", {"S": 4096, "D": 64})  # no entry for D 64
+    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192})["occupancy"] == 4
     # the cache's winner comes before the table
-    autotune._write_entry(autotune.cache_key("sm_90", "softmax", {"cols": 8192}),
+    autotune._write_entry(autotune.cache_key("sm_90", "softmax", {"R": 8192, "C": 8192}),
                           {"config": {"max_tile": 4096, "warps": 8}})
-    assert softmax.launch_config("sm_90", cols=8192)["max_tile"] == 4096
+    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192})["max_tile"] == 4096
+    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 100})["max_tile"] == 8192  # another bucket
 
 
 def _calls_on_sm90(monkeypatch):
@@ -156,13 +160,13 @@ def _calls_on_sm90(monkeypatch):
 
     prepared = []
 
-    def cubin(self, arch="sm_90", opt_level=None, **static):
+    def cubin(self, arch="sm_90", opt_level=None, div16=(), **static):
         prepared.append(dict(static))
         return b""
 
     monkeypatch.setattr(KernelFn, "cubin", cubin)
     launch_module = importlib.import_module("tileir.runtime.launch")  # the package exports a function of that name
-    monkeypatch.setattr(launch_module, "launcher_for", lambda *a: lambda g, args, s, sync: None)
+    monkeypatch.setattr(launch_module, "launcher_for", lambda *a, **k: lambda g, args, s, sync: None)
     return prepared
 
 
@@ -171,16 +175,18 @@ def test_a_new_winner_reaches_calls_prepared_before_it(cache, monkeypatch):
     from tileir.kernels import softmax
 
     prepared = _calls_on_sm90(monkeypatch)
-    x = np.zeros((4, 8192), np.float32)
-    softmax._fast.clear()
-    softmax(x, x, cols=8192, arch="sm_90")
+    x, y = np.zeros((4, 8192), np.float32), np.zeros((4, 8192), np.float32)
+    softmax.forget()
+    softmax(x, y, arch="sm_90")
     assert prepared[-1]["max_tile"] == 8192 and prepared[-1]["occupancy"] == 4  # the table's
-    autotune.tune(softmax, [{"max_tile": 4096}, {"max_tile": 8192}], [], run=lambda cfg: [np.zeros(4)],
-                  timer=lambda call, cfg: 1.0 if cfg["max_tile"] == 4096 else 2.0, gpu="sm_90", cols=8192)
-    softmax(x, x, cols=8192, arch="sm_90")
+    autotune.tune(softmax, [{"max_tile": 4096}, {"max_tile": 8192}], [x, y], run=lambda cfg: [np.zeros(4)],
+                  timer=lambda call, cfg: 1.0 if cfg["max_tile"] == 4096 else 2.0, gpu="sm_90")
+    softmax(x, y, arch="sm_90")
     # the cache's winner, whole: what was measured (occupancy left to the kernel's default)
     assert prepared[-1]["max_tile"] == 4096 and prepared[-1]["occupancy"] == 0
-    softmax._fast.clear()
+    softmax(np.zeros((4, 100), np.float32), np.zeros((4, 100), np.float32), arch="sm_90")
+    assert prepared[-1]["max_tile"] == 8192  # another size bucket: the table's again
+    softmax.forget()
 
 
 def test_a_call_with_its_own_grid_keeps_its_configuration(cache, monkeypatch):
@@ -190,29 +196,44 @@ def test_a_call_with_its_own_grid_keeps_its_configuration(cache, monkeypatch):
 
     prepared = _calls_on_sm90(monkeypatch)
     a = np.zeros((256, 256), np.float16)
-    matmul_f16._fast.clear()
-    matmul_f16(a, a, a, grid=matmul_f16.grid(a, a, a, m=256, n=256, k=256), m=256, n=256, k=256, arch="sm_90")
+    matmul_f16.forget()
+    matmul_f16(a, a, a, grid=matmul_f16.grid(a, a, a), arch="sm_90")
     assert prepared[-1]["tn"] == 128 and prepared[-1]["group"] == 0  # the kernel's own defaults
-    matmul_f16(a, a, a, m=256, n=256, k=256, arch="sm_90")
+    matmul_f16(a, a, a, arch="sm_90")
     assert prepared[-1]["tn"] == 256 and prepared[-1]["group"] == 8  # the table's
-    matmul_f16._fast.clear()
+    matmul_f16.forget()
 
 
 def test_spellings_of_one_call_meet_one_cache_entry(cache):
     from tileir.kernels import attention
 
-    assert autotune.canonical(attention, {"s": 4096, "d": 128, "fmt": "f16", "causal": False, "warps": 8}) == \
-        {"s": 4096, "d": 128}  # defaults and tuned keys are not part of the key
-    assert autotune.canonical("attention", {"s": 4096, "fmt": "bf16"}) == {"s": 4096, "fmt": "bf16"}
+    assert autotune.canonical(attention, {"S": 4096, "D": 128, "fmt": "f16", "causal": False, "warps": 8}) == \
+        {"S": 4096, "D": 128}  # defaults and tuned keys are not part of the key
+    assert autotune.canonical("attention", {"S": 4096, "fmt": "bf16"}) == {"S": 4096, "fmt": "bf16"}
     assert autotune.canonical("no_such_kernel", {"fmt": "f16"}) == {"fmt": "f16"}
+    # no arrays given: the sizes the call names (S=, D=) key the entry
     autotune.tune(attention, [{"bq": 64}, {"bq": 128}], [], run=lambda cfg: [np.zeros(4)],
-                  timer=lambda call, cfg: 1.0 if cfg["bq"] == 64 else 2.0, gpu="sm_90", s=4096, d=128,
+                  timer=lambda call, cfg: 1.0 if cfg["bq"] == 64 else 2.0, gpu="sm_90", S=4096, D=128,
                   causal=False, fmt="f16", bk=64)
     for spelled in ({}, {"fmt": "f16"}, {"causal": False, "fmt": "f16"}):
         # the winner, self-complete: the tuned key the fixed configuration named (bk) comes with it
-        assert autotune.best(attention, "sm_90", s=4096, d=128, **spelled) == {"bq": 64, "bk": 64}
-        assert autotune.best("attention", "sm_90", s=4096, d=128, **spelled) == {"bq": 64, "bk": 64}
-    assert autotune.best(attention, "sm_90", s=4096, d=128, fmt="bf16")["bk"] == 128  # another key: the table
+        assert autotune.best(attention, "sm_90", S=4096, D=128, **spelled) == {"bq": 64, "bk": 64}
+        assert autotune.best("attention", "sm_90", S=4096, D=128, **spelled) == {"bq": 64, "bk": 64}
+    assert autotune.best(attention, "sm_90", S=4096, D=128, fmt="bf16")["bk"] == 128  # another key: the table
+
+
+def test_tune_keys_its_entry_by_the_sizes_of_its_arrays(cache):
+    """The arrays' run-time sizes key the entry, so a call of that size bucket finds it."""
+    from tileir.kernels import attention
+
+    q = np.zeros((1, 2, 300, 80), np.float16)
+    k = np.zeros((1, 1, 500, 80), np.float16)
+    autotune.tune(attention, [{"bq": 64, "d_tile": 128}, {"bq": 32, "d_tile": 128}], [q, k, k, q],
+                  run=lambda cfg: [np.zeros(4)], timer=lambda call, cfg: cfg["bq"] / 64, gpu="sm_90")
+    (entry,) = json.loads(cache.read_text())["entries"].values()
+    assert entry["bucket"] == {"B": 1, "D": 128, "H": 2, "H_kv": 1, "S": 512, "S_kv": 512}
+    sizes = {"B": 1, "H": 2, "S": 400, "D": 100, "H_kv": 1, "S_kv": 257}
+    assert attention.tuned_config({}, "sm_90", sizes) == {"bq": 32, "d_tile": 128}
 
 
 # ---- the choice, with answers and timings given ---------------------------------------------------
@@ -239,40 +260,40 @@ def test_tune_picks_the_fastest_agreeing_candidate_and_remembers_it(cache):
     run, timer, seen = _fake({128: 2.0, 64: 1.5, 32: 0.5, 256: 0.1, 16: 1.0}, answers={32: 1.5}, refuse=(256,))
     results = []
     win = autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", results=results,
-                        m=1000, n=1000, k=1000)
+                        M=1000, N=1000, K=1000)
     # 256 is the fastest but refused, 32 faster still than 16 but its answer differs
     assert win == {"tm": 16, "tk": 16}
     assert [r["ok"] for r in results] == [True, True, False, False, True]
     assert "differs" in results[2]["error"] and "refused" in results[3]["error"]
-    assert all(c["m"] == 1000 and c["n"] == 1000 for c in seen)
+    assert all(c["M"] == 1000 and c["N"] == 1000 for c in seen)  # the sizes the call named, passed on
     entries = json.loads(cache.read_text())["entries"]
     (entry,) = entries.values()
-    assert entry["config"] == win and entry["ms"] == 1.0 and entry["bucket"] == {"k": 1024, "m": 1024, "n": 1024}
+    assert entry["config"] == win and entry["ms"] == 1.0 and entry["bucket"] == {"K": 1024, "M": 1024, "N": 1024}
     # the cache now answers for the whole bucket, ahead of the default table; other buckets keep the table
-    assert autotune.best("matmul_f16", "sm_90", m=600, n=1024, k=513) == win
-    assert autotune.best("matmul_f16", "sm_90", m=2000, n=1000, k=1000) == {"tm": 128, "tn": 256, "tk": 32,
+    assert autotune.best("matmul_f16", "sm_90", M=600, N=1024, K=513) == win
+    assert autotune.best("matmul_f16", "sm_90", M=2000, N=1000, K=1000) == {"tm": 128, "tn": 256, "tk": 32,
                                                                              "group": 8, "warps": 8}
-    assert autotune.best("matmul_f16", "sm_80", m=1000, n=1000, k=1000) is None
+    assert autotune.best("matmul_f16", "sm_80", M=1000, N=1000, K=1000) is None
 
 
 def test_the_tolerance_decides_agreement(cache):
     cands = [{"tm": 128}, {"tm": 64}]
     run, timer, _ = _fake({128: 2.0, 64: 1.0}, answers={64: 1.0 + 1e-4})
-    assert autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", m=8, n=8, k=8) == {"tm": 64}
+    assert autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", M=8, N=8, K=8) == {"tm": 64}
     assert autotune.tune(matmul_f16, cands, [], run=run, timer=timer, gpu="sm_90", rtol=0, atol=1e-6,
-                         m=8, n=8, k=8) == {"tm": 128}
+                         M=8, N=8, K=8) == {"tm": 128}
 
 
 def test_tune_refuses_when_no_candidate_runs_and_keeps_nothing_without_a_gpu_name(cache, on):
     on(None)
     run, timer, _ = _fake({128: 1.0, 64: 2.0}, refuse=(128, 64))
     with pytest.raises(TileirError, match="no candidate ran"):
-        autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, gpu="sm_90", m=8, n=8, k=8)
+        autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, gpu="sm_90", M=8, N=8, K=8)
     run, timer, _ = _fake({128: 1.0, 64: 2.0})
-    assert autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, m=8, n=8, k=8) == {"tm": 128}
+    assert autotune.tune(matmul_f16, [{"tm": 128}, {"tm": 64}], [], run=run, timer=timer, M=8, N=8, K=8) == {"tm": 128}
     assert not cache.exists()
     with pytest.raises(TileirError, match="both a candidate"):
-        autotune.tune(matmul_f16, [{"m": 8}], [], run=run, timer=timer, m=8, n=8, k=8)
+        autotune.tune(matmul_f16, [{"tm": 8}], [], run=run, timer=timer, tm=8)
 
 
 def test_tune_with_the_host_reference_as_the_answer(cache):
@@ -290,7 +311,7 @@ def test_tune_with_the_host_reference_as_the_answer(cache):
     times = {64: 3.0, 32: 1.0, 128: 2.0}
     results = []
     win = autotune.tune(matmul_f16, cands, args, run=run, timer=lambda call, cfg: times[cfg["tm"]], gpu="sm_90",
-                        results=results, m=70, n=40, k=100)
+                        results=results)  # the sizes: the arrays' 70 x 100 x 40
     assert win == {"tm": 32, "tn": 64, "tk": 64} and all(r["ok"] for r in results)
     assert tile_for("matmul_f16", 70, 40, 100, gpu="sm_90") == win
 
@@ -298,22 +319,23 @@ def test_tune_with_the_host_reference_as_the_answer(cache):
 def test_a_damaged_cache_reads_as_empty(cache):
     cache.write_text("{not json")
     assert autotune.read_cache() == {}
-    assert autotune.best("matmul_bf16", "sm_90", m=8, n=8, k=8)["tn"] == 256  # the table's
+    assert autotune.best("matmul_bf16", "sm_90", M=8, N=8, K=8)["tn"] == 256  # the table's
 
 
 def test_tune_refuses_to_time_without_a_gpu(on):
     on(None)
     with pytest.raises(TileirError, match="there is none here"):
-        autotune.tune(matmul_f16, [{"tm": 128}], [], m=8, n=8, k=8)
+        autotune.tune(matmul_f16, [{"tm": 128}], [], M=8, N=8, K=8)
     with pytest.raises(TileirError, match="there is none here"):  # an answer alone is not a timing
-        autotune.tune(matmul_f16, [{"tm": 128}], [], run=lambda cfg: [], m=8, n=8, k=8)
+        autotune.tune(matmul_f16, [{"tm": 128}], [], run=lambda cfg: [], M=8, N=8, K=8)
 
 
 def test_the_buffers_a_kernel_writes():
-    assert autotune._written(matmul_f16, {"m": 8, "n": 8, "k": 8}) == [2]
-    assert autotune._written(matmul_i8, {"m": 8, "n": 8, "k": 8}) == [2]
-    assert autotune._written(histogram, {"bins": 4}) == [1]
-    assert autotune._written(conv1d, {"width": 3}) == [2]
+    assert autotune._written(matmul_f16, {}) == [2]
+    assert autotune._written(matmul_f16, {"group": 8}) == [2]  # C a Shared
+    assert autotune._written(matmul_i8, {}) == [2]
+    assert autotune._written(histogram, {}) == [1]
+    assert autotune._written(conv1d, {"tile": 256}) == [2]
 
 
 # ---- the library takes its tiles from it ---------------------------------------------------------
@@ -322,18 +344,18 @@ def test_the_buffers_a_kernel_writes():
 def test_the_matmul_cases_take_their_tiles_from_best(cache, on):
     case = CASES["matmul_f16"]
     on(None)  # no GPU: no tiles, the kernel's own defaults
-    assert case.config((200, 136, 300)) == {"m": 200, "n": 136, "k": 300}
+    assert case.config((200, 136, 300)) == {}
     assert tile_for(matmul_f16, 200, 136, 300) == {}
     on("sm_90")  # the default table: 128x256x32 tiles in groups of 8 block rows, 8 warps
     cfg = case.config((200, 136, 300))
-    assert cfg == {"m": 200, "n": 136, "k": 300, "tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
-    assert matmul_f16.config(**cfg) == dict(matmul_f16.config(m=200, n=136, k=300), tn=256, tk=32, group=8, warps=8)
-    assert matmul_f16.launch_config("sm_90", m=200, n=136, k=300) == matmul_f16.config(**cfg)  # a call's the same
+    assert cfg == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
+    assert matmul_f16.config(**cfg) == dict(matmul_f16.config(), tn=256, tk=32, group=8, warps=8)
+    assert matmul_f16.tuned_config({}, "sm_90", {"M": 200, "N": 136, "K": 300}) == cfg  # a call's the same
     assert CASES["matmul_tf32"].config(64)["tn"] == 256
     assert CASES["matmul_i8"].config(64)["tn"] == 256
     # a tuned winner for the bucket wins, and only the tuned keys are taken
     run, timer, _ = _fake({64: 1.0, 128: 2.0})
     autotune.tune(matmul_f16, [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 64, "tn": 128, "tk": 32}], [], run=run,
-                  timer=timer, m=200, n=136, k=300)
-    assert case.config((250, 150, 400)) == {"m": 250, "n": 150, "k": 400, "tm": 64, "tn": 128, "tk": 32}
+                  timer=timer, M=200, N=136, K=300)
+    assert case.config((250, 150, 400)) == {"tm": 64, "tn": 128, "tk": 32}
     assert case.kernel is matmul_f16 and matmul_f16.static["tm"] == 128  # the kernel's defaults are untouched
