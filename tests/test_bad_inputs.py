@@ -119,3 +119,12 @@ def test_a_float_array_for_an_integer_buffer_is_still_told_to_convert():
     with pytest.raises(TileirError) as e:
         touch.run_host(np.zeros(16, np.float32))
     assert e.value.fix.startswith("array.astype(np.int8)")
+
+
+def test_a_partition_view_padding_of_a_number_is_refused_while_recording():
+    def body():
+        tv = ti.tensor_view(ti.param(F32, 0), 0, [64], [1])
+        ti.partition_view(tv, [16], padding=float("-inf"))
+
+    e = refused(body, (ti.ByPtr(F32),))
+    assert "padding=-inf is not a padding" in str(e) and e.fix == "padding=PadNegInf, the padding that reads -inf"

@@ -78,7 +78,7 @@ class ViewRecording:
                                   "a power-of-two tile; the edge tiles are padded")
         if sorted(dim_map) != list(range(rank)):
             raise self.refuse(f"dim_map {list(dim_map)} is not a permutation of the tensor's {rank} dimensions")
-        padding = ir.Padding(padding) if not isinstance(padding, ir.Padding) else padding
+        padding = ir.as_padding(padding, "padding", refuse=self.refuse)
         if ir.padding_is_special(padding) and not BY_NAME[dtype].is_float:
             raise self.refuse(f"padding {ir.padding_name(padding)} over {dtype}: the special padding values are "
                               "legal only over a float format", "PadZero, or NoPadding")
