@@ -122,7 +122,10 @@ def _kill_group(proc: subprocess.Popen) -> None:
     """Kill ``proc``'s process group (it leads it: start_new_session) and reap it. Its pid, still
     unreaped, cannot have been reused."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # Windows: no process groups here; the child alone
+            proc.kill()
     except (ProcessLookupError, PermissionError):
         pass
     try:
