@@ -17,7 +17,7 @@ def test_show_mlir_is_render_kernel(capsys):
     from tileir.kernels import CASES
 
     assert main(["show", "softmax", "--emit", "mlir", "--size", "4x1000"]) == 0
-    assert capsys.readouterr().out == CASES["softmax"].kernel.mlir(cols=1000)
+    assert capsys.readouterr().out == CASES["softmax"].kernel.mlir()  # no size in it: they are the arrays'
 
 
 def test_show_bytecode_and_cubin_write_files(tmp_path, capsys):

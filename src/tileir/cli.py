@@ -22,8 +22,9 @@ import numpy as np
 
 from .errors import TileirError
 
-SIZE_HELP = ("the problem size a library case is run or recorded at: N, MxN or MxNxK in positive ints, as many "
-             "numbers as the case's default has (`tileir kernels` lists them); library kernels only")
+SIZE_HELP = ("the problem size a library case is run at (for show, the size whose tuned tiles it records: the "
+             "kernels read their sizes off the arrays): N, MxN, MxNxK or BxHxSxD in positive ints, as many numbers "
+             "as the case's default has (`tileir kernels` lists them); library kernels only")
 EMIT_HELP = ("what to print or write: mlir (the Tile IR text, what tileirdisasm prints for our bytes; the default), "
              "bytecode (-o FILE), cubin (-o FILE; tileiras for --arch), args (the tileiras arguments for --arch), "
              "prog (the recorded program), calls (the kernel's calls with their source lines), owners (which call "
@@ -275,17 +276,17 @@ def cmd_demo(args) -> int:
     b = rng.standard_normal(n).astype(np.float32)
     c = np.zeros(n, np.float32)
     if where == "device":
-        vadd(a, b, c, n=n)
+        vadd(a, b, c)  # the length is read off the arrays
         label = "on the GPU (tileiras cubin, launched through the CUDA driver)"
     else:
-        vadd.run_host(a, b, c, n=n)
+        vadd.run_host(a, b, c)
         label = "on the host reference (no GPU here; the same recording, interpreted with numpy)"
     print(f"vadd of {n} f32 elements ran {label}")
     print(f"c[:4] = {c[:4]}")
     exact = np.array_equal(c, a + b)
     print(f"c == a + b bit for bit: {exact}")
     print("the kernel as Tile IR (first lines):")
-    print("\n".join(vadd.mlir(n=n).splitlines()[:8]) + "\n  ...")
+    print("\n".join(vadd.mlir().splitlines()[:8]) + "\n  ...")
     return 0 if exact else 1
 
 
