@@ -42,7 +42,7 @@ def matmuls():
     the library matmul at 128x256x64 tiles, it with its loads chained through a carried token, it
     without the lowering's div_by<16> assumptions, and both (the one that is wrong at -O3)."""
     dd = _device_tool()
-    k = CASES["matmul_f16"].kernel.kernel(m=512, n=512, k=512, tm=128, tn=256, tk=64)
+    k = CASES["matmul_f16"].kernel.kernel(tm=128, tn=256, tk=64)
     return {"lib": k, "chain": dd.chained(k), "noassume": dd.unassumed(k),
             "chain_noassume": dd.chained(dd.unassumed(k))}
 
@@ -52,7 +52,7 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "cubins"))
     asm.clear_memory_cache()
     for case in CASES.values():  # the kernels' own caches too, so each test really compiles
-        for cache in ("_cubins", "_fast"):
+        for cache in ("_cubins", "_sites"):
             if hasattr(case.kernel, cache):
                 monkeypatch.setattr(case.kernel, cache, {})
     yield tmp_path / "cubins"
@@ -193,7 +193,7 @@ def test_a_trigger_that_cannot_be_narrowed_reaches_every_kernel(monkeypatch):
 
 def test_cubin_passes_the_kernel_so_the_trigger_decides(fma_defect, cache_dir, compiles):
     vadd, saxpy = CASES["vadd"].kernel, CASES["saxpy"].kernel
-    assert vadd.cubin("sm_90", n=1000)[:4] == b"\x7fELF"
+    assert vadd.cubin("sm_90")[:4] == b"\x7fELF"
     assert saxpy.cubin("sm_90")[:4] == b"\x7fELF"
     assert "--opt-level" not in compiles[0]
     assert compiles[1][compiles[1].index("--opt-level") + 1] == "0"
@@ -218,7 +218,7 @@ def test_a_call_with_opt_level_reaches_tileiras(cache_dir, compiles, monkeypatch
     a = np.ones(1000, np.float32)
     for level in (1, None):
         with pytest.raises(Stop) as e:
-            CASES["vadd"].kernel(a, a, a.copy(), n=1000, arch="sm_90", opt_level=level)
+            CASES["vadd"].kernel(a, a, a.copy(), arch="sm_90", opt_level=level)
         assert e.value.args[0][:4] == b"\x7fELF"
     assert compiles[0][compiles[0].index("--gpu-name"):compiles[0].index("-o")] == \
         ["--gpu-name", "sm_90", "--opt-level", "1"]

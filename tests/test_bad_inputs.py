@@ -14,7 +14,7 @@ from tileir.kernels.elementwise import saxpy
 def test_a_float_tile_size_is_refused_as_not_an_int():
     x, y = np.ones(1000, np.float32), np.zeros(1000, np.float32)
     with pytest.raises(TileirError) as e:
-        saxpy.run_host(np.float32(2.0), x, y, 1000, tile=256.0)
+        saxpy.run_host(np.float32(2.0), x, y, tile=256.0)
     msg = str(e.value)
     assert "an int" in msg and "256.0" in msg and "power of two" not in msg
     assert "256" in e.value.fix and "256.0" not in e.value.fix

@@ -110,7 +110,7 @@ def programs(n: int, tiles, chain_levels, levels):
             out.append((f"repro_{tm}x{tn}x{tk}", p.read_bytes(), (n // tm, n // tn), chain_levels))
     kern = CASES["matmul_f16"].kernel
     for tm, tn, tk in tiles:
-        k = kern.kernel(m=n, n=n, k=n, tm=tm, tn=tn, tk=tk)
+        k = kern.kernel(tm=tm, tn=tn, tk=tk)  # M N K are run-time sizes: the launch passes them
         grid = (-(-n // tm), -(-n // tn))
         out.append((f"lib_{tm}x{tn}x{tk}", encode_kernel(k), grid, levels))
         out.append((f"chain_{tm}x{tn}x{tk}", encode_kernel(chained(k)), grid,
@@ -119,6 +119,13 @@ def programs(n: int, tiles, chain_levels, levels):
             out.append((f"lib_noassume_{tm}x{tn}x{tk}", encode_kernel(unassumed(k)), grid, levels))
             out.append((f"chain_noassume_{tm}x{tn}x{tk}", encode_kernel(chained(unassumed(k))), grid, levels))
     return out
+
+
+def _arguments(name, a, b, c):
+    """(arguments, parameters) of a program: the committed repro's three pointers, or the library
+    matmul's three and its hidden run-time sizes and strides (tileir.sizes)."""
+    hidden = [] if name.startswith("repro_") else CASES["matmul_f16"].kernel.sizes(a, b, c)
+    return [a, b, c, *hidden], [("f16", True)] * 3 + [("i32", False)] * len(hidden)
 
 
 def assemble_all(progs, jobs):
@@ -177,7 +184,8 @@ def main():
                     a = torch.randn(n, n, device="cuda", generator=g).half()
                     b = torch.randn(n, n, device="cuda", generator=g).half()
                     c = torch.zeros(n, n, device="cuda", dtype=torch.half)
-                    launch(cubin, "matmul_f16", grid, [a, b, c], [("f16", True)] * 3)
+                    args3, params = _arguments(name, a, b, c)
+                    launch(cubin, "matmul_f16", grid, args3, params)
                     torch.cuda.synchronize()
                     ref = a.float() @ b.float()
                     errs.append(float((c.float() - ref).abs().max() / ref.abs().max()))
@@ -185,7 +193,7 @@ def main():
                 for _ in range(5):
                     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     s.record()
-                    launch(cubin, "matmul_f16", grid, [a, b, c], [("f16", True)] * 3, sync=False)
+                    launch(cubin, "matmul_f16", grid, args3, params, sync=False)
                     e.record()
                     torch.cuda.synchronize()
                     ts.append(s.elapsed_time(e))
