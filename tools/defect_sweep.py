@@ -44,7 +44,7 @@ H200 = ROOT / "bench" / "results" / "spine_h200.json"
 # one size with tails per library kernel, by name prefix (the default sizes mostly have tails too)
 TAIL_SIZES = (("vadd", 4097), ("saxpy", 4097), ("matmul", (129, 65, 97)), ("bmm", (3, 129, 65, 97)),
               ("softmax", (33, 1025)), ("layernorm", (33, 1025)), ("rmsnorm", (33, 1025)),
-              ("attention", (3, 500, 128)), ("conv1d", (4097, 5)), ("vector_", 4097), ("transpose", (129, 65)))
+              ("attention", (1, 3, 500, 128)), ("conv1d", (4097, 5)), ("vector_", 4097), ("transpose", (129, 65)))
 
 
 @dataclass
