@@ -27,3 +27,30 @@ from .recurrence import recurrence, recurrence_apply, recurrence_blocks, recurre
 
 __all__ += ["histogram", "matmul_i8", "tile_for", "prefix_sum", "scan_blocks", "scan_totals", "add_offsets",
             "recurrence", "recurrence_blocks", "recurrence_totals", "recurrence_apply"]
+
+# training: forwards that save what the backward needs, the backward kernels, transposed products
+# (tests/test_backward.py)
+from .attention_bwd import (  # noqa: E402
+    attention_backward,
+    attention_bwd_delta,
+    attention_bwd_dkdv,
+    attention_bwd_dq,
+    attention_forward,
+    attention_fwd_lse,
+)
+from .matmul_t import matmul_nt, matmul_tn  # noqa: E402
+from .norms_bwd import (  # noqa: E402
+    layernorm_backward,
+    layernorm_bwd,
+    layernorm_fwd_stats,
+    rmsnorm_backward,
+    rmsnorm_bwd,
+    rmsnorm_fwd_stats,
+    sum_rows,
+)
+from .softmax_bwd import softmax_bwd  # noqa: E402
+
+__all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_backward", "rmsnorm_fwd_stats",
+            "rmsnorm_bwd", "rmsnorm_backward", "sum_rows", "attention_fwd_lse", "attention_forward",
+            "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq", "attention_backward", "matmul_nt",
+            "matmul_tn"]

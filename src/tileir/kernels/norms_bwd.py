@@ -378,3 +378,45 @@ for _fmt, _tol in ((F32, (1e-4, 1e-4)), (F16, (1e-2, 1e-2)), (BF16, (2e-2, 5e-2)
 _norm_case("layernorm_bwd_dw_f32", layernorm_backward, layernorm_grads_reference, True, F32, 1, 1e-4, 1e-3)
 _norm_case("layernorm_bwd_db_f32", layernorm_backward, layernorm_grads_reference, True, F32, 2, 1e-4, 1e-3)
 _norm_case("rmsnorm_bwd_dw_f32", rmsnorm_backward, rmsnorm_grads_reference, False, F32, 1, 1e-4, 1e-3)
+
+
+def _fwd_case(name, kern, fmt, bias, rtol, atol):
+    npd = dtype(fmt).np
+
+    def inputs(s, rng):
+        rows, cols = _size(s)
+        x = (rng.standard_normal((rows, cols)) * 2 + 0.5).astype(npd)
+        w = (1 + 0.5 * rng.standard_normal(cols)).astype(npd)
+        vecs = [w, rng.standard_normal(cols).astype(npd)] if bias else [w]
+        stats = [np.zeros(rows, np.float32) for _ in range(2 if bias else 1)]
+        return [x, *vecs, np.zeros((rows, cols), npd), *stats]
+
+    def expected(args):
+        return layernorm_reference(*args[:3])[0] if bias else rmsnorm_reference(*args[:2])[0]
+
+    spelled = {} if fmt == F32 else {"fmt": dtype(fmt).name}
+    return register(Case(name, kern, f"{'layer' if bias else 'rms'}norm forward saving the statistics, "
+                         f"{dtype(fmt).name} rows, any R and C", (64, 1000), lambda s: dict(spelled), inputs,
+                         expected, output=3 if bias else 2, rtol=rtol, atol=atol))
+
+
+def _sum_rows_case(name, fmt, rtol, atol):
+    def inputs(s, rng):
+        g, cols = _size(s)
+        return [rng.standard_normal((g, cols)).astype(np.float32), np.zeros(cols, dtype(fmt).np)]
+
+    def expected(args):
+        return args[0].astype(np.float64).sum(axis=0)
+
+    spelled = {} if fmt == F32 else {"fmt": dtype(fmt).name}
+    return register(Case(name, sum_rows, f"column sums of an f32 [G, C] (the partial weight gradients) into "
+                         f"{dtype(fmt).name}", (264, 1000), lambda s: dict(spelled), inputs, expected, output=1,
+                         rtol=rtol, atol=atol))
+
+
+for _fmt, _tol in ((F32, (1e-4, 1e-4)), (F16, (1e-2, 1e-2)), (BF16, (2e-2, 5e-2))):
+    _n = dtype(_fmt).name
+    _fwd_case(f"layernorm_fwd_stats_{_n}", layernorm_fwd_stats, _fmt, True, *_tol)
+    _fwd_case(f"rmsnorm_fwd_stats_{_n}", rmsnorm_fwd_stats, _fmt, False, *_tol)
+_sum_rows_case("sum_rows_f32", F32, 1e-5, 1e-4)
+_sum_rows_case("sum_rows_bf16", BF16, 1e-2, 1e-1)

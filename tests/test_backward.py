@@ -1,0 +1,399 @@
+"""The training kernels (softmax, norms and attention backwards, the forwards that save their
+statistics, the transposed matrix products) on the host reference at small, odd sizes: against
+numpy in f64 through their registry cases, and against torch-CPU autograd of the same rounded
+inputs (f32 tight; f16 / bf16 at the stated tolerances). Each comparison is also shown able to
+fail: a deliberately wrong gradient misses the same tolerance. Layer 1 for one configuration of
+each kernel (tileirdisasm of our bytes is render's text)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tests.kernelcheck import render_matches_disassembly
+from tileir.dtypes import dtype
+from tileir.errors import TileirError
+from tileir.kernels import (
+    CASES,
+    attention_backward,
+    attention_bwd_delta,
+    attention_bwd_dkdv,
+    attention_bwd_dq,
+    attention_forward,
+    attention_fwd_lse,
+    layernorm_backward,
+    layernorm_bwd,
+    layernorm_fwd_stats,
+    matmul_f16,
+    matmul_nt,
+    matmul_tn,
+    rmsnorm_backward,
+    rmsnorm_bwd,
+    rmsnorm_fwd_stats,
+    softmax_bwd,
+    sum_rows,
+)
+
+torch = pytest.importorskip("torch")
+
+# stated tolerances (rtol, atol) against an f64 reference of the same rounded inputs
+TOL = {"f32": (1e-4, 1e-5), "f16": (1e-2, 1e-2), "bf16": (3e-2, 5e-2)}
+ATT_TOL = {"f16": (1e-2, 1e-2), "bf16": (3e-2, 5e-2)}  # P and dS pass through the operand format
+
+# ---- every case on the host, at odd sizes with small tiles (the chunked / multi-block paths) --------
+
+ATT = {"bq": 16, "bk": 16}
+SIZES = {
+    "softmax_bwd": [((1, 1), {}), ((3, 33), {}), ((2, 257), {"max_tile": 64})],
+    "softmax_bwd_f16": [((5, 33), {}), ((2, 257), {"max_tile": 32})],
+    "softmax_bwd_bf16": [((3, 257), {"max_tile": 128})],
+    "layernorm_fwd_stats_f32": [((1, 1), {}), ((3, 257), {"max_tile": 64})],
+    "layernorm_fwd_stats_f16": [((5, 33), {})],
+    "layernorm_fwd_stats_bf16": [((3, 257), {"max_tile": 128})],
+    "rmsnorm_fwd_stats_f32": [((1, 1), {}), ((3, 257), {"max_tile": 64})],
+    "rmsnorm_fwd_stats_f16": [((5, 33), {})],
+    "rmsnorm_fwd_stats_bf16": [((3, 257), {"max_tile": 128})],
+    "layernorm_bwd_f32": [((1, 1), {}), ((33, 3), {"groups": 4}), ((5, 257), {"max_tile": 64, "groups": 2})],
+    "layernorm_bwd_f16": [((7, 33), {"groups": 3})],
+    "layernorm_bwd_bf16": [((3, 257), {"max_tile": 128})],
+    "layernorm_bwd_dw_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "layernorm_bwd_db_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "rmsnorm_bwd_f32": [((1, 1), {}), ((5, 257), {"max_tile": 64, "groups": 2})],
+    "rmsnorm_bwd_f16": [((7, 33), {"groups": 3})],
+    "rmsnorm_bwd_bf16": [((3, 257), {"max_tile": 128})],
+    "rmsnorm_bwd_dw_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "sum_rows_f32": [((1, 1), {}), ((33, 257), {"tg": 8, "tc": 64})],
+    "sum_rows_bf16": [((3, 33), {"tg": 4, "tc": 16})],
+    "matmul_nt_f16": [((1, 1, 1), {"tm": 16, "tn": 16, "tk": 16}), ((33, 3, 257), {"tm": 32, "tn": 16, "tk": 64})],
+    "matmul_nt_bf16": [((33, 65, 17), {"tm": 16, "tn": 32, "tk": 16})],
+    "matmul_nt_tf32": [((3, 33, 40), {"tm": 16, "tn": 16, "tk": 16})],
+    "matmul_tn_f16": [((1, 1, 1), {"tm": 16, "tn": 16, "tk": 16}), ((33, 3, 257), {"tm": 32, "tn": 16, "tk": 64})],
+    "matmul_tn_bf16": [((33, 65, 17), {"tm": 16, "tn": 32, "tk": 16})],
+    "matmul_tn_tf32": [((3, 33, 40), {"tm": 16, "tn": 16, "tk": 16})],
+    "attention_bwd_delta_f16": [((1, 2, 33, 64), {})],
+    "attention_bwd_delta_bf16": [((2, 1, 3, 128), {})],
+}
+for _fmt in ("f16", "bf16"):
+    for _c in ("", "_causal"):
+        SIZES[f"attention_fwd_lse_{_fmt}{_c}"] = [((1, 2, 33, 64), ATT), ((1, 1, 3, 128), ATT)]
+        for _g in ("dq", "dk", "dv"):
+            SIZES[f"attention_bwd_{_g}_{_fmt}{_c}"] = [((1, 2, 33, 64), ATT)]
+SIZES["attention_bwd_dq_f16_causal"].append(((1, 1, 1, 128), ATT))
+SIZES["attention_bwd_dk_f16"].append(((2, 1, 17, 128), {"bq": 32, "bk": 16}))
+SIZES["attention_bwd_dv_bf16_causal"].append(((1, 1, 40, 64), {"bq": 32, "bk": 16}))
+
+
+def _run_case(name, size, extra, seed=7):
+    case = CASES[name]
+    args = case.inputs(size, np.random.default_rng(seed))
+    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    cfg = dict(case.config(size), **extra)
+    if case.runner is not None:
+        case.runner(args, "host", **cfg)
+    else:
+        case.kernel.run_host(*args, **cfg)
+    return case.check(args[case.output], want)
+
+
+@pytest.mark.parametrize("name,size,extra", [(n, s, e) for n, ss in SIZES.items() for s, e in ss],
+                         ids=lambda v: repr(v) if not isinstance(v, str) else v)
+def test_case_matches_numpy_on_the_host(name, size, extra):
+    err, ok = _run_case(name, size, extra)
+    assert ok, f"{name} {size} {extra}: max error {err}"
+
+
+def test_every_training_case_is_exercised():
+    mods = {f"tileir.kernels.{m}" for m in ("attention_bwd", "matmul_t", "norms_bwd", "softmax_bwd")}
+    ours = {n for n, c in CASES.items() if c.kernel.fn.__module__ in mods}
+    assert ours == set(SIZES)
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+
+
+def _np(fmt):
+    return dtype(fmt).np
+
+
+def _t64(a):
+    """A numpy array (any float format) as an f64 torch tensor that wants a gradient."""
+    return torch.tensor(np.asarray(a, np.float64), requires_grad=True)
+
+
+def close(got, want, fmt) -> bool:
+    rtol, atol = TOL[fmt]
+    return bool(np.allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=rtol, atol=atol))
+
+
+def check(got, want, fmt, what, wrong=None):
+    """``got`` agrees with ``want`` within fmt's tolerance; ``wrong`` (a deliberately wrong answer of
+    the same shape) does not, so the comparison can fail."""
+    err = float(np.max(np.abs(np.asarray(got, np.float64) - np.asarray(want, np.float64))))
+    assert close(got, want, fmt), f"{what}: max error {err}"
+    if wrong is not None:
+        assert not close(wrong, want, fmt), f"{what}: a wrong answer passes the tolerance"
+
+
+# ---- softmax -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt,rows,cols,tile", [("f32", 4, 33, 64), ("f32", 3, 257, 64), ("f32", 1, 1, 1),
+                                                ("f16", 3, 257, 128), ("bf16", 5, 33, 16)])
+def test_softmax_bwd_matches_torch_autograd(fmt, rows, cols, tile):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((rows, cols)) * 3).astype(_np(fmt))
+    dy = rng.standard_normal((rows, cols)).astype(_np(fmt))
+    xt = _t64(x)
+    y = torch.softmax(xt, dim=-1)
+    y.backward(torch.tensor(dy.astype(np.float64)))
+    y_in = y.detach().numpy().astype(_np(fmt))  # what a forward in fmt would have saved
+    dx = np.zeros_like(x)
+    softmax_bwd.run_host(y_in, dy, dx, fmt=fmt, max_tile=tile)
+    # the wrong one: the y * dy term alone (the softmax Jacobian's diagonal)
+    wrong = y_in.astype(np.float64) * dy if cols > 1 else None
+    check(dx, xt.grad.numpy(), fmt, "softmax dx", wrong)
+
+
+def test_softmax_bwd_reads_strided_rows_in_place_and_records_once():
+    rng = np.random.default_rng(2)
+    wide_y, wide_dy = rng.random((6, 300)).astype(np.float32), rng.standard_normal((6, 300)).astype(np.float32)
+    y, dy = wide_y[:, 10:110], wide_dy[:, 50:150]  # leading strides of 300: read in place
+    dx = np.zeros((6, 100), np.float32)
+    softmax_bwd.run_host(y, dy, dx, max_tile=32)
+    want = y * (dy - (y * dy).sum(axis=1, keepdims=True))
+    assert np.allclose(dx, want, rtol=1e-5, atol=1e-6)
+    before = softmax_bwd.compiled()["recordings"]
+    for r, c in ((1, 5), (9, 77)):
+        softmax_bwd.run_host(np.ones((r, c), np.float32), np.ones((r, c), np.float32), np.zeros((r, c), np.float32),
+                             max_tile=32)
+    assert softmax_bwd.compiled()["recordings"] == before  # one recording serves every size
+
+
+# ---- layernorm and rmsnorm -----------------------------------------------------------------------
+
+
+def _norm_inputs(fmt, rows, cols, seed=3):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, cols)) * 2 + 0.5).astype(_np(fmt))
+    w = (1 + 0.5 * rng.standard_normal(cols)).astype(_np(fmt))
+    b = rng.standard_normal(cols).astype(_np(fmt))
+    dy = rng.standard_normal((rows, cols)).astype(_np(fmt))
+    return x, w, b, dy
+
+
+@pytest.mark.parametrize("fmt,rows,cols,tile,groups", [("f32", 33, 3, 16, 4), ("f32", 5, 257, 64, 2),
+                                                       ("f32", 1, 1, 1, 1), ("f16", 7, 33, 64, 3),
+                                                       ("bf16", 3, 257, 128, 3)])
+def test_layernorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, groups):
+    x, w, b, dy = _norm_inputs(fmt, rows, cols)
+    eps = 1e-5
+    xt, wt, bt = _t64(x), _t64(w), _t64(b)
+    yt = torch.nn.functional.layer_norm(xt, (cols,), wt, bt, eps)
+    yt.backward(torch.tensor(dy.astype(np.float64)))
+    y = np.zeros_like(x)
+    mean, rstd = np.zeros(rows, np.float32), np.zeros(rows, np.float32)
+    layernorm_fwd_stats.run_host(x, w, b, y, mean, rstd, fmt=fmt, max_tile=tile, eps=eps)
+    check(y, yt.detach().numpy(), fmt, "layernorm y")
+    x64 = x.astype(np.float64)
+    assert np.allclose(mean, x64.mean(axis=1), rtol=1e-5, atol=1e-6)
+    assert np.allclose(rstd, 1 / np.sqrt(x64.var(axis=1) + eps), rtol=1e-5)
+    dx, dw, db = layernorm_backward(x, w, dy, mean, rstd, groups=groups, max_tile=tile)
+    check(dx, xt.grad.numpy(), fmt, "layernorm dx",
+          wrong=dy.astype(np.float64) * w * rstd[:, None] if cols > 1 else None)  # no projection
+    check(dw, wt.grad.numpy(), fmt, "layernorm dw",  # the wrong one: a row counted twice (a row of one is xhat = 0)
+          wrong=wt.grad.numpy() + dy[0] * (x[0] - mean[0]) * rstd[0] if cols > 1 else None)
+    check(db, bt.grad.numpy(), fmt, "layernorm db", wrong=db.astype(np.float64) - dy[0])  # a row missing
+
+
+@pytest.mark.parametrize("fmt,rows,cols,tile,groups", [("f32", 33, 3, 16, 4), ("f32", 5, 257, 64, 2),
+                                                       ("f16", 7, 33, 64, 3), ("bf16", 3, 257, 128, 3)])
+def test_rmsnorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, groups):
+    x, w, _, dy = _norm_inputs(fmt, rows, cols)
+    eps = 1e-6
+    xt, wt = _t64(x), _t64(w)
+    yt = torch.nn.functional.rms_norm(xt, (cols,), wt, eps)
+    yt.backward(torch.tensor(dy.astype(np.float64)))
+    y, rstd = np.zeros_like(x), np.zeros(rows, np.float32)
+    rmsnorm_fwd_stats.run_host(x, w, y, rstd, fmt=fmt, max_tile=tile, eps=eps)
+    check(y, yt.detach().numpy(), fmt, "rmsnorm y")
+    dx, dw = rmsnorm_backward(x, w, dy, rstd, groups=groups, max_tile=tile)
+    check(dx, xt.grad.numpy(), fmt, "rmsnorm dx", wrong=dy.astype(np.float64) * w * rstd[:, None])
+    check(dw, wt.grad.numpy(), fmt, "rmsnorm dw", wrong=(dy * x).astype(np.float64).sum(axis=0))  # rstd left out
+
+
+def test_norm_backward_blocks_past_the_rows_write_zero_partials():
+    """G blocks for R rows: ceil(R / G) rows a block, so some blocks may have none (R = 5, G = 4:
+    2, 2, 1, 0 rows; G = 8 > R): their partial rows are zeros, and the sums stay right."""
+    x, w, _, dy = _norm_inputs("f32", 5, 40)
+    rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
+    want = (dy * x * rstd[:, None]).astype(np.float64).sum(axis=0)
+    for groups in (4, 8):
+        dx, part = np.zeros_like(x), np.full((groups, 40), np.nan, np.float32)
+        rmsnorm_bwd.run_host(x, w, dy, rstd, dx, part, max_tile=16)
+        assert not np.isnan(part).any()
+        assert np.allclose(part.sum(axis=0), want, rtol=1e-5, atol=1e-5)
+        if groups == 8:
+            assert not part[5:].any()
+        out = np.zeros(40, np.float32)
+        sum_rows.run_host(part, out, tg=4, tc=16)
+        assert np.allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_layernorm_bwd_grid_is_the_partials_rows():
+    x = np.zeros((100, 64), np.float32)
+    vec, stat = np.zeros(64, np.float32), np.zeros(100, np.float32)
+    part = np.zeros((7, 64), np.float32)
+    assert layernorm_bwd.grid(x, vec, x, stat, stat, x, part, part) == (7,)
+    with pytest.raises(TileirError, match="size C"):
+        layernorm_bwd.run_host(x, vec, x, stat, stat, x, np.zeros((7, 65), np.float32), part)
+
+
+# ---- attention -----------------------------------------------------------------------------------
+
+
+def _attention_inputs(fmt, b, h, s, d, seed=4):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((b, h, s, d)).astype(_np(fmt)) for _ in range(4)]
+
+
+def _torch_attention(q, k, v, do, causal, scale=None):
+    qt, kt, vt = _t64(q), _t64(k), _t64(v)
+    o = torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, scale=scale)
+    o.backward(torch.tensor(do.astype(np.float64)))
+    sc = torch.einsum("bhqd,bhkd->bhqk", qt.detach(), kt.detach()) * (scale or 1 / math.sqrt(q.shape[3]))
+    if causal:
+        sc = sc.masked_fill(~torch.ones(q.shape[2], q.shape[2], dtype=torch.bool).tril(), -math.inf)
+    return o.detach().numpy(), torch.logsumexp(sc, dim=-1).numpy(), qt.grad.numpy(), kt.grad.numpy(), vt.grad.numpy()
+
+
+def _close_att(got, want, fmt):
+    rtol, atol = ATT_TOL[fmt]
+    return bool(np.allclose(np.asarray(got, np.float64), want, rtol=rtol, atol=atol))
+
+
+@pytest.mark.parametrize("fmt,causal,shape,tiles", [
+    ("f16", False, (1, 2, 33, 64), {"bq": 16, "bk": 16}),
+    ("f16", True, (1, 2, 33, 64), {"bq": 32, "bk": 16}),
+    ("f16", True, (2, 1, 3, 128), {"bq": 16, "bk": 16}),
+    ("bf16", False, (1, 1, 17, 128), {"bq": 16, "bk": 16}),
+    ("bf16", True, (1, 1, 40, 64), {"bq": 16, "bk": 16}),
+    ("f16", False, (1, 1, 1, 64), {"bq": 16, "bk": 16}),
+])
+def test_attention_forward_and_backward_match_torch_autograd(fmt, causal, shape, tiles):
+    q, k, v, do = _attention_inputs(fmt, *shape)
+    o_want, lse_want, dq_want, dk_want, dv_want = _torch_attention(q, k, v, do, causal)
+    o, lse = attention_forward(q, k, v, causal=causal, **tiles)
+    assert _close_att(o, o_want, fmt)
+    assert np.allclose(lse, lse_want, rtol=1e-5, atol=1e-5)  # natural log, f32
+    dkdv_tiles = {"bq": tiles["bk"], "bk": tiles["bq"]}  # the dK/dV kernel's own walk: keys are its blocks
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=causal, dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+    for got, want, what in ((dq, dq_want, "dq"), (dk, dk_want, "dk"), (dv, dv_want, "dv")):
+        err = float(np.abs(got.astype(np.float64) - want).max())
+        assert _close_att(got, want, fmt), f"{what}: max error {err}"
+    if shape[2] > 1:  # the wrong ones: the other masking, and lse in base 2 where the kernels read natural log
+        wrong = attention_backward(q, k, v, o, do, lse, causal=not causal, dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+        assert not _close_att(wrong[0], dq_want, fmt)
+        wrong = attention_backward(q, k, v, o, do, (lse * 1.4426950408889634).astype(np.float32), causal=causal,
+                                   dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+        assert not _close_att(wrong[2], dv_want, fmt)
+
+
+def test_attention_backward_with_a_scale_on_bsh_layout_read_in_place():
+    """q, k, v, do as [B, S, H, D] memory viewed [B, H, S, D] (torch's transpose(1, 2)): strided, read
+    in place; a given scale."""
+    rng = np.random.default_rng(5)
+    b, s, h, d = 1, 19, 2, 64
+    q, k, v, do = (rng.standard_normal((b, s, h, d)).astype(np.float16).transpose(0, 2, 1, 3) for _ in range(4))
+    assert not q.flags.c_contiguous
+    _, _, dq_want, dk_want, dv_want = _torch_attention(q, k, v, do, True, scale=0.3)
+    o, lse = attention_forward(q, k, v, causal=True, scale=0.3, bq=16, bk=16)
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=True, scale=0.3, dkdv_tiles=ATT, dq_tiles=ATT)
+    for got, want in ((dq, dq_want), (dk, dk_want), (dv, dv_want)):
+        assert _close_att(got, want, "f16")
+
+
+def test_attention_kernels_record_once_for_every_size_and_check_the_head_tile():
+    q = np.zeros((1, 2, 40, 64), np.float16)
+    lse = np.zeros((1, 2, 40), np.float32)
+    cfg = {"bq": 16, "bk": 16, "d_tile": 64}
+    assert attention_bwd_dq.grid(q, q, q, q, lse, lse, q, **cfg) == (3, 2, 1)
+    assert attention_bwd_dkdv.grid(q, q, q, q, lse, lse, q, q, bq=16, bk=32, d_tile=64) == (2, 2, 1)
+    progs = {id(attention_bwd_dq.program(**cfg))}
+    q2 = np.zeros((3, 1, 7, 50), np.float16)
+    lse2 = np.zeros((3, 1, 7), np.float32)
+    attention_bwd_dq.run_host(q2, q2, q2, q2, lse2, lse2, q2.copy(), **cfg)
+    progs.add(id(attention_bwd_dq.program(**cfg)))
+    assert len(progs) == 1
+    with pytest.raises(TileirError, match="d_tile=128"):
+        attention_bwd_dq.grid(*[np.zeros((1, 1, 8, 100), np.float16)] * 4, lse[:, :1, :8], lse[:, :1, :8],
+                              np.zeros((1, 1, 8, 100), np.float16), d_tile=64)
+    with pytest.raises(TileirError, match="bk to divide bq"):
+        attention_fwd_lse.program(causal=True, bq=16, bk=32)
+
+
+def test_attention_delta_is_rowsum_of_do_times_o():
+    rng = np.random.default_rng(6)
+    o, do = (rng.standard_normal((2, 3, 21, 64)).astype(np.float16) for _ in range(2))
+    delta = np.zeros((2, 3, 21), np.float32)
+    attention_bwd_delta.run_host(o, do, delta, bq=16, d_tile=64)
+    want = (o.astype(np.float64) * do).sum(axis=-1)
+    assert np.allclose(delta, want, rtol=1e-5, atol=1e-4)
+    assert not np.allclose(delta, want + 1e-2, rtol=1e-5, atol=1e-4)
+
+
+# ---- matmul gradients: a Linear layer ------------------------------------------------------------
+
+
+def test_matmul_refuses_a_transposed_operand():
+    rng = np.random.default_rng(7)
+    b_nk = rng.standard_normal((24, 40)).astype(np.float16)
+    with pytest.raises(TileirError, match="last dimension has stride"):  # why matmul_nt / matmul_tn exist
+        matmul_f16.run_host(np.zeros((8, 40), np.float16), b_nk.T, np.zeros((8, 24), np.float16))
+
+
+@pytest.mark.parametrize("fmt,batch,fan_in,fan_out", [("f16", 33, 40, 17), ("bf16", 3, 65, 33), ("f32", 5, 1, 3)])
+def test_linear_forward_and_backward_through_matmul_nt_and_tn(fmt, batch, fan_in, fan_out):
+    """y = x @ W^T (matmul_nt), dx = dy @ W (matmul), dW = dy^T @ x (matmul_tn), against autograd."""
+    from tileir.kernels import matmul
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((batch, fan_in)).astype(_np(fmt))
+    w = (rng.standard_normal((fan_out, fan_in)) / math.sqrt(fan_in)).astype(_np(fmt))
+    dy = rng.standard_normal((batch, fan_out)).astype(_np(fmt))
+    xt, wt = _t64(x), _t64(w)
+    yt = torch.nn.functional.linear(xt, wt)
+    yt.backward(torch.tensor(dy.astype(np.float64)))
+    tiles = {"tm": 16, "tn": 16, "tk": 16}
+    y, dx, dw = np.zeros((batch, fan_out), x.dtype), np.zeros_like(x), np.zeros_like(w)
+    matmul_nt.run_host(x, w, y, fmt=fmt, **tiles)
+    matmul(fmt).run_host(dy, w, dx, **tiles)
+    matmul_tn.run_host(dy, x, dw, fmt=fmt, **tiles)
+    tol = "f16" if fmt == "f32" else fmt  # f32 operands multiply as tf32: f16's tolerance
+    check(y, yt.detach().numpy(), tol, "linear y")
+    check(dx, xt.grad.numpy(), tol, "linear dx")
+    check(dw, wt.grad.numpy(), tol, "linear dw", wrong=dw.astype(np.float64) - np.outer(dy[0], x[0]))
+
+
+# ---- layer 1 -------------------------------------------------------------------------------------
+
+LAYER1 = [
+    (softmax_bwd, {"fmt": "bf16", "max_tile": 1024}),
+    (layernorm_fwd_stats, {"fmt": "f16", "max_tile": 1024}),
+    (rmsnorm_fwd_stats, {}),
+    (layernorm_bwd, {"fmt": "f16", "max_tile": 1024}),
+    (rmsnorm_bwd, {"fmt": "bf16", "max_tile": 2048}),
+    (sum_rows, {"fmt": "f16"}),
+    (matmul_nt, {}),
+    (matmul_tn, {"fmt": "f32", "tk": 32}),
+    (attention_fwd_lse, {"causal": True}),
+    (attention_bwd_delta, {"d_tile": 64}),
+    (attention_bwd_dkdv, {"causal": True}),
+    (attention_bwd_dq, {"fmt": "bf16", "d_tile": 64, "bk": 128}),
+]
+
+
+@pytest.mark.parametrize("kc", LAYER1, ids=[f"{k.name}-{c}" for k, c in LAYER1])
+def test_disassembly_equals_render(kc, disasm):
+    render_matches_disassembly(*kc, disasm, ["13.4"])
