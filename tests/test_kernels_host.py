@@ -26,10 +26,11 @@ def test_library_kernel_matches_numpy(name, size):
 
 
 def test_every_library_kernel_is_exercised():
+    from tests.test_backward import SIZES as BACKWARD  # the training kernels' own table
     from tests.test_kernels_extra import SIZES as EXTRA  # the third batch's own table
     from tests.test_kernels_more import SIZES as MORE  # the second batch's own table
 
-    assert set(SIZES) | set(MORE) | set(EXTRA) == set(CASES)
+    assert set(SIZES) | set(MORE) | set(EXTRA) | set(BACKWARD) == set(CASES)
 
 
 def test_vadd_is_bit_exact_and_leaves_the_tail_alone():
