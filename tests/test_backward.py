@@ -55,15 +55,16 @@ SIZES = {
     "rmsnorm_fwd_stats_f32": [((1, 1), {}), ((3, 257), {"max_tile": 64})],
     "rmsnorm_fwd_stats_f16": [((5, 33), {})],
     "rmsnorm_fwd_stats_bf16": [((3, 257), {"max_tile": 128})],
-    "layernorm_bwd_f32": [((1, 1), {}), ((33, 3), {"groups": 4}), ((5, 257), {"max_tile": 64, "groups": 2})],
-    "layernorm_bwd_f16": [((7, 33), {"groups": 3})],
+    "layernorm_bwd_f32": [((1, 1), {}), ((33, 3), {"groups": 4, "row_tile": 1}),
+                          ((5, 257), {"max_tile": 64, "row_tile": 2, "groups": 2})],
+    "layernorm_bwd_f16": [((7, 33), {"groups": 3, "row_tile": 1}), ((33, 33), {"groups": 3, "row_tile": 4})],
     "layernorm_bwd_bf16": [((3, 257), {"max_tile": 128})],
-    "layernorm_bwd_dw_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
-    "layernorm_bwd_db_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
-    "rmsnorm_bwd_f32": [((1, 1), {}), ((5, 257), {"max_tile": 64, "groups": 2})],
-    "rmsnorm_bwd_f16": [((7, 33), {"groups": 3})],
+    "layernorm_bwd_dw_f32": [((33, 3), {"groups": 5, "row_tile": 2}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "layernorm_bwd_db_f32": [((33, 3), {"groups": 5, "row_tile": 2}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "rmsnorm_bwd_f32": [((1, 1), {}), ((5, 257), {"max_tile": 64, "row_tile": 1, "groups": 2})],
+    "rmsnorm_bwd_f16": [((7, 33), {"groups": 3, "row_tile": 1}), ((33, 33), {"groups": 3, "row_tile": 4})],
     "rmsnorm_bwd_bf16": [((3, 257), {"max_tile": 128})],
-    "rmsnorm_bwd_dw_f32": [((33, 3), {"groups": 5}), ((9, 257), {"max_tile": 64, "groups": 4})],
+    "rmsnorm_bwd_dw_f32": [((33, 3), {"groups": 5, "row_tile": 2}), ((9, 257), {"max_tile": 64, "groups": 4})],
     "sum_rows_f32": [((1, 1), {}), ((33, 257), {"tg": 8, "tc": 64})],
     "sum_rows_bf16": [((3, 33), {"tg": 4, "tc": 16})],
     "matmul_nt_f16": [((1, 1, 1), {"tm": 16, "tn": 16, "tk": 16}), ((33, 3, 257), {"tm": 32, "tn": 16, "tk": 64})],
@@ -183,10 +184,12 @@ def _norm_inputs(fmt, rows, cols, seed=3):
     return x, w, b, dy
 
 
-@pytest.mark.parametrize("fmt,rows,cols,tile,groups", [("f32", 33, 3, 16, 4), ("f32", 5, 257, 64, 2),
-                                                       ("f32", 1, 1, 1, 1), ("f16", 7, 33, 64, 3),
-                                                       ("bf16", 3, 257, 128, 3)])
-def test_layernorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, groups):
+NORM_SHAPES = [("f32", 33, 3, 16, 1, 4), ("f32", 33, 3, 4, 4, 3), ("f32", 5, 257, 64, 2, 2), ("f32", 1, 1, 1, 1, 1),
+               ("f16", 7, 33, 64, 1, 3), ("bf16", 3, 257, 128, 2, 3)]  # (fmt, R, C, max_tile, row_tile, groups)
+
+
+@pytest.mark.parametrize("fmt,rows,cols,tile,row_tile,groups", NORM_SHAPES)
+def test_layernorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, row_tile, groups):
     x, w, b, dy = _norm_inputs(fmt, rows, cols)
     eps = 1e-5
     xt, wt, bt = _t64(x), _t64(w), _t64(b)
@@ -199,7 +202,7 @@ def test_layernorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, ti
     x64 = x.astype(np.float64)
     assert np.allclose(mean, x64.mean(axis=1), rtol=1e-5, atol=1e-6)
     assert np.allclose(rstd, 1 / np.sqrt(x64.var(axis=1) + eps), rtol=1e-5)
-    dx, dw, db = layernorm_backward(x, w, dy, mean, rstd, groups=groups, max_tile=tile)
+    dx, dw, db = layernorm_backward(x, w, dy, mean, rstd, groups=groups, max_tile=tile, row_tile=row_tile)
     check(dx, xt.grad.numpy(), fmt, "layernorm dx",
           wrong=dy.astype(np.float64) * w * rstd[:, None] if cols > 1 else None)  # no projection
     check(dw, wt.grad.numpy(), fmt, "layernorm dw",  # the wrong one: a row counted twice (a row of one is xhat = 0)
@@ -207,9 +210,8 @@ def test_layernorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, ti
     check(db, bt.grad.numpy(), fmt, "layernorm db", wrong=db.astype(np.float64) - dy[0])  # a row missing
 
 
-@pytest.mark.parametrize("fmt,rows,cols,tile,groups", [("f32", 33, 3, 16, 4), ("f32", 5, 257, 64, 2),
-                                                       ("f16", 7, 33, 64, 3), ("bf16", 3, 257, 128, 3)])
-def test_rmsnorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, groups):
+@pytest.mark.parametrize("fmt,rows,cols,tile,row_tile,groups", NORM_SHAPES)
+def test_rmsnorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile, row_tile, groups):
     x, w, _, dy = _norm_inputs(fmt, rows, cols)
     eps = 1e-6
     xt, wt = _t64(x), _t64(w)
@@ -218,24 +220,24 @@ def test_rmsnorm_forward_and_backward_match_torch_autograd(fmt, rows, cols, tile
     y, rstd = np.zeros_like(x), np.zeros(rows, np.float32)
     rmsnorm_fwd_stats.run_host(x, w, y, rstd, fmt=fmt, max_tile=tile, eps=eps)
     check(y, yt.detach().numpy(), fmt, "rmsnorm y")
-    dx, dw = rmsnorm_backward(x, w, dy, rstd, groups=groups, max_tile=tile)
-    check(dx, xt.grad.numpy(), fmt, "rmsnorm dx", wrong=dy.astype(np.float64) * w * rstd[:, None])
+    dx, dw = rmsnorm_backward(x, w, dy, rstd, groups=groups, max_tile=tile, row_tile=row_tile)
+    check(dx, xt.grad.numpy(), fmt, "rmsnorm dx", wrong=dy.astype(np.float64) * w * rstd[:, None] if cols > 1 else None)
     check(dw, wt.grad.numpy(), fmt, "rmsnorm dw", wrong=(dy * x).astype(np.float64).sum(axis=0))  # rstd left out
 
 
 def test_norm_backward_blocks_past_the_rows_write_zero_partials():
     """G blocks for R rows: ceil(R / G) rows a block, so some blocks may have none (R = 5, G = 4:
-    2, 2, 1, 0 rows; G = 8 > R): their partial rows are zeros, and the sums stay right."""
+    2, 2, 1, 0 rows; G = 8 > R; in tiles of 2 rows, G = 4: 1, 1, 1, 0 tiles): their partial rows
+    are zeros, and the sums stay right."""
     x, w, _, dy = _norm_inputs("f32", 5, 40)
     rstd = (1 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1) + 1e-6)).astype(np.float32)
     want = (dy * x * rstd[:, None]).astype(np.float64).sum(axis=0)
-    for groups in (4, 8):
+    for groups, row_tile, empty in ((4, 1, 3), (8, 1, 5), (4, 2, 3)):
         dx, part = np.zeros_like(x), np.full((groups, 40), np.nan, np.float32)
-        rmsnorm_bwd.run_host(x, w, dy, rstd, dx, part, max_tile=16)
+        rmsnorm_bwd.run_host(x, w, dy, rstd, dx, part, max_tile=16, row_tile=row_tile)
         assert not np.isnan(part).any()
         assert np.allclose(part.sum(axis=0), want, rtol=1e-5, atol=1e-5)
-        if groups == 8:
-            assert not part[5:].any()
+        assert not part[empty:].any()
         out = np.zeros(40, np.float32)
         sum_rows.run_host(part, out, tg=4, tc=16)
         assert np.allclose(out, want, rtol=1e-5, atol=1e-5)

@@ -16,14 +16,14 @@ rstd (rmsnorm: x * rstd) and g = dy * w, the row's gradient is
 because xhat's row has zero mean and unit mean square (rmsnorm: only the latter), so the
 projection of g on them is what the normalisation takes away; and the weight gradients are the
 column sums dw = sum_r dy * xhat, db = sum_r dy. Those sums run in two stages: the backward's
-grid is ``G`` blocks (G = the partials' first dimension, which the caller chooses), block g
-takes the rows [g * ceil(R / G), ...) one at a time and writes its own partial rows
-``dw_partial[g, :]`` / ``db_partial[g, :]`` (f32); then ``sum_rows`` adds the G partial rows
-into dw / db. A row is read twice at most (its sums, then dx) and once when it fits one chunk:
-the last chunk of each row stays in registers between the two, and its weight-gradient sums are
-carried across the block's rows; a longer row's earlier chunks add into the block's partial rows
-in memory (each block owns its rows, and the lowering orders a load after the store before it
-to the same buffer).
+grid is ``G`` blocks (G = the partials' first dimension, which the caller chooses), block g walks
+its share of the rows (ceil(R / row_tile / G) steps of ``row_tile`` rows, a [row_tile, max_tile]
+tile a step) and writes its own partial rows ``dw_partial[g, :]`` / ``db_partial[g, :]`` (f32);
+then ``sum_rows`` adds the G partial rows into dw / db. A row is read twice at most (its sums,
+then dx) and once when it fits one chunk: the last chunk stays in registers between the two,
+and its weight-gradient sums are carried across the block's steps; a longer row's earlier
+chunks add into the block's partial rows in memory (each block owns its rows, and the lowering
+orders a load after the store before it to the same buffer).
 
 The helpers ``layernorm_backward`` / ``rmsnorm_backward`` run both stages and answer (dx, dw[,
 db]); they run on the host reference for numpy arrays and CPU tensors, on the GPU otherwise.
@@ -50,9 +50,9 @@ def _x_rows(fmt="f32", max_tile=8192):
     return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
 
 
-def _x_free(fmt="f32", max_tile=8192):
-    """x or dy of a backward: the block names the row and the chunk."""
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+def _x_free(fmt="f32", max_tile=8192, row_tile=1):
+    """x or dy of a backward: [row_tile, max_tile] cells, the block names the rows and the chunk."""
+    return In(fmt, cells(["R", "C"], [row_tile, max_tile], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
 
 
 def _vec(fmt="f32", max_tile=8192):
@@ -65,7 +65,13 @@ def _rows_out(fmt="f32"):
 
 
 _STAT_OUT = Out(F32, cells(["R"], [1]))  # one statistic a row, written by the row's block
-_STAT_IN = In(F32, cells(["R"], [1], along=[FREE_AXIS]))
+
+
+def _stat_in(row_tile=1):
+    """The saved mean or rstd, [R] f32, read [row_tile] rows at a time (past R: zeros)."""
+    return In(F32, cells(["R"], [row_tile], along=[FREE_AXIS], pad=PadZero))
+
+
 _PARTIAL = Shared(F32, ["G", "C"])  # one row of weight-gradient sums a block
 
 
@@ -147,23 +153,25 @@ def rmsnorm_fwd_stats(x=_x_rows, w=_vec, y=_rows_out, rstd=_STAT_OUT, *, eps: fl
 # ---- backwards -----------------------------------------------------------------------------------
 
 
-def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, fmt):
-    """The backward of both norms (``mean`` and ``dbp`` None for rmsnorm): see the module docstring."""
+def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt):
+    """The backward of both norms (``mean`` and ``dbp`` None for rmsnorm), ``rb`` rows a step: see
+    the module docstring. Rows past R in the last row tile read x = dy = 0 and mean = rstd = 0, so
+    they add nothing, and their dx lanes are not written."""
     g = ti.block_id(0)
-    rows, groups = ti.extent_of(x, 0), ti.num_blocks(0)
-    per = ti.idx_div(ti.idx_add(rows, ti.idx_sub(groups, 1)), groups)  # ceil(R / G) rows a block
-    lo = _idx_min(ti.idx_mul(g, per), rows)
-    hi = _idx_min(ti.idx_add(lo, per), rows)
+    row_tiles, groups = ti.blocks_of(x, 0), ti.num_blocks(0)
+    per = ti.idx_div(ti.idx_add(row_tiles, ti.idx_sub(groups, 1)), groups)  # row tiles a block
+    lo = _idx_min(ti.idx_mul(g, per), row_tiles)
+    hi = _idx_min(ti.idx_add(lo, per), row_tiles)
     last = ti.idx_sub(ti.blocks_of(x, 1), 1)
     inv_n = _inv_cols(x)
     partials = [ti.partition_view(ti.array_view(p), [1, t]) for p in (dwp, dbp) if p is not None]
-    zero = ti.full([1, t], 0.0, F32)
+    zero_row, zero = ti.full([1, t], 0.0, F32), ti.full([rb, t], 0.0, F32)
     for j in ti.d_range(0, last):  # the earlier chunks' partial sums start at zero, in memory
         for pv in partials:
-            ti.store_view(pv, [g, j], zero)
+            ti.store_view(pv, [g, j], zero_row)
     w_last = _vec_row(w, last, t)  # the last chunk of w, read once for all the block's rows
     sums_last = [ti.carry(zero) for _ in partials]  # the last chunk's weight-gradient sums, in registers
-    out = ti.partition_view(ti.array_view(dx), [1, t])
+    out = ti.partition_view(ti.array_view(dx), [rb, t])
 
     def normalised(xc, mu, rs):
         return (xc - mu) * rs if mu is not None else xc * rs
@@ -175,10 +183,13 @@ def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, fmt):
     def grads(dyc, xhat):  # what each partial row adds: dy * xhat (dw), dy (db)
         return [dyc * xhat, dyc][:len(partials)]
 
+    def row_sum(v):  # [rb, t] -> [rb, 1]
+        return ti.reduce_sum(v, 1, keepdims=True)
+
     for r in ti.d_range(lo, hi):
-        rs = ti.reshape(ti.load_at(rstd, [r]), [1, 1])
-        mu = ti.reshape(ti.load_at(mean, [r]), [1, 1]) if mean is not None else None
-        s_gx = ti.carry(zero)  # sum of g * xhat over the row's earlier chunks
+        rs = ti.reshape(ti.load_at(rstd, [r]), [rb, 1])
+        mu = ti.reshape(ti.load_at(mean, [r]), [rb, 1]) if mean is not None else None
+        s_gx = ti.carry(zero)  # sum of g * xhat over the rows' earlier chunks
         s_g = ti.carry(zero)  # sum of g (layernorm)
         for j in ti.d_range(0, last):
             xhat = normalised(_chunk(x, [r, j]), mu, rs)
@@ -189,20 +200,20 @@ def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, fmt):
         # a padded lane of the last chunk has dy = 0, so g = 0 there: it adds nothing below
         xhat_last, dy_last = normalised(_chunk(x, [r, last]), mu, rs), _chunk(dy, [r, last])
         g_last = dy_last * w_last
-        c_gx = ti.reduce_sum(ti.get(s_gx) + g_last * xhat_last, keepdims=True) * inv_n
-        c_g = ti.reduce_sum(ti.get(s_g) + g_last, keepdims=True) * inv_n if mean is not None else None
+        c_gx = row_sum(ti.get(s_gx) + g_last * xhat_last) * inv_n
+        c_g = row_sum(ti.get(s_g) + g_last) * inv_n if mean is not None else None
 
         for j in ti.d_range(0, last):
             xhat = normalised(_chunk(x, [r, j]), mu, rs)
             dyc = _chunk(dy, [r, j])
             ti.store_view(out, [r, j], ti.to(dx_of(dyc * _vec_row(w, j, t), xhat, c_gx, c_g, rs), fmt))
             for pv, v in zip(partials, grads(dyc, xhat)):
-                ti.store_view(pv, [g, j], ti.load_view(pv, [g, j]) + v)
+                ti.store_view(pv, [g, j], ti.load_view(pv, [g, j]) + ti.reduce_sum(v, 0, keepdims=True))
         ti.store_view(out, [r, last], ti.to(dx_of(g_last, xhat_last, c_gx, c_g, rs), fmt))
         for s, v in zip(sums_last, grads(dy_last, xhat_last)):
             ti.set(s, ti.get(s) + v)
     for pv, s in zip(partials, sums_last):
-        ti.store_view(pv, [g, last], ti.get(s))
+        ti.store_view(pv, [g, last], ti.reduce_sum(ti.get(s), 0, keepdims=True))
 
 
 def _groups_grid(G):  # noqa: N803  (the run-time size's name)
@@ -210,20 +221,22 @@ def _groups_grid(G):  # noqa: N803  (the run-time size's name)
 
 
 @kernel(grid=_groups_grid, hints=entry_hints)
-def layernorm_bwd(x=_x_free, w=_vec, dy=_x_free, mean=_STAT_IN, rstd=_STAT_IN, dx=_rows_out, dw_partial=_PARTIAL,
-                  db_partial=_PARTIAL, *, fmt: str = "f32", max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+def layernorm_bwd(x=_x_free, w=_vec, dy=_x_free, mean=_stat_in, rstd=_stat_in, dx=_rows_out, dw_partial=_PARTIAL,
+                  db_partial=_PARTIAL, *, fmt: str = "f32", max_tile: int = 8192, row_tile: int = 1, warps: int = 0,
+                  occupancy: int = 0):
     """Layernorm's backward from the saved [R] f32 mean and rstd: dx [R, C] (``fmt``), and per block
     g of the [G] grid the f32 partial sums dw_partial[g, :] = sum dy * xhat and db_partial[g, :] =
-    sum dy over its rows (ceil(R / G) of them); ``sum_rows`` finishes dw and db."""
-    _norm_bwd(x, w, dy, mean, rstd, dx, dw_partial, db_partial, max_tile, fmt)
+    sum dy over its rows (ceil(R / row_tile / G) tiles of row_tile rows); ``sum_rows`` finishes dw
+    and db. max_tile: the chunk a row is walked in; row_tile: rows a step."""
+    _norm_bwd(x, w, dy, mean, rstd, dx, dw_partial, db_partial, max_tile, row_tile, fmt)
 
 
 @kernel(grid=_groups_grid, hints=entry_hints)
-def rmsnorm_bwd(x=_x_free, w=_vec, dy=_x_free, rstd=_STAT_IN, dx=_rows_out, dw_partial=_PARTIAL, *, fmt: str = "f32",
-                max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+def rmsnorm_bwd(x=_x_free, w=_vec, dy=_x_free, rstd=_stat_in, dx=_rows_out, dw_partial=_PARTIAL, *, fmt: str = "f32",
+                max_tile: int = 8192, row_tile: int = 1, warps: int = 0, occupancy: int = 0):
     """Rmsnorm's backward from the saved [R] f32 rstd: dx [R, C] (``fmt``) and per block g the f32
     partial sums dw_partial[g, :] = sum dy * x * rstd over its rows; ``sum_rows`` finishes dw."""
-    _norm_bwd(x, w, dy, None, rstd, dx, dw_partial, None, max_tile, fmt)
+    _norm_bwd(x, w, dy, None, rstd, dx, dw_partial, None, max_tile, row_tile, fmt)
 
 
 @kernel(hints=entry_hints)
@@ -241,20 +254,29 @@ def sum_rows(p=lambda tg=32, tc=256: In(F32, cells(["G", "C"], [tg, tc], along=[
 # ---- running both stages -----------------------------------------------------------------------
 
 
-def groups_for(rows: int, groups: int = 264) -> int:
-    """How many blocks (and partial rows) a norm backward of ``rows`` rows runs: ``groups`` (two a
-    streaming multiprocessor of an H100 / H200 by default), no more than the rows."""
-    return max(1, min(int(rows), int(groups)))
+def groups_for(row_tiles: int, groups: int = 264) -> int:
+    """How many blocks (and partial rows) a norm backward over ``row_tiles`` tiles of rows runs:
+    ``groups`` (two a streaming multiprocessor of an H100 / H200 by default), no more than the tiles."""
+    return max(1, min(int(row_tiles), int(groups)))
 
 
-def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, sum_tiles, **hints):
+def tiles_for(rows: int, cols: int, lanes: int = 4096) -> tuple[int, int]:
+    """(max_tile, row_tile) a backward of [rows, cols] takes by default: a chunk covering the row (up
+    to 8192 lanes), and as many rows a step as make about ``lanes`` lanes (a short row alone would
+    leave a block little to read at once)."""
+    t = min(pow2_at_least(cols), 8192)
+    return t, max(1, min(pow2_at_least(rows), lanes // t))
+
+
+def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, row_tile, sum_tiles, **hints):
     rows, cols = int(x.shape[0]), int(x.shape[1])
     fmt = fmt_of(x)
-    g = groups_for(rows, groups or 264)
-    t = max_tile or min(pow2_at_least(cols), 8192)
+    t, rb = tiles_for(rows, cols)
+    t, rb = max_tile or t, row_tile or rb
+    g = groups_for(-(-rows // rb), groups or 264)
     dx = empty(x, (rows, cols), fmt) if dx is None else dx
     partials = [empty(x, (g, cols), "f32") for _ in range(2 if has_bias else 1)]
-    launch(kern, x, w, dy, *stats, dx, *partials, fmt=fmt, max_tile=t, **hints)
+    launch(kern, x, w, dy, *stats, dx, *partials, fmt=fmt, max_tile=t, row_tile=rb, **hints)
     tg, tc = sum_tiles or (32, 256)
     sums = []
     for p in partials:
@@ -264,16 +286,18 @@ def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, sum_tiles, 
     return (dx, *sums)
 
 
-def layernorm_backward(x, w, dy, mean, rstd, dx=None, *, groups=None, max_tile=None, sum_tiles=None, **hints):
+def layernorm_backward(x, w, dy, mean, rstd, dx=None, *, groups=None, max_tile=None, row_tile=None, sum_tiles=None,
+                       **hints):
     """(dx, dw, db) of layernorm for [R, C] x and dy, [C] w and the forward's saved [R] f32 mean and
-    rstd: ``layernorm_bwd`` on ``groups`` blocks, then ``sum_rows`` on each partial. numpy / CPU
-    tensors on the host reference, CUDA tensors on the GPU (torch's current stream)."""
-    return _backward(layernorm_bwd, x, w, dy, (mean, rstd), dx, True, groups, max_tile, sum_tiles, **hints)
+    rstd: ``layernorm_bwd`` on ``groups`` blocks, then ``sum_rows`` on each partial (tiles from
+    ``tiles_for`` unless given). numpy / CPU tensors on the host reference, CUDA tensors on the
+    GPU (torch's current stream)."""
+    return _backward(layernorm_bwd, x, w, dy, (mean, rstd), dx, True, groups, max_tile, row_tile, sum_tiles, **hints)
 
 
-def rmsnorm_backward(x, w, dy, rstd, dx=None, *, groups=None, max_tile=None, sum_tiles=None, **hints):
+def rmsnorm_backward(x, w, dy, rstd, dx=None, *, groups=None, max_tile=None, row_tile=None, sum_tiles=None, **hints):
     """(dx, dw) of rmsnorm for [R, C] x and dy, [C] w and the forward's saved [R] f32 rstd."""
-    return _backward(rmsnorm_bwd, x, w, dy, (rstd,), dx, False, groups, max_tile, sum_tiles, **hints)
+    return _backward(rmsnorm_bwd, x, w, dy, (rstd,), dx, False, groups, max_tile, row_tile, sum_tiles, **hints)
 
 
 # ---- references (numpy, f64) -------------------------------------------------------------------
@@ -340,7 +364,8 @@ def _grads_runner(helper, n_stats, what):
 
     def run(args, where="host", **cfg):
         x, w, dy = args[:3]
-        got = helper(x, w, dy, *args[3:3 + n_stats], groups=cfg.get("groups"), max_tile=cfg.get("max_tile"))
+        got = helper(x, w, dy, *args[3:3 + n_stats], groups=cfg.get("groups"), max_tile=cfg.get("max_tile"),
+                     row_tile=cfg.get("row_tile"))
         out = args[3 + n_stats]
         if what == 0:
             out[...] = got[0]
