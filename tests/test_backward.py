@@ -278,6 +278,7 @@ def _close_att(got, want, fmt):
 @pytest.mark.parametrize("fmt,causal,shape,tiles", [
     ("f16", False, (1, 2, 33, 64), {"bq": 16, "bk": 16}),
     ("f16", True, (1, 2, 33, 64), {"bq": 32, "bk": 16}),
+    ("f16", True, (1, 1, 33, 64), {"bq": 16, "bk": 16, "t_views": False}),  # transposed in registers
     ("f16", True, (2, 1, 3, 128), {"bq": 16, "bk": 16}),
     ("bf16", False, (1, 1, 17, 128), {"bq": 16, "bk": 16}),
     ("bf16", True, (1, 1, 40, 64), {"bq": 16, "bk": 16}),
@@ -286,19 +287,19 @@ def _close_att(got, want, fmt):
 def test_attention_forward_and_backward_match_torch_autograd(fmt, causal, shape, tiles):
     q, k, v, do = _attention_inputs(fmt, *shape)
     o_want, lse_want, dq_want, dk_want, dv_want = _torch_attention(q, k, v, do, causal)
-    o, lse = attention_forward(q, k, v, causal=causal, **tiles)
+    o, lse = attention_forward(q, k, v, causal=causal, bq=tiles["bq"], bk=tiles["bk"])
     assert _close_att(o, o_want, fmt)
     assert np.allclose(lse, lse_want, rtol=1e-5, atol=1e-5)  # natural log, f32
-    dkdv_tiles = {"bq": tiles["bk"], "bk": tiles["bq"]}  # the dK/dV kernel's own walk: keys are its blocks
-    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=causal, dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+    dkdv_tiles = dict(tiles, bq=tiles["bk"], bk=tiles["bq"])  # the dK/dV kernel's walk: keys are its blocks
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=causal, dkdv_config=dkdv_tiles, dq_config=tiles)
     for got, want, what in ((dq, dq_want, "dq"), (dk, dk_want, "dk"), (dv, dv_want, "dv")):
         err = float(np.abs(got.astype(np.float64) - want).max())
         assert _close_att(got, want, fmt), f"{what}: max error {err}"
     if shape[2] > 1:  # the wrong ones: the other masking, and lse in base 2 where the kernels read natural log
-        wrong = attention_backward(q, k, v, o, do, lse, causal=not causal, dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+        wrong = attention_backward(q, k, v, o, do, lse, causal=not causal, dkdv_config=dkdv_tiles, dq_config=tiles)
         assert not _close_att(wrong[0], dq_want, fmt)
         wrong = attention_backward(q, k, v, o, do, (lse * 1.4426950408889634).astype(np.float32), causal=causal,
-                                   dkdv_tiles=dkdv_tiles, dq_tiles=tiles)
+                                   dkdv_config=dkdv_tiles, dq_config=tiles)
         assert not _close_att(wrong[2], dv_want, fmt)
 
 
@@ -311,7 +312,7 @@ def test_attention_backward_with_a_scale_on_bsh_layout_read_in_place():
     assert not q.flags.c_contiguous
     _, _, dq_want, dk_want, dv_want = _torch_attention(q, k, v, do, True, scale=0.3)
     o, lse = attention_forward(q, k, v, causal=True, scale=0.3, bq=16, bk=16)
-    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=True, scale=0.3, dkdv_tiles=ATT, dq_tiles=ATT)
+    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=True, scale=0.3, dkdv_config=ATT, dq_config=ATT)
     for got, want in ((dq, dq_want), (dk, dk_want), (dv, dv_want)):
         assert _close_att(got, want, "f16")
 

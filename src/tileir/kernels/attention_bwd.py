@@ -211,11 +211,12 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
 @kernel(grid=_key_grid, hints=entry_hints)
 def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ROW_STAT_WHOLE, delta=_ROW_STAT_WHOLE,
                        dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
-                       fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, warps: int = 0,
-                       occupancy: int = 0):
+                       fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
+                       warps: int = 0, occupancy: int = 0):
     """dK and dV [B, H, S, D] for a [bk] block of keys a block: dV = P^T dO, dK = scale * dS^T Q
     over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
-    and lse, dS = P * (dO V^T - delta)."""
+    and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
+    (True) or transposed in registers from the rows (False)."""
     kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     sm_scale, c = _scales(q, scale)
     k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
@@ -232,19 +233,22 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ROW
     keys = ti.coord(ti.tile_at(kj, bk), [bk, bq], 0)  # each lane's key position
 
     def step(i, masked):
-        qt = _tile2(ti.load_view(qt_view, [bz, h, 0, i]), d_tile, bq)
-        dot = _tile2(ti.load_view(dot_view, [bz, h, 0, i]), d_tile, bq)
+        q_rows = _tile2(ti.load_view(q_view, [bz, h, i, 0]), bq, d_tile)
+        do_rows = _tile2(ti.load_view(do_view, [bz, h, i, 0]), bq, d_tile)
+        if t_views:
+            qt = _tile2(ti.load_view(qt_view, [bz, h, 0, i]), d_tile, bq)
+            dot = _tile2(ti.load_view(dot_view, [bz, h, 0, i]), d_tile, bq)
+        else:
+            qt, dot = ti.transpose(q_rows), ti.transpose(do_rows)
         lse2 = _tile2(ti.load_view(lse_view, [bz, h, i]), 1, bq) * LOG2E
         dl = _tile2(ti.load_view(delta_view, [bz, h, i]), 1, bq)
         pt = ti.exp2(ti.mma(k_blk, qt, 0.0) * c - lse2)  # P^T [bk, bq]
         if masked:
             queries = ti.coord(ti.tile_at(i, bq), [bk, bq], 1)
             pt = ti.select(ti.le_i(keys, queries), pt, 0.0)
-        ti.set(dv_acc, ti.mma(ti.to(pt, fmt), _tile2(ti.load_view(do_view, [bz, h, i, 0]), bq, d_tile),
-                              ti.get(dv_acc)))
+        ti.set(dv_acc, ti.mma(ti.to(pt, fmt), do_rows, ti.get(dv_acc)))
         dst = pt * (ti.mma(v_blk, dot, 0.0) - dl)  # dS^T [bk, bq]
-        ti.set(dk_acc, ti.mma(ti.to(dst, fmt), _tile2(ti.load_view(q_view, [bz, h, i, 0]), bq, d_tile),
-                              ti.get(dk_acc)))
+        ti.set(dk_acc, ti.mma(ti.to(dst, fmt), q_rows, ti.get(dk_acc)))
 
     nq = _idx_ceil_div(ti.extent_of(q, 2), bq)
     if causal:
@@ -267,9 +271,11 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ROW
 @kernel(grid=_query_grid, hints=entry_hints)
 def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delta=_stat_in, dq=_rows_out, *,
                      causal: bool = False, scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64,
-                     d_tile: int = 128, warps: int = 0, occupancy: int = 0):
+                     d_tile: int = 128, t_views: bool = True, warps: int = 0, occupancy: int = 0):
     """dQ [B, H, S, D] for a [bq] block of queries a block: dQ = scale * dS K over every key block
-    (the causal ones on or below the diagonal), dS = P * (dO V^T - delta), P from Q, K and lse."""
+    (the causal ones on or below the diagonal), dS = P * (dO V^T - delta), P from Q, K and lse.
+    t_views: K^T and V^T read through transposing views (True) or transposed in registers from
+    the rows (False)."""
     _check_causal_tiles(causal, bq, bk, "attention_bwd_dq")
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     seq = ti.extent_of(q, 2)
@@ -277,6 +283,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
     kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
     vt_view = ti.partition_view(ti.array_view(v), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
     k_view = ti.partition_view(ti.array_view(k), [1, 1, bk, d_tile], padding=PadZero)
+    v_view = ti.partition_view(ti.array_view(v), [1, 1, bk, d_tile], padding=PadZero)
     q_blk = _tile2(ti.load_at(q, [0]), bq, d_tile)
     do_blk = _tile2(ti.load_at(do, [0]), bq, d_tile)
     lse2 = _tile2(ti.load_cell(lse), bq, 1) * LOG2E
@@ -285,15 +292,18 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
     rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position
 
     def step(j, masked):
-        kt = _tile2(ti.load_view(kt_view, [bz, h, 0, j]), d_tile, bk)
-        vt = _tile2(ti.load_view(vt_view, [bz, h, 0, j]), d_tile, bk)
+        kb = _tile2(ti.load_view(k_view, [bz, h, j, 0]), bk, d_tile)
+        if t_views:
+            kt = _tile2(ti.load_view(kt_view, [bz, h, 0, j]), d_tile, bk)
+            vt = _tile2(ti.load_view(vt_view, [bz, h, 0, j]), d_tile, bk)
+        else:
+            kt, vt = ti.transpose(kb), ti.transpose(_tile2(ti.load_view(v_view, [bz, h, j, 0]), bk, d_tile))
         p = ti.exp2(ti.mma(q_blk, kt, 0.0) * c - lse2)  # [bq, bk]
         if masked:
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
             keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.idx_as_tile(seq))
             p = ti.select(keep, p, 0.0)
         ds = p * (ti.mma(do_blk, vt, 0.0) - dl)
-        kb = _tile2(ti.load_view(k_view, [bz, h, j, 0]), bk, d_tile)
         ti.set(dq_acc, ti.mma(ti.to(ds, fmt), kb, ti.get(dq_acc)))
 
     nk = _idx_ceil_div(seq, bk)
@@ -334,21 +344,21 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
 
 
 def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
-                       delta_tiles=None, dkdv_tiles=None, dq_tiles=None, dkdv_hints=None, dq_hints=None):
+                       delta_config=None, dkdv_config=None, dq_config=None):
     """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
-    delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_tiles``:
-    {"bq": .., "bk": ..} per kernel (64 and 64 by default); ``*_hints``: warps / occupancy.
-    numpy / CPU tensors on the host reference, CUDA tensors on the GPU (torch's current stream)."""
+    delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
+    each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
+    occupancy; its defaults where not given). numpy / CPU tensors on the host reference, CUDA
+    tensors on the GPU (torch's current stream: each launch follows the one before)."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
     delta = empty(q, (b, h, s), "f32")
-    launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_tiles or {"bq": 64}))
+    launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
     common = {"causal": causal, "scale": scale, "fmt": fmt, "d_tile": dt}
-    launch(attention_bwd_dkdv, q, k, v, do, lse, delta, dk, dv, **common, **(dkdv_tiles or {}),
-           **(dkdv_hints or {}))
-    launch(attention_bwd_dq, q, k, v, do, lse, delta, dq, **common, **(dq_tiles or {}), **(dq_hints or {}))
+    launch(attention_bwd_dkdv, q, k, v, do, lse, delta, dk, dv, **common, **(dkdv_config or {}))
+    launch(attention_bwd_dq, q, k, v, do, lse, delta, dq, **common, **(dq_config or {}))
     return dq, dk, dv
 
 
@@ -417,7 +427,7 @@ def _grad_runner(which, causal):
         tiles = {"bq": cfg.get("bq", 64), "bk": cfg.get("bk", 64)}
         o, lse = attention_forward(q, k, v, causal=causal, d_tile=cfg.get("d_tile"), **tiles)
         got = attention_backward(q, k, v, o, do, lse, causal=causal, d_tile=cfg.get("d_tile"),
-                                 delta_tiles={"bq": tiles["bq"]}, dkdv_tiles=tiles, dq_tiles=tiles)
+                                 delta_config={"bq": tiles["bq"]}, dkdv_config=tiles, dq_config=tiles)
         out[...] = got[which]
 
     return run
