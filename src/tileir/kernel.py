@@ -27,6 +27,7 @@ import numpy as np
 
 from .errors import TileirError
 from .ir import KParam
+from .lru import LRU
 from .markers import Marker, kparam_of
 from .record import record
 from .sizes import SizePlan, flat_span
@@ -69,11 +70,14 @@ class KernelFn:
                 raise TileirError(f"parameter {p.name!r} has no marker: give it a default of In/Out/Shared/Whole, "
                                   "ByPtr(fmt) (a buffer) or ByValue(fmt) (a scalar), or make it keyword-only "
                                   "(after *) for host configuration", kernel=self.name)
-        self._progs: dict = {}
-        self._cubins: dict = {}
-        self._sites: dict = {}  # (call keywords, arch, opt level, grid given) -> _CallSite
-        self._markers: dict = {}
-        self._plans: dict = {}
+        # bounded (lru.py: TILEIR_MEMORY_CACHE_ENTRIES each): a sweep over configurations keeps the
+        # recent ones, not every one for the life of the process
+        self._progs = LRU()
+        self._cubins = LRU()
+        self._sites = LRU()  # (call keywords, arch, opt level, grid given) -> _CallSite
+        self._markers = LRU()
+        self._plans = LRU()
+        self._made = {"recordings": 0, "cubins": 0}  # how many were made (an eviction makes one again)
         self.__doc__ = fn.__doc__
         self.__name__ = self.name
         self.__wrapped__ = fn
@@ -189,6 +193,7 @@ class KernelFn:
             prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg),
                           sizes=self.plan(cfg), div16=tuple(div16))
             self._progs[key] = prog
+            self._made["recordings"] += 1
         return prog
 
     def kernel(self, div16=(), **static):
@@ -223,11 +228,13 @@ class KernelFn:
             k = self.kernel(div16, **cfg)
             got = assemble(encode_kernel(k), arch, kernel=self.name, opt_level=opt_level, program=k)
             self._cubins[key] = got
+            self._made["cubins"] += 1
         return got
 
     def compiled(self) -> dict:
-        """How many configurations have recorded and assembled so far (a new size should add none)."""
-        return {"recordings": len(self._progs), "cubins": len(self._cubins)}
+        """How many recordings and cubins this kernel has made so far (a new size should add none;
+        the cubin count includes those the disk cache served)."""
+        return dict(self._made)
 
     # -- sizes and grids --------------------------------------------------------------------------
     def sizes(self, *arrays, **static) -> list[int]:

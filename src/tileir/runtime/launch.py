@@ -15,13 +15,14 @@ import sys
 import threading
 
 from ..errors import TileirError
+from ..lru import LRU
 from .arrays import DeviceArg, HostArg, HostStaging, is_torch_tensor, pack_scalar, prepare
 from .driver import Module, bind, check, cu, pointer_device, rebind
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
 ALIGN = 16  # every buffer parameter's address must be a multiple of this (ops/memory.py claims it)
 
-_modules: dict[str, Module] = {}
+_modules = LRU()  # (cubin sha256, device) -> Module (an evicted one stays loaded while a Launcher holds it)
 _modules_lock = threading.Lock()
 
 
@@ -386,7 +387,7 @@ def _capturing(hstream) -> bool:
         return False
 
 
-_launchers: dict = {}
+_launchers = LRU()
 
 
 def launcher_for(cubin: bytes, kernel: str, params, written=None, strided=(), unaligned=()) -> Launcher:
