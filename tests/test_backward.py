@@ -400,3 +400,82 @@ LAYER1 = [
 @pytest.mark.parametrize("kc", LAYER1, ids=[f"{k.name}-{c}" for k, c in LAYER1])
 def test_disassembly_equals_render(kc, disasm):
     render_matches_disassembly(*kc, disasm, ["13.4"])
+
+
+# ---- on the GPU: every case at its odd sizes, and each op against torch autograd at larger sizes --------
+
+gpu = pytest.mark.gpu
+
+
+def _cuda(a):
+    from tileir.runtime.arrays import numpy_to_torch
+
+    return numpy_to_torch(a, torch) if isinstance(a, np.ndarray) else a
+
+
+@gpu
+@pytest.mark.parametrize("name,size,extra", [(n, s, e) for n, ss in SIZES.items() for s, e in ss],
+                         ids=lambda v: repr(v) if not isinstance(v, str) else v)
+def test_case_matches_numpy_on_the_gpu(name, size, extra):
+    from tileir.runtime.arrays import torch_to_numpy
+
+    case = CASES[name]
+    args = case.inputs(size, np.random.default_rng(7))
+    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    dev_args = [_cuda(a) for a in args]
+    cfg = dict(case.config(size), **extra)
+    if case.runner is not None:
+        case.runner(dev_args, "device", **cfg)
+    else:
+        case.kernel(*dev_args, **cfg)
+    torch.cuda.synchronize()
+    err, ok = case.check(torch_to_numpy(dev_args[case.output]), want)
+    assert ok, f"{name} {size} {extra}: max error {err}"
+
+
+TORCH_DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _on_gpu_close(got, want, fmt):
+    rtol, atol = TOL[fmt]
+    return bool(torch.allclose(got.double(), want.double(), rtol=rtol, atol=atol * float(want.abs().max())))
+
+
+@gpu
+@pytest.mark.parametrize("fmt", ["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_attention_backward_on_the_gpu_matches_torch_autograd(fmt, causal, d):
+    b, h, s = 2, 3, 1000
+    q, k, v, do = (torch.randn(b, h, s, d, device="cuda").to(TORCH_DT[fmt]) for _ in range(4))
+    qr, kr, vr = (t.float().requires_grad_() for t in (q, k, v))
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        torch.nn.functional.scaled_dot_product_attention(qr, kr, vr, is_causal=causal).backward(do.float())
+    o, lse = attention_forward(q, k, v, causal=causal)
+    for got, want in zip(attention_backward(q, k, v, o, do, lse, causal=causal), (qr.grad, kr.grad, vr.grad)):
+        assert _on_gpu_close(got, want, fmt)
+
+
+@gpu
+@pytest.mark.parametrize("fmt,rows,cols", [("f32", 1000, 1000), ("bf16", 4096, 4096), ("f16", 3000, 20000)])
+def test_norms_and_softmax_backward_on_the_gpu_match_torch_autograd(fmt, rows, cols):
+    tdt = TORCH_DT[fmt]
+    x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(tdt)
+    w, b = (1 + 0.5 * torch.randn(cols, device="cuda")).to(tdt), torch.randn(cols, device="cuda").to(tdt)
+    dy = torch.randn(rows, cols, device="cuda").to(tdt)
+    xr, wr, br = (t.float().requires_grad_() for t in (x, w, b))
+    torch.nn.functional.layer_norm(xr, (cols,), wr, br).backward(dy.float())
+    y, mean, rstd = torch.empty_like(x), torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
+    layernorm_fwd_stats(x, w, b, y, mean, rstd, fmt=fmt)
+    for got, want in zip(layernorm_backward(x, w, dy, mean, rstd), (xr.grad, wr.grad, br.grad)):
+        assert _on_gpu_close(got, want, fmt)
+    xr, wr = x.float().requires_grad_(), w.float().requires_grad_()
+    torch.nn.functional.rms_norm(xr, (cols,), wr, 1e-6).backward(dy.float())
+    rmsnorm_fwd_stats(x, w, y, rstd, fmt=fmt)
+    for got, want in zip(rmsnorm_backward(x, w, dy, rstd), (xr.grad, wr.grad)):
+        assert _on_gpu_close(got, want, fmt)
+    xr = x.float().requires_grad_()
+    torch.softmax(xr, -1).backward(dy.float())
+    dx = torch.empty_like(x)
+    softmax_bwd(torch.softmax(x.float(), -1).to(tdt), dy, dx, fmt=fmt)
+    assert _on_gpu_close(dx, xr.grad, fmt)
