@@ -6,7 +6,7 @@ an f32 accumulator), inputs uniform in [-1, 1] (errors cancel) and in [0, 1] (th
 each path and K it reports the error against the f64 product of the operands as given, normalised
 by u sum|a||b| (u = 2^-24), and the distance from the device's answer to three host models:
 
-* ``f32_in_k_order``: each product rounded to f32, summed in order of k (tileir.ops.mma's
+* ``f32_in_k_order``: each product rounded to f32, summed in order of k (tileir.families.mma's
   f32_products_in_k_order: the host reference's model of ieee f32 mma today);
 * ``fma_in_k_order``: acc = fma(a, b, acc) in order of k (one rounding a step);
 * ``tf32_products``: operands rounded to tf32 (exact products), f32 sums in order of k;
@@ -33,7 +33,7 @@ import numpy as np
 import tileir as ti
 from tileir.assemble import assemble, tileiras_version
 from tileir.dtypes import BY_NAME, to_format
-from tileir.ops.mma import f32_products_in_k_order
+from tileir.families.mma import f32_products_in_k_order
 
 M = N = 128
 TM = TN = 64

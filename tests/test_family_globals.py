@@ -8,7 +8,7 @@ import pytest
 import tileir as ti
 from tests.kernelcheck import read_back, refused
 from tileir import F16, F32, F64, I8, I32, TileirError, ir
-from tileir.ops.globals import host_globals
+from tileir.families.globals import host_globals
 from tileir.ref import run_host
 
 SM = ("sm_90", "sm_80")

@@ -261,7 +261,7 @@ def test_f4_round_trip_host_and_bytes_for_sm100(disasm):
 
     check(body, (ti.ByPtr(I8), ti.ByPtr(I8)), [b, out], disasm=disasm, arch="sm_100")
     assert out.tobytes() == b.tobytes()
-    from tileir.ops.tileshape import _from_bytes
+    from tileir.families.tileshape import _from_bytes
 
     lanes = _from_bytes(b.view(np.uint8), "f4E2M1FN")
     u = b.view(np.uint8)

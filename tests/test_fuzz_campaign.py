@@ -16,7 +16,7 @@ from tileir.diff.fuzzbuild import build, make_args
 from tileir.diff.fuzzjudge import Answer, judge
 from tileir.diff.fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
 from tileir.diff.shrink import Shrinker, Tester, ddmin, read_reproducer, same_failure, write_reproducer
-from tileir.ops.mma import f32_products_in_k_order
+from tileir.families.mma import f32_products_in_k_order
 from tileir.ref.core import RULES
 
 

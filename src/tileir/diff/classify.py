@@ -221,7 +221,7 @@ def host_disagreements(prog, args, grid) -> list:
 
 
 def rule_of(kind: str) -> str:
-    from .. import ops as _registers  # noqa: F401
+    from .. import families as _registers  # noqa: F401
     from ..ref.core import RULES
 
     fn = RULES.get(kind)

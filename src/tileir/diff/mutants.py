@@ -1,5 +1,5 @@
 """Mutants: deliberately wrong lowerings, each a one-line hook at ONE place in the lowering
-(``tileir/ops/*.py``) or the generic layer (``tileir/generic.py``), switched on by ``use(name)``
+(``tileir/families/*.py``) or the generic layer (``tileir/generic.py``), switched on by ``use(name)``
 (a context manager) or by ``TILEIR_MUTANT=name`` in the environment.
 
 A mutant changes the BYTES only: the host reference interprets the TileProg and never meets a

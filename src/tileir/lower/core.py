@@ -1,5 +1,5 @@
 """TileProg -> Kernel: the lowering's machinery. The rules themselves live with their families
-(``tileir.ops.*``), registered here by the recorded operation's kind.
+(``tileir.families.*``), registered here by the recorded operation's kind.
 
 The lowerer keeps, per region scope, the value each handle lowered to and a memo of values worth
 making once per scope (block ids, constants, a parameter's pointer tile, a load's offset ladder),
@@ -132,7 +132,7 @@ class Lowerer:
 
 def lower(prog: TileProg) -> ir.Kernel:
     """The TileProg as a typed Kernel, every instruction with its Owner."""
-    from .. import ops as _families  # noqa: F401  (registers the rules)
+    from .. import families as _families  # noqa: F401  (registers the rules)
 
     lw = Lowerer(prog)
     lw.ops(prog.ops)

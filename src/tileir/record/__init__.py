@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..dev import handling
-from ..ops import FAMILIES
+from ..families import FAMILIES
 from .core import RecorderCore
 
 

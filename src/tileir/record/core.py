@@ -1,7 +1,7 @@
 """The recording handler's machinery: handles, regions, carries, trials, the token, refusals.
 
 The recorder answers every ``t_*`` operation by appending an ``Op`` to the region being filled and
-issuing handles for what it defines. The family modules under ``tileir.ops`` add the operations
+issuing handles for what it defines. The family modules under ``tileir.families`` add the operations
 themselves (their checks and what they record) as mixins on this class.
 
 Refusals name the kernel, the number of the operation about to be recorded and the public call

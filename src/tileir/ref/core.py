@@ -1,7 +1,7 @@
 """The host reference's machinery: it interprets a TileProg (not the lowered Kernel, so a
 lowering bug shows as a difference) on numpy arrays held in each operation's own format.
 
-The rules live with their families (``tileir.ops.*``), registered here by the recorded
+The rules live with their families (``tileir.families.*``), registered here by the recorded
 operation's kind. A kernel runs once per block of the grid, blocks in order; parameters are the
 caller's host arrays (buffers, written in place) or scalars.
 """
@@ -31,7 +31,7 @@ def interp(*kinds):
 
 class Interp:
     def __init__(self, prog: TileProg, args, grid):
-        from .. import ops as _families  # noqa: F401  (registers the rules)
+        from .. import families as _families  # noqa: F401  (registers the rules)
 
         self.prog = prog
         # what a launch refuses, refused here in its words (runtime/args.py)

@@ -31,7 +31,7 @@ def visibility_name(v: Visibility) -> str:
 def d_global(sym: str, d, values, align: int = 0, visibility: Visibility = Public, constant: bool = False) -> None:
     """Declare a statically allocated global ``sym`` holding ``values``, one element of ``d`` each,
     initialised when the module loads and kept across its launches (on the host reference: across
-    runs of the same program, see ``tileir.ops.globals.host_globals``). A record of the module, not
+    runs of the same program, see ``tileir.families.globals.host_globals``). A record of the module, not
     an instruction: refused inside a d_range, d_loop, d_if or reduction, and refused twice.
     ``align`` in bytes (0: the default); ``constant`` is a promise nothing writes it (the recording
     refuses a store through its pointers)."""

@@ -1,0 +1,508 @@
+"""``tileir.ops``: the library as torch functions.
+
+    import tileir.ops as tops
+    y = tops.softmax(x)                          # allocates y on x's device, on torch's current stream
+    c = tops.matmul(a, b)
+    o = tops.attention(q, k, v, causal=True)     # [B, H, S, D], like F.scaled_dot_product_attention
+
+Each function checks shapes and dtypes (a TileirError that says what to pass), allocates its
+output like the torch function it stands for, and calls the library kernel on CUDA tensors --
+asynchronously, on torch's current stream -- or, for CPU tensors, on the host reference (the
+same program, so a CPU test checks what the GPU runs). Each is a ``torch.library.custom_op``
+(``tileir::name``) with a fake implementation, so ``torch.compile(fullgraph=True)`` traces a model
+that uses them without graph breaks, and autograd formulas where the op has a backward.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .errors import TileirError
+
+_FLOATS = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+
+
+def _fmt(t: torch.Tensor, op: str, allowed=(torch.float16, torch.bfloat16, torch.float32)) -> str:
+    if t.dtype not in allowed:
+        names = ", ".join(str(d).rpartition(".")[2] for d in allowed)
+        raise TileirError(f"{op} takes {names} tensors, not {str(t.dtype).rpartition('.')[2]}", what=op,
+                          fix=f"x.to(torch.{str(allowed[0]).rpartition('.')[2]})")
+    return _FLOATS.get(t.dtype, str(t.dtype).rpartition(".")[2])
+
+
+def _same(op: str, *ts: torch.Tensor) -> None:
+    first = ts[0]
+    for t in ts[1:]:
+        if t.device != first.device:
+            raise TileirError(f"{op}: tensors on {first.device} and {t.device}", what=op,
+                              fix=f".to('{first.device}') on every argument")
+        if t.dtype != first.dtype:
+            raise TileirError(f"{op}: tensors of {first.dtype} and {t.dtype}", what=op,
+                              fix=f".to({first.dtype}) on every argument")
+
+
+def _run(kern, *args, **config) -> None:
+    """``kern`` on CUDA tensors (asynchronously, torch's current stream), or on the host reference
+    for CPU tensors (their memory, in place)."""
+    from .kernels.launching import launch
+
+    launch(kern, *args, **config)
+
+
+def _rows(x: torch.Tensor, op: str) -> torch.Tensor:
+    """``x`` as [rows, last dim], a view where the layout allows (a copy otherwise)."""
+    if x.dim() == 0:
+        raise TileirError(f"{op} of a 0-dimensional tensor", what=op, fix="x.reshape(1, -1)")
+    if x.numel() == 0:
+        raise TileirError(f"{op} of an empty tensor", what=op, fix="skip the call")
+    x2 = x.reshape(-1, x.shape[-1])
+    return x2 if x2.stride(-1) == 1 else x2.contiguous()
+
+
+# ---- matrix products ---------------------------------------------------------------------------
+
+
+def _matmul_kernel(fmt):
+    from .kernels import matmul_bf16, matmul_f16, matmul_tf32
+
+    return {"f16": matmul_f16, "bf16": matmul_bf16, "f32": matmul_tf32}[fmt]
+
+
+def _dense_last(t: torch.Tensor) -> torch.Tensor:
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+@torch.library.custom_op("tileir::matmul", mutates_args=())
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` for a [..., M, K] and b [K, N] (f16, bf16; f32 through tf32), f32 accumulation."""
+    fmt = _fmt(a, "matmul")
+    _same("matmul", a, b)
+    if a.dim() < 1 or b.dim() != 2 or a.shape[-1] != b.shape[0]:
+        raise TileirError(f"matmul of {list(a.shape)} and {list(b.shape)}: the inner sizes must agree and b is "
+                          "[K, N]", what="matmul", fix="a [..., M, K] and b [K, N]; bmm for batches of b")
+    a2 = _dense_last(a.reshape(-1, a.shape[-1]))
+    out = a.new_empty(a2.shape[0], b.shape[1])
+    _run(_matmul_kernel(fmt), a2, _dense_last(b), out)
+    return out.reshape(*a.shape[:-1], b.shape[1])
+
+
+@matmul.register_fake
+def _(a, b):
+    return a.new_empty(*a.shape[:-1], b.shape[1])
+
+
+@torch.library.custom_op("tileir::matmul_nt", mutates_args=())
+def _matmul_nt(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a [M, K] @ b[N, K]^T, b read through a transposing view (no copy)."""
+    from .kernels import matmul_nt
+
+    out = a.new_empty(a.shape[0], b.shape[0])
+    _run(matmul_nt, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
+    return out
+
+
+@_matmul_nt.register_fake
+def _(a, b):
+    return a.new_empty(a.shape[0], b.shape[0])
+
+
+@torch.library.custom_op("tileir::matmul_tn", mutates_args=())
+def _matmul_tn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a[K, M]^T @ b [K, N], a read through a transposing view (no copy)."""
+    from .kernels import matmul_tn
+
+    out = a.new_empty(a.shape[1], b.shape[1])
+    _run(matmul_tn, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
+    return out
+
+
+@_matmul_tn.register_fake
+def _(a, b):
+    return a.new_empty(a.shape[1], b.shape[1])
+
+
+def _matmul_setup(ctx, inputs, output):
+    ctx.save_for_backward(*inputs)
+
+
+def _matmul_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    g2 = grad.reshape(-1, grad.shape[-1])
+    da = db = None
+    if ctx.needs_input_grad[0]:
+        da = _matmul_nt(g2, b).reshape(a.shape)  # dA = dC @ B^T
+    if ctx.needs_input_grad[1]:
+        db = _matmul_tn(a.reshape(-1, a.shape[-1]), g2)  # dB = A^T @ dC
+    return da, db
+
+
+torch.library.register_autograd("tileir::matmul", _matmul_backward, setup_context=_matmul_setup)
+
+
+@torch.library.custom_op("tileir::bmm", mutates_args=())
+def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``torch.bmm``: [B, M, K] x [B, K, N] -> [B, M, N] (f16, bf16)."""
+    from .kernels import bmm as kern
+
+    fmt = _fmt(a, "bmm", (torch.float16, torch.bfloat16))
+    _same("bmm", a, b)
+    if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise TileirError(f"bmm of {list(a.shape)} and {list(b.shape)}", what="bmm",
+                          fix="a [B, M, K] and b [B, K, N]")
+    out = a.new_empty(a.shape[0], a.shape[1], b.shape[2])
+    _run(kern, _dense_last(a), _dense_last(b), out, fmt=fmt)
+    return out
+
+
+@bmm.register_fake
+def _(a, b):
+    return a.new_empty(a.shape[0], a.shape[1], b.shape[2])
+
+
+# ---- rows ----------------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("tileir::softmax", mutates_args=())
+def _softmax(x: torch.Tensor) -> torch.Tensor:
+    from .kernels import softmax as kern
+
+    fmt = _fmt(x, "softmax")
+    x2 = _rows(x, "softmax")
+    y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
+    _run(kern, x2, y, fmt=fmt)
+    return y.reshape(x.shape)
+
+
+@_softmax.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("tileir::softmax_backward", mutates_args=())
+def _softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    from .kernels import softmax_bwd
+
+    y2, dy2 = _rows(y, "softmax"), _rows(dy.to(y.dtype), "softmax")
+    dx = torch.empty(y2.shape, dtype=y.dtype, device=y.device)
+    _run(softmax_bwd, y2, dy2, dx, fmt=_fmt(y, "softmax"))
+    return dx.reshape(y.shape)
+
+
+@_softmax_backward.register_fake
+def _(y, dy):
+    return torch.empty_like(y)
+
+
+def _softmax_setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+def _softmax_grad(ctx, dy):
+    (y,) = ctx.saved_tensors
+    return _softmax_backward(y, dy)
+
+
+torch.library.register_autograd("tileir::softmax", _softmax_grad, setup_context=_softmax_setup)
+
+
+def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """``torch.softmax(x, dim)`` (f32, f16, bf16; f32 arithmetic)."""
+    if dim not in (-1, x.dim() - 1):
+        return _softmax(x.movedim(dim, -1)).movedim(-1, dim)
+    return _softmax(x)
+
+
+def _norm_args(x, shape, op):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if len(shape) != 1 or x.shape[-1:] != shape:
+        raise TileirError(f"{op} over {list(shape)} of a {list(x.shape)} tensor: tileir normalises the last "
+                          "dimension", what=op, fix=f"normalized_shape=[{x.shape[-1]}]")
+
+
+@torch.library.custom_op("tileir::layer_norm", mutates_args=())
+def _layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                        torch.Tensor]:
+    """(y, mean, rstd): the forward and the [rows] f32 statistics its backward reads."""
+    from .kernels import layernorm_fwd_stats
+
+    fmt = _fmt(x, "layer_norm")
+    _same("layer_norm", x, w, b)
+    x2 = _rows(x, "layer_norm")
+    y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
+    mean = torch.empty(x2.shape[0], dtype=torch.float32, device=x.device)
+    rstd = torch.empty_like(mean)
+    _run(layernorm_fwd_stats, x2, _dense_last(w), _dense_last(b), y, mean, rstd, eps=float(eps), fmt=fmt)
+    return y.reshape(x.shape), mean, rstd
+
+
+@_layer_norm.register_fake
+def _(x, w, b, eps):
+    rows = x.numel() // x.shape[-1]
+    return torch.empty_like(x), x.new_empty(rows, dtype=torch.float32), x.new_empty(rows, dtype=torch.float32)
+
+
+@torch.library.custom_op("tileir::layer_norm_backward", mutates_args=())
+def _layer_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor, mean: torch.Tensor,
+                         rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    from .kernels import layernorm_backward
+
+    x2 = _rows(x, "layer_norm")
+    dx, dw, db = layernorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "layer_norm"), mean, rstd)
+    return dx.reshape(x.shape), dw, db
+
+
+@_layer_norm_backward.register_fake
+def _(x, w, dy, mean, rstd):
+    return torch.empty_like(x), torch.empty_like(w), torch.empty_like(w)
+
+
+def _layer_norm_setup(ctx, inputs, output):
+    x, w, _, _ = inputs
+    _, mean, rstd = output
+    ctx.save_for_backward(x, w, mean, rstd)
+
+
+def _layer_norm_grad(ctx, dy, _dmean, _drstd):
+    x, w, mean, rstd = ctx.saved_tensors
+    dx, dw, db = _layer_norm_backward(x, w, dy, mean, rstd)
+    return dx, dw, db, None
+
+
+torch.library.register_autograd("tileir::layer_norm", _layer_norm_grad, setup_context=_layer_norm_setup)
+
+
+def layer_norm(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:
+    """``F.layer_norm`` over the last dimension (f32, f16, bf16; statistics in f32)."""
+    _norm_args(x, normalized_shape, "layer_norm")
+    n = x.shape[-1]
+    w = weight if weight is not None else torch.ones(n, dtype=x.dtype, device=x.device)
+    b = bias if bias is not None else torch.zeros(n, dtype=x.dtype, device=x.device)
+    return _layer_norm(x, w, b, eps)[0]
+
+
+@torch.library.custom_op("tileir::rms_norm", mutates_args=())
+def _rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, rstd): the forward and the [rows] f32 statistic its backward reads."""
+    from .kernels import rmsnorm_fwd_stats
+
+    fmt = _fmt(x, "rms_norm")
+    _same("rms_norm", x, w)
+    x2 = _rows(x, "rms_norm")
+    y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
+    rstd = torch.empty(x2.shape[0], dtype=torch.float32, device=x.device)
+    _run(rmsnorm_fwd_stats, x2, _dense_last(w), y, rstd, eps=float(eps), fmt=fmt)
+    return y.reshape(x.shape), rstd
+
+
+@_rms_norm.register_fake
+def _(x, w, eps):
+    return torch.empty_like(x), x.new_empty(x.numel() // x.shape[-1], dtype=torch.float32)
+
+
+@torch.library.custom_op("tileir::rms_norm_backward", mutates_args=())
+def _rms_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor,
+                       rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    from .kernels import rmsnorm_backward
+
+    x2 = _rows(x, "rms_norm")
+    dx, dw = rmsnorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "rms_norm"), rstd)
+    return dx.reshape(x.shape), dw
+
+
+@_rms_norm_backward.register_fake
+def _(x, w, dy, rstd):
+    return torch.empty_like(x), torch.empty_like(w)
+
+
+def _rms_norm_setup(ctx, inputs, output):
+    x, w, _ = inputs
+    ctx.save_for_backward(x, w, output[1])
+
+
+def _rms_norm_grad(ctx, dy, _drstd):
+    x, w, rstd = ctx.saved_tensors
+    dx, dw = _rms_norm_backward(x, w, dy, rstd)
+    return dx, dw, None
+
+
+torch.library.register_autograd("tileir::rms_norm", _rms_norm_grad, setup_context=_rms_norm_setup)
+
+
+def rms_norm(x: torch.Tensor, normalized_shape, weight=None, eps: float | None = None) -> torch.Tensor:
+    """``F.rms_norm`` over the last dimension (eps: torch's default, the format's epsilon, when None)."""
+    _norm_args(x, normalized_shape, "rms_norm")
+    w = weight if weight is not None else torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
+    return _rms_norm(x, w, torch.finfo(x.dtype).eps if eps is None else eps)[0]
+
+
+# ---- attention -----------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("tileir::attention", mutates_args=())
+def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: float) -> torch.Tensor:
+    from .kernels import attention as kern
+
+    fmt = _fmt(q, "attention", (torch.float16, torch.bfloat16))
+    _same("attention", q, k, v)
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise TileirError(f"attention of {list(q.shape)}, {list(k.shape)}, {list(v.shape)}: q, k, v are "
+                          "[B, H, S, D]", what="attention", fix="x.view(B, S, H, D).transpose(1, 2) for [B, S, H, D]")
+    b, h, _, d = q.shape
+    if k.shape[0] != b or v.shape[0] != b or k.shape[3] != d or v.shape[3] != d or k.shape[:3] != v.shape[:3] \
+            or h % k.shape[1]:
+        raise TileirError(f"attention of {list(q.shape)}, {list(k.shape)}, {list(v.shape)}: k and v are "
+                          "[B, H_kv, S_kv, D] with H a multiple of H_kv", what="attention")
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    _run(kern, _dense_last(q), _dense_last(k), _dense_last(v), o, causal=bool(causal), scale=float(scale), fmt=fmt)
+    return o
+
+
+@_attention.register_fake
+def _(q, k, v, causal, scale):
+    return torch.empty_like(q)
+
+
+@torch.library.custom_op("tileir::attention_lse", mutates_args=())
+def _attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+                   scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(o, lse): the forward that keeps each query row's log-sum-exp for the backward (q, k, v of
+    one shape [B, H, S, D])."""
+    from .kernels import attention_forward
+
+    _fmt(q, "attention", (torch.float16, torch.bfloat16))
+    _same("attention", q, k, v)
+    o, lse = attention_forward(_dense_last(q), _dense_last(k), _dense_last(v), causal=bool(causal), scale=float(scale))
+    return o, lse
+
+
+@_attention_lse.register_fake
+def _(q, k, v, causal, scale):
+    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+
+
+@torch.library.custom_op("tileir::attention_backward", mutates_args=())
+def _attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
+                        lse: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor,
+                                                                                torch.Tensor]:
+    from .kernels import attention_backward
+
+    return attention_backward(_dense_last(q), _dense_last(k), _dense_last(v), _dense_last(o),
+                              _dense_last(do.to(q.dtype)), lse, causal=bool(causal), scale=float(scale))
+
+
+@_attention_backward.register_fake
+def _(q, k, v, o, do, lse, causal, scale):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _attention_setup(ctx, inputs, output):
+    q, k, v, causal, scale = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.causal, ctx.scale = causal, scale
+
+
+def _attention_grad(ctx, do, _dlse):
+    q, k, v, o, lse = ctx.saved_tensors
+    dq, dk, dv = _attention_backward(q, k, v, o, do, lse, ctx.causal, ctx.scale)
+    return dq, dk, dv, None, None
+
+
+torch.library.register_autograd("tileir::attention_lse", _attention_grad, setup_context=_attention_setup)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,
+              scale: float | None = None) -> torch.Tensor:
+    """``F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)`` for [B, H, S, D]
+    tensors (f16, bf16), grouped-query heads (k, v with H_kv dividing H) included. Where a gradient
+    is wanted the forward keeps its log-sum-exp and the backward is FlashAttention-2's (grouped
+    heads through k and v repeated to H heads, their gradients summed back)."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        if k.shape[1] != q.shape[1]:  # grouped heads: autograd sums the repeated heads' gradients
+            rep = q.shape[1] // k.shape[1]
+            k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+        if k.shape != q.shape:
+            raise TileirError(f"attention's backward of q {list(q.shape)} and k {list(k.shape)}: the training "
+                              "path takes one sequence length", what="attention",
+                              fix="k and v with q's sequence length, or no gradient (torch.no_grad())")
+        return _attention_lse(q, k, v, causal, scale)[0]
+    return _attention(q, k, v, causal, scale)
+
+
+# ---- the rest ------------------------------------------------------------------------------------
+
+
+@torch.library.custom_op("tileir::transpose", mutates_args=())
+def transpose(x: torch.Tensor) -> torch.Tensor:
+    """``x.t().contiguous()`` for a [M, N] matrix: a new [N, M] tensor."""
+    from .kernels import transpose as kern
+
+    fmt = _fmt(x, "transpose", (torch.float32, torch.float16, torch.bfloat16))
+    if x.dim() != 2:
+        raise TileirError(f"transpose of a {x.dim()}-dimensional tensor", what="transpose", fix="a [M, N] matrix")
+    out = x.new_empty(x.shape[1], x.shape[0])
+    _run(kern, _dense_last(x), out, fmt=fmt)
+    return out
+
+
+@transpose.register_fake
+def _(x):
+    return x.new_empty(x.shape[1], x.shape[0])
+
+
+@torch.library.custom_op("tileir::cumsum", mutates_args=())
+def _cumsum(x: torch.Tensor) -> torch.Tensor:
+    from .kernels import prefix_sum
+
+    if x.dtype not in (torch.float32, torch.int32):
+        raise TileirError(f"cumsum of {x.dtype}", what="cumsum", fix="x.float() (or x.int())")
+    flat = x.reshape(-1).contiguous()
+    out = torch.empty_like(flat)
+    if flat.is_cuda:
+        prefix_sum(flat, out)
+    else:
+        from .runtime.arrays import host_view
+
+        prefix_sum(host_view(flat)[0], host_view(out)[0], host=True)
+    return out.reshape(x.shape)
+
+
+@_cumsum.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def cumsum(x: torch.Tensor, dim: int = 0) -> torch.Tensor:
+    """``torch.cumsum`` of a 1-D tensor (f32 or i32)."""
+    if x.dim() != 1 or dim not in (0, -1):
+        raise TileirError(f"cumsum along {dim} of a {x.dim()}-dimensional tensor", what="cumsum",
+                          fix="a 1-D tensor (x.reshape(-1))")
+    return _cumsum(x)
+
+
+@torch.library.custom_op("tileir::histc", mutates_args=())
+def _histc(x: torch.Tensor, bins: int) -> torch.Tensor:
+    from .kernels import histogram
+
+    if x.dtype != torch.int32:
+        raise TileirError(f"histc of {x.dtype}: tileir's histogram counts i32 values in [0, bins)", what="histc",
+                          fix="x.int() of values in [0, bins)")
+    counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
+    _run(histogram, x.reshape(-1).contiguous(), counts)
+    return counts
+
+
+@_histc.register_fake
+def _(x, bins):
+    return x.new_empty(bins, dtype=torch.int32)
+
+
+def histc(x: torch.Tensor, bins: int) -> torch.Tensor:
+    """Counts of the i32 values of ``x`` in [0, bins) (``torch.bincount(x, minlength=bins)``)."""
+    return _histc(x, int(bins))
+
+
+__all__ = ["matmul", "bmm", "softmax", "layer_norm", "rms_norm", "attention", "transpose", "cumsum", "histc"]

@@ -1,0 +1,144 @@
+"""tileir.ops: the library as torch functions -- forward and backward against torch on the CPU
+(the host reference runs the same programs the GPU does), bad input named, torch.compile with
+fullgraph=True, and the same on the GPU where there is one."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+import tileir.ops as tops  # noqa: E402
+from tileir import TileirError  # noqa: E402
+
+
+def _grads(f, g, *xs, tol=1e-5):
+    """f and g agree, and so do their gradients for a random upstream gradient."""
+    a = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in xs]
+    b = [x.detach().clone().requires_grad_(x.is_floating_point()) for x in xs]
+    ya, yb = f(*a), g(*b)
+    assert ya.shape == yb.shape and ya.dtype == yb.dtype
+    torch.testing.assert_close(ya.float(), yb.float(), atol=tol, rtol=tol)
+    dy = torch.randn_like(ya)
+    (ya.float() * dy).sum().backward()
+    (yb.float() * dy).sum().backward()
+    for p, q in zip(a, b):
+        if q.grad is not None:
+            torch.testing.assert_close(p.grad.float(), q.grad.float(), atol=tol, rtol=tol)
+
+
+def test_rows_ops_and_their_gradients_equal_torch():
+    torch.manual_seed(0)
+    x, w, b = torch.randn(6, 37), torch.randn(37), torch.randn(37)
+    _grads(tops.softmax, lambda t: torch.softmax(t, -1), x)
+    _grads(lambda t: tops.softmax(t, 0), lambda t: torch.softmax(t, 0), x)
+    _grads(lambda t, w_, b_: tops.layer_norm(t, [37], w_, b_), lambda t, w_, b_: F.layer_norm(t, [37], w_, b_),
+           x, w, b)
+    _grads(lambda t, w_: tops.rms_norm(t, [37], w_, 1e-6), lambda t, w_: F.rms_norm(t, [37], w_, 1e-6), x, w)
+    _grads(lambda t: tops.softmax(t), lambda t: torch.softmax(t, -1), torch.randn(2, 3, 9))  # leading dims
+
+
+def test_matmul_and_its_gradients_in_tf32():
+    torch.manual_seed(0)
+    a, b = torch.randn(3, 5, 40), torch.randn(40, 9)
+    _grads(tops.matmul, lambda x, y: x @ y, a, b, tol=2e-2)  # f32 operands multiply in tf32
+
+
+def test_attention_forward_backward_causal_and_grouped_heads():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 33, 64).half() for _ in range(3))
+    sdpa = F.scaled_dot_product_attention
+    _grads(lambda *t: tops.attention(*t, causal=True), lambda *t: sdpa(*t, is_causal=True), q, k, v, tol=4e-3)
+    kv = torch.randn(1, 1, 33, 64).half(), torch.randn(1, 1, 33, 64).half()
+    with torch.no_grad():
+        got = tops.attention(q, *kv)
+        want = sdpa(q.float(), *(t.float().repeat_interleave(2, 1) for t in kv))
+    torch.testing.assert_close(got.float(), want, atol=2e-3, rtol=2e-3)
+
+
+def test_the_rest_equals_torch():
+    x = torch.randn(33, 70)
+    assert torch.equal(tops.transpose(x), x.t())
+    xi = torch.randint(0, 10, (1000,), dtype=torch.int32)
+    assert torch.equal(tops.histc(xi, 10), torch.bincount(xi, minlength=10).int())
+    xf = torch.randn(3000)
+    torch.testing.assert_close(tops.cumsum(xf), torch.cumsum(xf, 0), atol=1e-3, rtol=1e-4)
+    a, b = torch.randn(2, 17, 33).half(), torch.randn(2, 33, 9).half()
+    torch.testing.assert_close(tops.bmm(a, b).float(), a.float() @ b.float(), atol=2e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("call, words, fix", [
+    (lambda: tops.matmul(torch.randn(4, 5), torch.randn(6, 3)), "inner sizes must agree", "[K, N]"),
+    (lambda: tops.softmax(torch.randn(4, 5, dtype=torch.float64)), "takes float16, bfloat16, float32", "x.to"),
+    (lambda: tops.layer_norm(torch.randn(4, 5), [4]), "normalises the last dimension", "normalized_shape=[5]"),
+    (lambda: tops.attention(*(torch.randn(2, 8, 16).half() for _ in range(3))), r"are \[B, H, S, D\]",
+     "transpose(1, 2)"),
+    (lambda: tops.matmul(torch.randn(4, 5), torch.randn(5, 3).half()), "float32 and torch.float16", ".to("),
+    (lambda: tops.softmax(torch.randn(0, 5)), "empty tensor", "skip the call"),
+])
+def test_bad_input_is_named_with_its_fix(call, words, fix):
+    with pytest.raises(TileirError, match=words) as e:
+        call()
+    assert fix in (e.value.fix or "")
+
+
+def test_torch_compile_fullgraph_traces_a_model_without_breaks():
+    torch.manual_seed(0)
+
+    def model(x, w, b, wm):
+        return tops.softmax(tops.matmul(tops.layer_norm(x, [x.shape[-1]], w, b), wm))
+
+    def reference(x, w, b, wm):
+        return torch.softmax(F.layer_norm(x, [x.shape[-1]], w, b) @ wm, -1)
+
+    x, w, b, wm = torch.randn(8, 64), torch.randn(64), torch.randn(64), torch.randn(64, 32)
+    compiled = torch.compile(model, fullgraph=True, backend="aot_eager")  # a graph break raises
+    torch.testing.assert_close(compiled(x, w, b, wm), reference(x, w, b, wm), atol=2e-3, rtol=2e-3)
+    xr = x.clone().requires_grad_()
+    compiled(xr, w, b, wm).sum().backward()
+    assert xr.grad is not None and xr.grad.shape == x.shape
+
+
+# ---- on the GPU ---------------------------------------------------------------------------------
+
+
+def _cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.float16, 2e-3), (torch.bfloat16, 2e-2)])
+def test_gpu_rows_ops_and_gradients(dtype, tol):
+    _cuda()
+    torch.manual_seed(0)
+    x = torch.randn(300, 1000, device="cuda", dtype=dtype)
+    w, b = torch.randn(1000, device="cuda", dtype=dtype), torch.randn(1000, device="cuda", dtype=dtype)
+    _grads(tops.softmax, lambda t: torch.softmax(t, -1), x, tol=tol)
+    _grads(lambda t, w_, b_: tops.layer_norm(t, [1000], w_, b_), lambda t, w_, b_: F.layer_norm(t, [1000], w_, b_),
+           x, w, b, tol=max(tol, 1e-4) * 10)
+    _grads(lambda t, w_: tops.rms_norm(t, [1000], w_, 1e-6), lambda t, w_: F.rms_norm(t, [1000], w_, 1e-6), x, w,
+           tol=max(tol, 1e-4) * 10)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_gpu_attention_gradients_against_sdpa(causal, d):
+    _cuda()
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 500, d, device="cuda", dtype=torch.float16) for _ in range(3))
+    sdpa = F.scaled_dot_product_attention
+    _grads(lambda *t: tops.attention(*t, causal=causal), lambda *t: sdpa(*t, is_causal=causal), q, k, v, tol=2e-2)
+
+
+@pytest.mark.gpu
+def test_gpu_matmul_gradients_and_compile():
+    _cuda()
+    torch.manual_seed(0)
+    a = torch.randn(4, 300, 512, device="cuda", dtype=torch.float16) / 20
+    b = torch.randn(512, 200, device="cuda", dtype=torch.float16) / 20
+    _grads(tops.matmul, lambda x, y: x @ y, a, b, tol=2e-2)
+    compiled = torch.compile(lambda x, y: tops.softmax(tops.matmul(x, y)), fullgraph=True)
+    torch.testing.assert_close(compiled(a, b).float(), torch.softmax((a @ b).float(), -1), atol=2e-3, rtol=2e-2)
