@@ -300,7 +300,8 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device: str = "g
         for m in M.MUTANTS:
             if names and m.name not in names:
                 continue
-            prof = Profile(focus=MUTANT_FOCUS.get(m.name, ()), fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
+            kinds, prefer = MUTANT_FOCUS.get(m.name, ((), ()))
+            prof = Profile(focus=kinds, prefer=prefer, fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
             base = {"arch": arch, "profile": prof.__dict__}
             tasks = [dict(base, index=i, seed=seed + 7919 * i, bytes_only=True) for i in range(programs)]
             mapper = pool.map if pool is not None else map

@@ -72,20 +72,27 @@ WEIGHTS = {
 }
 MEMORY = {"load", "vload", "vstore", "gload", "gstore", "store", "gather", "scatter", "atomic", "cas", "redview",
           "global", "alloca", "print", "softmax", "ret"}
-# which step kinds exercise each mutant of diff/mutants.py (the mutant check's focus)
+# which step kinds (and choices) exercise each mutant of diff/mutants.py: the mutant check's focus
 MUTANT_FOCUS = {
-    "arith-rounds-toward-zero": ("bin", "fma"), "cmp-ordered-as-unordered": ("cmp", "select"),
-    "maxmin-nan-dropped": ("bin",), "floor-ceil-swapped": ("un",), "remf-ieee-remainder": ("bin",),
-    "exp-as-exp2": ("un",), "atan2-operands-swapped": ("bin",), "powi-exponent-abs": ("powi",),
-    "negf-as-absf": ("un", "erf"), "shri-always-logical": ("ibin",), "mulhi-signed": ("ibin",),
-    "divi-rounds-down": ("ibin",), "cmpi-unsigned-as-signed": ("cmp",), "itof-unsigned": ("conv",),
-    "ftoi-no-saturation": ("conv",), "ftof-rounding-nearest": ("conv",), "exti-i4-zero-extends": ("conv",),
-    "bitcast-as-itof": ("conv",), "select-branches-swapped": ("select", "cmp"),
-    "reduce-identity-wrong": ("reduce", "scan"), "reduce-args-swapped": ("reduce",),
-    "scan-args-swapped": ("scan",), "scan2-operands-swapped": ("scan2",), "gather-pad-dropped": ("gather",),
-    "atomic-umax-as-max": ("atomic",), "view-indices-reversed": ("vload",), "global-as-alloca": ("global",),
-    "alloca-regions-merged": ("alloca",), "print-args-reversed": ("print",), "assert-dropped": ("assert",),
-    "if-branches-swapped": ("if",), "cat-operands-swapped": ("shape",), "mmai-unsigned": ("mmai",),
+    "arith-rounds-toward-zero": (("bin", "fma"), (("bin", "addf"), ("bin", "mulf"))),
+    "cmp-ordered-as-unordered": (("cmp", "select"), (("dist", "special"),)),
+    "maxmin-nan-dropped": (("bin",), (("bin", "maxf_nan"), ("dist", "special"))),
+    "floor-ceil-swapped": (("un",), (("un", "floor"),)), "remf-ieee-remainder": (("bin",), (("bin", "remf"),)),
+    "exp-as-exp2": (("un",), (("un", "exp"),)), "atan2-operands-swapped": (("bin",), (("bin", "atan2"),)),
+    "powi-exponent-abs": (("powi",), ()), "negf-as-absf": (("un", "erf"), (("un", "negf"),)),
+    "shri-always-logical": (("ibin",), (("ibin", "shri"),)), "mulhi-signed": (("ibin",), (("ibin", "mulhii"),)),
+    "divi-rounds-down": (("ibin",), (("ibin", "divi"),)), "cmpi-unsigned-as-signed": (("cmp",), (("cmp.alt", True),)),
+    "itof-unsigned": (("conv",), (("conv", "itof"),)),
+    "ftoi-no-saturation": (("conv",), (("conv", "ftoi_sat"), ("dist", "special"))),
+    "ftof-rounding-nearest": (("conv",), (("conv", "ftof"), ("ftof", "zero"))),
+    "exti-i4-zero-extends": (("conv",), (("conv", "i4"),)), "bitcast-as-itof": (("conv",), (("conv", "bitcast"),)),
+    "select-branches-swapped": (("select", "cmp"), ()), "reduce-identity-wrong": (("reduce", "scan"), ()),
+    "reduce-args-swapped": (("reduce",), ()), "scan-args-swapped": (("scan",), ()),
+    "scan2-operands-swapped": (("scan2",), ()), "gather-pad-dropped": (("gather",), (("gather.masked", True),)),
+    "atomic-umax-as-max": (("atomic",), (("atomic", "umax"),)), "view-indices-reversed": (("vload",), ()),
+    "global-as-alloca": (("global",), ()), "alloca-regions-merged": (("alloca",), ()),
+    "print-args-reversed": (("print",), ()), "assert-dropped": (("assert",), ()), "if-branches-swapped": (("if",), ()),
+    "cat-operands-swapped": (("shape",), ()), "mmai-unsigned": (("mmai",), ()),
 }
 SIZE_WEIGHTS = {1: 2, 2: 3, 4: 4, 8: 5, 16: 5, 32: 3, 64: 2, 128: 1, 256: 1}
 
@@ -99,6 +106,7 @@ class Profile:
     max_elems: int = 1024
     max_mma_elems: int = 8192
     focus: tuple = ()  # step kinds drawn 8x as often
+    prefer: tuple = ()  # (choice point, value): drawn there 60% of the time where it is legal
     fire_asserts: float = 0.02  # the share of assert steps whose condition is false on purpose
 
 
@@ -151,6 +159,14 @@ class Gen:
         self.weights = w
 
     # -- helpers ------------------------------------------------------------------------------------
+    def choose(self, point: str, options):
+        """One of ``options`` at the named choice point, the profile's preference first."""
+        options = tuple(options)
+        for p, v in self.p.prefer:
+            if p == point and v in options and self.r.random() < 0.6:
+                return v
+        return self.r.choice(options)
+
     def fresh(self, n: int = 1) -> int:
         i = self.next_id
         self.next_id += n
@@ -229,7 +245,7 @@ class Gen:
         shape = tuple(shape if shape is not None else self.shape())
         if not shape:
             shape = (1,)
-        dist = r.choices(("small", "wide", "special"), (6, 2, 2))[0]
+        dist = self.choose("dist", ("small",) * 6 + ("wide",) * 2 + ("special",) * 2)
         step = {"op": "load", "id": self.fresh(), "fmt": fmt, "shape": list(shape), "dist": dist,
                 "moving": ctx["in_loop"] and r.random() < 0.5, "mask": r.random() < 0.15}
         v = TV(step["id"], fmt, shape)
@@ -265,12 +281,11 @@ class Gen:
         return b or a
 
     def s_un(self, out, pool, ctx):
-        r = self.r
         a = self.pick(pool, lambda v: v.fmt in FLOATS)
         if a is None:
             return
         names = UN_EXACT + UN_APPROX if a.exact else tuple(n for n in UN_EXACT + UN_APPROX if n not in UN_JUMPS)
-        f = r.choice(names)
+        f = self.choose("un", names)
         if f == "sqrt_approx" and a.fmt != "f32":
             f = "sqrt"
         exact = a.exact and f in UN_EXACT
@@ -286,7 +301,7 @@ class Gen:
         names = BIN_EXACT + BIN_APPROX
         if not (a.exact and b.exact):
             names = tuple(n for n in names if n != "remf")
-        f = r.choice(names)
+        f = self.choose("bin", names)
         if f in ("pow", "atan2") and a.fmt not in ("f32", "f64"):
             f = "addf"
         rnd = r.choice(ROUNDINGS[1:]) if f in ("addf", "subf", "mulf", "divf") and r.random() < 0.06 else \
@@ -308,7 +323,7 @@ class Gen:
         if a is None:
             return
         b = self.partner(out, pool, ctx, a)
-        self.add(out, pool, {"op": "ibin", "id": self.fresh(), "f": self.r.choice(IBIN), "a": a.id, "b": b.id},
+        self.add(out, pool, {"op": "ibin", "id": self.fresh(), "f": self.choose("ibin", IBIN), "a": a.id, "b": b.id},
                  TV(self.next_id - 1, a.fmt, a.shape))
 
     def s_iun(self, out, pool, ctx):
@@ -324,7 +339,7 @@ class Gen:
             return
         b = self.partner(out, pool, ctx, a, exact_only=True)
         step = {"op": "cmp", "id": self.fresh(), "pred": r.choice(PREDS), "a": a.id, "b": b.id,
-                "alt": r.random() < 0.4}  # unordered (floats) / unsigned (integers)
+                "alt": self.choose("cmp.alt", (True, False, False))}  # unordered (floats) / unsigned (integers)
         m = TV(step["id"], "i1", a.shape)
         self.add(out, pool, step, m)
         if r.random() < 0.7:
@@ -353,12 +368,13 @@ class Gen:
                             TV(sid, "i32", a.shape))
         if a.is_float:
             choices = ["ftof"] * 4 + (["ftoi", "ftoi_sat", "bitcast"] if a.exact else [])
-            kind = r.choice(choices)
+            kind = self.choose("conv", choices)
             if kind == "bitcast" and (not a.raw or a.fmt not in ("f32", "f64", "f16", "bf16")):
                 kind = "ftoi_sat"
             if kind == "ftof":
-                to, modes = r.choice(FTOF[a.fmt])
-                mode = r.choice(modes)
+                dsts = FTOF[a.fmt]
+                to, modes = r.choices(dsts, [3 if d == "tf32" else 1 for d, _ in dsts])[0]  # tf32: issue 15's
+                mode = self.choose("ftof", modes)
                 return self.add(out, pool, {"op": "conv", "id": sid, "kind": "ftof", "to": to, "mode": mode, "a": a.id},
                                 TV(sid, to, a.shape, a.exact, False))
             if kind == "bitcast":
@@ -368,7 +384,7 @@ class Gen:
             to = r.choice(INTS)
             return self.add(out, pool, {"op": "conv", "id": sid, "kind": kind, "to": to, "a": a.id},
                             TV(sid, to, a.shape))
-        kind = r.choice(("itof", "itof", "ext", "trunc", "i4", "bitcast"))
+        kind = self.choose("conv", ("itof", "itof", "ext", "trunc", "i4", "bitcast"))
         if kind == "itof":
             to = r.choice(("f32", "f64", "f16", "bf16"))
             return self.add(out, pool, {"op": "conv", "id": sid, "kind": "itof", "to": to, "a": a.id},
@@ -627,7 +643,8 @@ class Gen:
             return
         fmt = self.use_fmt(r.choice(("f32", "i32", "f16", "f64")))
         self.add(out, pool, {"op": "gather", "id": self.fresh(), "fmt": fmt, "a": a.id, "n": self.size(64),
-                             "masked": r.random() < 0.7, "via": r.choice(("gather", "ptrs"))},
+                             "masked": self.choose("gather.masked", (True, True, False)),
+                             "via": r.choice(("gather", "ptrs"))},
                  TV(self.next_id - 1, fmt, a.shape))
 
     def s_scatter(self, out, pool, ctx):
@@ -644,7 +661,7 @@ class Gen:
             return
         self.use_fmt(a.fmt)
         if a.fmt in ("i32", "i64"):
-            mode = r.choice(RMW_ORDERLESS + ("xchg",))
+            mode = self.choose("atomic", RMW_ORDERLESS + ("xchg",))
         else:
             mode = r.choice(("addf", "addf", "xchg")) if a.fmt != "f16" else "addf"
         collide = mode not in ("xchg",) and a.fmt != "f16" and r.random() < 0.6
