@@ -207,8 +207,8 @@ def test_the_classifier_tells_the_optimiser_from_the_rest():
     assert outcome["status"] == "differ"
     assert classify(d, outcome, right_at_o0)["class"] == TILEIRAS
     c = classify(d, outcome, wrong_at_o0)
-    assert c["class"] == LOWERING and any(o["kind"] == "unaryf" and "ops.arith" in o["host_rule"]
-                                          for o in c["evidence"]["ops"])
+    assert c["class"] == LOWERING and any(o["kind"] == "unaryf" and o["op"] == "negf" and "arith" in o["host_rule"]
+                                          and any("negf" in ln for ln in o["lowered"]) for o in c["evidence"]["ops"])
     assert classify(d, {"status": "host_error", "detail": "OverflowError: Python int too large to convert to C long"}
                     )["known"]
 

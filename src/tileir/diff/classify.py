@@ -229,18 +229,27 @@ def rule_of(kind: str) -> str:
 
 
 def op_evidence(desc: dict) -> list:
-    """Per recorded operation kind of the program: its host rule and its lowered lines."""
+    """Per recorded operation of the program (kind and its ``op`` field): its host rule and the
+    lowered lines that spell it."""
     from .shrink import program_text
 
     text = program_text(desc)
-    kinds = []
+    seen = []
     for line in text.get("recorded", "").splitlines():
-        m = re.match(r"\s*#\d+ (\w+)", line)
-        if m and m.group(1) not in kinds:
-            kinds.append(m.group(1))
+        m = re.match(r"\s*#\d+ (\w+)\[", line)
+        if not m:
+            continue
+        name = re.search(r"\bop='(\w+)'", line)
+        key = (m.group(1), name.group(1) if name else None)
+        if key not in seen:
+            seen.append(key)
     lowered = text.get("lowered", "").splitlines()
-    return [{"kind": k, "host_rule": rule_of(k),
-             "lowered": [ln.strip() for ln in lowered if k.split("_")[0] in ln][:6]} for k in kinds]
+    out = []
+    for kind, name in seen:
+        word = name or kind.split("_")[0]
+        out.append({"kind": kind, "op": name, "host_rule": rule_of(kind),
+                    "lowered": [ln.strip() for ln in lowered if re.search(rf"\b{re.escape(word)}\b", ln)][:6]})
+    return out
 
 
 def classify(desc: dict, outcome: dict, tester_o0=None) -> dict:
