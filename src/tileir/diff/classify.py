@@ -40,8 +40,8 @@ RECORDER = "recorder or lowering crash"
 # causes already understood: (status, pattern over the detail, class, explanation)
 KNOWN = (
     ("host_error", r"OverflowError: Python int too large to convert to C long", HOST,
-     "ops/arith.py _unsigned64 masks an int64 array with (1 << 64) - 1, a Python int numpy cannot hold: every "
-     "unsigned i64 operation (cmpi unsigned, shru, mulhii) raises on the host. Not fixed here (ops/arith.py is "
+     "families/arith.py _unsigned64 masks an int64 array with (1 << 64) - 1, a Python int numpy cannot hold: every "
+     "unsigned i64 operation (cmpi unsigned, shru, mulhii) raises on the host. Not fixed here (families/arith.py is "
      "another engineer's); the fix is np.uint64 arithmetic for 64-bit operands"),
 )
 

@@ -39,7 +39,7 @@ IBIN = ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", "andi"
 PREDS = ("eq", "ne", "lt", "le", "gt", "ge")
 PADS = ("zero", "neg_zero", "nan", "pos_inf", "neg_inf", "none")
 RMW_ORDERLESS = ("add", "and", "or", "xor", "max", "min", "umax", "umin")
-# the dialect's mma table (ops/mma.py MMA_TABLE), written out so this module imports nothing of tileir
+# the dialect's mma table (families/mma.py MMA_TABLE), written out so this module imports nothing of tileir
 MMA_PAIRS = (("f16", "f16"), ("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("tf32", "f32"), ("f64", "f64"),
              ("f8E4M3FN", "f16"), ("f8E4M3FN", "f32"), ("f8E5M2", "f16"), ("f8E5M2", "f32"))
 # conversions between float formats and their modes that tileiras assembles for sm_90 (diff.fam_int.FTOF_SM90)

@@ -149,8 +149,8 @@ def _forget_modules() -> None:
     clear = getattr(L, "clear_modules", None)
     if clear is not None:
         clear()
-    launchers = getattr(L, "_launchers", None)  # the launcher cache holds the cubins alive
-    if isinstance(launchers, dict):
+    launchers = getattr(L, "_launchers", None)  # the launcher cache holds the cubins and modules alive
+    if launchers is not None and hasattr(launchers, "clear"):
         launchers.clear()
 
 
