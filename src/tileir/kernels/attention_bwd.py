@@ -83,7 +83,7 @@ def _rows_out(fmt="f16"):
     return Shared(fmt, _BHSD)
 
 
-_ROW_STAT_WHOLE = Whole(F32, _BHS)
+_STAT_WHOLE = Whole(F32, _BHS)  # lse or delta, read a [bq] block at a time at the query block the loop names
 
 
 def _stat_out(bq=64):
@@ -92,6 +92,7 @@ def _stat_out(bq=64):
 
 
 def _stat_in(bq=64):
+    """lse or delta [B, H, S] f32, this query block's [bq] entries."""
     return In(F32, cells(_BHS, [1, 1, bq], along=[2, 1, 0], pad=PadZero))
 
 
@@ -209,7 +210,7 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
 
 
 @kernel(grid=_key_grid, hints=entry_hints)
-def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ROW_STAT_WHOLE, delta=_ROW_STAT_WHOLE,
+def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                        dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
                        fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
                        warps: int = 0, occupancy: int = 0):
