@@ -11,7 +11,7 @@ import pytest
 
 from tileir.diff import fuzzgen as G
 from tileir.diff.classify import HOST, LOWERING, TILEIRAS, classify, host_disagreements
-from tileir.diff.fuzz import Campaign, write_json
+from tileir.diff.fuzz import Campaign, mutant_check, write_json
 from tileir.diff.fuzzbuild import build, make_args
 from tileir.diff.fuzzjudge import Answer, judge
 from tileir.diff.fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
@@ -244,6 +244,20 @@ def test_a_campaign_writes_its_json(tmp_path):
     assert diffs and all(r["regions"] for r in diffs)
     shrunk = [r for r in doc["differences"] if r.get("reproducer")]
     assert shrunk and read_reproducer(shrunk[0]["reproducer"])["desc"]
+
+
+def test_the_mutant_check_finds_a_mutant_the_device_runs():
+    """A fake device that lowers the negf-as-absf mutant's way when the job was lowered with it."""
+
+    def answer(job):
+        return fake_answer(job, {"unaryf": _negf_as_absf} if job.get("mutant") == "negf-as-absf" else None)
+
+    rep = mutant_check(16, 3, device=InProcessDevice(answer), workers=0, per_mutant=4,
+                       names=["negf-as-absf", "cat-operands-swapped"], log=lambda *a: None, assemble=False)
+    by = {r["mutant"]: r for r in rep["mutants"]}
+    assert by["negf-as-absf"]["status"] == "found" and by["negf-as-absf"]["example"]["seed"] is not None
+    assert by["cat-operands-swapped"]["changed"] > 0 and by["cat-operands-swapped"]["status"] == "survived"
+    assert rep["summary"]["not_found"] == ["cat-operands-swapped"]
 
 
 @pytest.mark.parametrize("k", [1, 7, 64])

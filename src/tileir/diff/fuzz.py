@@ -79,6 +79,8 @@ class Campaign:
         self.compiled: list = []  # every compile result (arrays dropped)
         self.results: dict = {}  # index -> device result
         self.assemble = assemble  # False: no tileiras (the CPU tests, with a device that needs no cubin)
+        self.pool = None
+        self.pool_restarts = 0
         self.t0 = time.time()
 
     def task(self, i: int, **kw) -> dict:
@@ -130,7 +132,16 @@ class Campaign:
         else:
             while pending or inflight:
                 while pending and len(inflight) < window and time.time() - self.t0 < self.time_limit:
-                    inflight.add(pool.submit(compile_task, pending.popleft()))
+                    try:
+                        inflight.add(pool.submit(compile_task, pending[0]))
+                        pending.popleft()
+                    except cf.process.BrokenProcessPool:  # a worker died: the pool is done for
+                        if self.pool_restarts >= 3:
+                            pending.clear()
+                            break
+                        self.pool_restarts += 1
+                        self.log("[fuzz] the compile pool broke; starting a fresh one")
+                        pool = self.pool = make_pool(self.workers)
                 if not inflight:
                     break
                 fin, inflight = cf.wait(inflight, timeout=5, return_when=cf.FIRST_COMPLETED)
@@ -154,19 +165,19 @@ class Campaign:
 
     def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 40.0,
             shrink_total_s: float = 90.0) -> dict:
-        pool = make_pool(self.workers)
+        self.pool = make_pool(self.workers)
         device = make_device(self.device_kind)
         try:
             tasks = [self.task(i) for i in range(self.programs)]
-            self.run_programs(pool, device, tasks)
+            self.run_programs(self.pool, device, tasks)
             t_run = time.time() - self.t0
             diffs = self.differences()
             self.log(f"[fuzz] {len(self.compiled)} programs in {t_run:.0f} s: {len(diffs)} failures; shrinking")
-            shrunk = self.shrink_all(diffs, pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s)
+            shrunk = self.shrink_all(diffs, self.pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s)
         finally:
             device.close()
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
         return self.report(diffs, shrunk, t_run)
 
     def differences(self) -> list:
@@ -270,6 +281,7 @@ class Campaign:
             "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,
                            "assemble_s_mean": round(sum(t_asm) / len(t_asm), 3) if t_asm else None,
                            "stage_s_mean": {k[2:]: round(sum(v) / len(v), 4) for k, v in stage.items() if v},
+                           "stage_s_max": {k[2:]: round(max(v), 3) for k, v in stage.items() if v},
                            "cpu_s_per_program": round(sum(sum(v) for v in stage.values()) / max(1, generated), 3),
                            "workers": self.workers or os.cpu_count()},
             "op_coverage": dict(sorted(cover.items())),
@@ -287,8 +299,8 @@ def _steps(desc) -> int:
 # ---- the mutant check ----------------------------------------------------------------------------------
 
 
-def mutant_check(programs: int, seed: int, arch: str = "sm_90", device: str = "gpu", workers: int | None = None,
-                 per_mutant: int = 24, names=None, log=print) -> dict:
+def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", workers: int | None = None,
+                 per_mutant: int = 24, names=None, log=print, assemble: bool = True) -> dict:
     """Each mutant against the programs whose bytes it changes (up to ``per_mutant`` of them, drawn
     with the generator's weights shifted toward the mutant's own operations): found when one of
     them differs from the host where the plain program ran clean."""
@@ -302,7 +314,7 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device: str = "g
                 continue
             kinds, prefer = MUTANT_FOCUS.get(m.name, ((), ()))
             prof = Profile(focus=kinds, prefer=prefer, fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
-            base = {"arch": arch, "profile": prof.__dict__}
+            base = {"arch": arch, "profile": prof.__dict__, "assemble": assemble}
             tasks = [dict(base, index=i, seed=seed + 7919 * i, bytes_only=True) for i in range(programs)]
             mapper = pool.map if pool is not None else map
             plain = list(mapper(compile_task, tasks))

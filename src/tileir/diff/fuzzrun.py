@@ -331,11 +331,24 @@ class GpuWorker:
             os.unlink(jp)
             if why != "done":
                 self._stop()
+                why += self._log_tail()
                 if pending and why != "sticky":  # the worker died or hung inside the next job
                     job = pending.pop(0)
                     got.append({"index": job["index"], "seed": job["seed"], "status": "device_error", "sticky": True,
                                 "verdict": {"status": "device_error", "bad": 1, "detail": f"the worker {why}"}})
         return got
+
+    def _log_tail(self) -> str:
+        """The end of the worker's standard error, for a worker that died or hung."""
+        try:
+            self.log.flush()
+            with open(self.log.name, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 600))
+                tail = f.read().decode("utf-8", "replace").strip()
+            return f"; its stderr ends: {tail[-400:]}" if tail else ""
+        except Exception:
+            return ""
 
     def _wait(self, results_path: str) -> str:
         seen, last = 0, time.time()
