@@ -193,3 +193,44 @@ def test_ragged_sizes_and_strides_on_the_device_one_cubin():
         torch.cuda.synchronize()
         assert torch.equal(y, x * 3)
     assert k.compiled()["recordings"] <= 2  # at most one per stride claim (divisible by 16 or not)
+
+
+class _OnGpu0(torch.Tensor):
+    """A CPU tensor that says it is on GPU 0: the generated reader's checks, tested on the CPU."""
+
+    def get_device(self):
+        return 0
+
+
+def test_the_generated_reader_equals_the_full_checks():
+    from tileir.runtime.fastpath import reader
+
+    def on0(t):
+        return torch.Tensor._make_subclass(_OnGpu0, t)
+
+    cfg = scale_rows.config()
+    plan = scale_rows.plan(cfg)
+    read = reader(plan, [(kp.dtype, kp.by_ptr) for kp in scale_rows.kparams(cfg)], 2)
+    wide = torch.randn(5, 100)
+    for x, y in ((wide[:, 3:50], torch.zeros(5, 47)), (torch.randn(3, 32), torch.zeros(3, 32))):
+        device, slots, values, claims = read((on0(x), on0(y)))
+        assert device == 0 and values == plan.values((x, y))
+        assert claims == plan.div16(values, (x, y))
+        assert slots == [x.data_ptr(), y.data_ptr(), *values]
+    # anything the full path would refuse or explain, the reader hands back (None)
+    x = on0(torch.randn(5, 40))
+    for bad in ((x, on0(torch.zeros(5, 41))),  # the sizes disagree
+                (x, on0(torch.zeros(5, 40, dtype=torch.float16))),  # another format
+                (x, torch.zeros(5, 40)),  # on the CPU
+                (x, on0(torch.zeros(5, 80))[:, ::2]),  # a last dimension with a stride
+                (x,), (x, on0(torch.zeros(0, 40)))):
+        assert read(bad) is None, bad
+    # scalars pack into their slot's bit pattern
+    k = ti.KernelFn(lambda a=ti.In(F32, cells(["N"], [256])), s=ti.ByValue(ti.I32), f=ti.ByValue(F32),
+                    c=ti.Out(F32, cells(["N"], [256])): None, "scalars")
+    kcfg = k.config()
+    read = reader(k.plan(kcfg), [(kp.dtype, kp.by_ptr) for kp in k.kparams(kcfg)], 4)
+    a, c = on0(torch.zeros(10)), on0(torch.zeros(10))
+    _, slots, _, _ = read((a, -3, 1.5, c))
+    assert slots[1] == (-3) & 0xFFFFFFFF and slots[2] == 0x3FC00000
+    assert read((a, 2**40, 1.5, c)) is None and read((a, 3.0, 1.5, c)) is None

@@ -363,8 +363,25 @@ class _CallSite:
         self.variants: dict = {}
         self.fast = self.plan.fast_values() if self.plan and sizes_specialise() else None
         self.size_slots = tuple(k for k, h in enumerate(self.plan.hidden) if h.kind == "size")
+        self.reader = None
+        if sizes_specialise() and not self.asserted:
+            from .runtime.fastpath import reader
+
+            self.reader = reader(self.plan, [(kp.dtype, kp.by_ptr) for kp in fn.kparams(self.base)], len(fn.params))
 
     def __call__(self, arrays, grid, stream, sync) -> None:
+        if self.reader is not None:  # the generated path: every check in a few comparisons
+            got = self.reader(arrays)
+            if got is not None:
+                device, slots, values, claims = got
+                key = (claims, tuple(_pow2_at_least(values[k]) for k in self.size_slots)) if self.tuned else claims
+                variant = self.variants.get(key)
+                if variant is not None and variant[0]._checked:
+                    launcher, grid_rule = variant
+                    if grid is None:
+                        grid = grid_rule(arrays, values)
+                    launcher.launch_slots(device, slots, grid, stream, sync, arrays if stream is not None else ())
+                    return
         plan = self.plan
         got = self.fast(arrays) if self.fast is not None else None
         if got is None:

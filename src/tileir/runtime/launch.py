@@ -17,7 +17,7 @@ import threading
 from ..errors import TileirError
 from ..lru import LRU
 from .arrays import DeviceArg, HostArg, HostStaging, is_torch_tensor, pack_scalar, prepare
-from .driver import Module, bind, check, cu, pointer_device, rebind
+from .driver import Module, _bound, bind, check, cu, pointer_device, rebind
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
 ALIGN = 16  # every buffer parameter's address must be a multiple of this (ops/memory.py claims it)
@@ -249,7 +249,8 @@ class Launcher:
         binding afresh if the thread's context changed under us), then (``sync``) the wait."""
         d = self._driver
         f = self._functions.get(device) or self.function(device)
-        bind(device)
+        if getattr(_bound, "device", None) != device:
+            bind(device)
         res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
         if res[0] != self._success:  # the words are made only for an error
             if res[0] in self._retry:
@@ -285,6 +286,24 @@ class Launcher:
             for t in tensors:
                 t.record_stream(ts)
         return handle
+
+    def launch_slots(self, device: int, slots: list, grid, stream, sync: bool, tensors=()) -> None:
+        """Launch with ``slots`` (every entry parameter's 64-bit value, read and checked by the
+        caller's generated reader, runtime/fastpath.py) on GPU ``device``: the fastest way in,
+        taken only after a full-path call has checked this launcher's parameter list."""
+        gx, gy, gz = self._grid(grid)
+        if stream is None:
+            handle = current_torch_stream(device)
+        else:
+            handle = self._stream_for(stream, device, [t for t in tensors if hasattr(t, "record_stream")])
+        hstream = self._streams.get(handle) or self._stream(handle)
+        with self._lock:
+            if slots != self._last_values:
+                put = self._slots
+                for i, v in enumerate(slots):
+                    put[i] = v
+                self._last_values = slots
+            self._launch(device, gx, gy, gz, hstream, sync)
 
     def __call__(self, grid, args, stream=None, sync: bool = False) -> None:
         kernel, params = self.kernel, self.params
