@@ -229,6 +229,18 @@ def test_the_worker_starts_afresh_after_a_sticky_error():
     assert w.starts == 2
 
 
+def test_a_worker_that_cannot_start_is_given_up_on(monkeypatch):
+    ok = _job(_desc([_load(1, "i32"), {"op": "store", "id": 2, "a": 1}], ("i32",)))
+    monkeypatch.setattr("sys.executable", "/bin/false")
+    w = GpuWorker(fake=True, hang_s=10)
+    try:
+        got = w.run([dict(ok, index=i) for i in range(6)])
+    finally:
+        w.close()
+    assert len(got) == 6 and w.starts == 3 and all(r["status"] in ("device_error", "worker_error") for r in got)
+    assert got[-1]["status"] == "worker_error" and "three times" in got[-1]["verdict"]["detail"]
+
+
 def test_a_campaign_writes_its_json(tmp_path):
     wrong = InProcessDevice(lambda job: fake_answer(job, {"binaryf": _addf_one_ulp_up}))
     camp = Campaign(24, 40, device=wrong, workers=0, assemble=False, log=lambda *a: None)
@@ -239,7 +251,7 @@ def test_a_campaign_writes_its_json(tmp_path):
                 "failures_unexplained", "seconds", "throughput", "op_coverage", "differences"):
         assert key in doc, key
     assert doc["programs"] == 24 and 0 < doc["recorded_share"] <= 1
-    assert doc["equal"] + doc["differ"] + doc["device_errors"] == doc["ran_on_device"]
+    assert doc["equal"] + doc["differ"] + doc["device_errors"] + doc["worker_errors"] == doc["ran_on_device"]
     diffs = [r for r in doc["differences"] if r["status"] == "differ"]
     assert diffs and all(r["regions"] for r in diffs)
     shrunk = [r for r in doc["differences"] if r.get("reproducer")]

@@ -98,10 +98,10 @@ def _fuzz(a) -> int:
     camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, log=log)
     rep = camp.run(repro, a.max_shrink, a.shrink_s, a.shrink_total_s)
     write_json(a.out, rep)
-    keys = ("programs", "recorded_share", "ran_on_device", "equal", "differ", "device_errors", "assemble_errors",
-            "host_errors", "failures", "failures_unexplained", "seconds", "throughput")
+    keys = ("programs", "recorded_share", "ran_on_device", "equal", "differ", "device_errors", "worker_errors",
+            "assemble_errors", "host_errors", "failures", "failures_unexplained", "seconds", "throughput")
     log(json.dumps({k: rep[k] for k in keys}))
-    return 0 if not rep["failures_unexplained"] else 1
+    return 0 if not rep["failures_unexplained"] and not rep["worker_errors"] else 1
 
 
 if __name__ == "__main__":

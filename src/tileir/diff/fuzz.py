@@ -274,7 +274,7 @@ class Campaign:
             "assembled": st["ready"] + st["host_error"], "assemble_errors": st["assemble_error"],
             "host_errors": st["host_error"], "crashes": st["record_crash"] + st["lower_crash"] + st["compile_crash"],
             "ran_on_device": len(self.results), "equal": dev["equal"], "differ": dev["differ"],
-            "device_errors": dev["device_error"] + dev["worker_error"],
+            "device_errors": dev["device_error"], "worker_errors": dev["worker_error"],
             "failures": len(rows), "failures_known": explained, "failures_unexplained": len(rows) - explained,
             "seconds": {"compile_and_run": round(t_run, 1), "total": round(time.time() - self.t0, 1),
                         "device": round(getattr(self, "gpu_seconds", 0.0), 1)},

@@ -253,7 +253,10 @@ class ValueSteps:
             take = ti.or_mask(gt, ti.and_mask(eq, ti.lt_i(ei, ai)))
             return ti.select(take, ev, av), ti.select(take, ei, ai)
 
-        v, i = ti.d_reduce2(a.tile, idx, low, 2**31 - 1, pick, dim)
+        vals = a.tile
+        if a.fmt == "f32":  # a NaN would make the body neither associative nor commutative: the order would show
+            vals = ti.select(ti.eq(vals, vals), vals, ti.full(list(shape), -np.inf, "f32"))
+        v, i = ti.d_reduce2(vals, idx, low, 2**31 - 1, pick, dim)
         out = shape[:dim] + shape[dim + 1:]
         return [Val(v, a.fmt, out, True, False), Val(i, "i32", out)]
 

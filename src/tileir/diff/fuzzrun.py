@@ -90,7 +90,7 @@ def compile_task(task: dict) -> dict:
     out["sha"] = hashlib.sha256(data).hexdigest()[:16]
     out["op_count"] = built.prog.op_count()
     if task.get("bytes_only"):
-        out.update(status="lowered", data=data, t_compile=time.time() - t0)
+        out.update(status="lowered", t_compile=time.time() - t0)
         return out
     t1 = time.time()
     try:  # without ``assemble`` (the CPU tests' fake devices) there is no cubin
@@ -271,6 +271,8 @@ class GpuWorker:
         self.log = open(log_path or os.path.join(self.dir, "worker.log"), "ab")
         self.starts = 0
         self.batch = 0
+        self.deaths = 0  # workers in a row that died before answering anything
+        self.broken = None  # why no worker can run (then every job answers worker_error)
 
     def _start(self) -> None:
         r, w = os.pipe()
@@ -311,6 +313,10 @@ class GpuWorker:
 
     def run(self, jobs: list) -> list:
         pending, got = list(jobs), []
+        while pending and self.broken:
+            job = pending.pop(0)
+            got.append({"index": job["index"], "seed": job["seed"], "status": "worker_error", "sticky": False,
+                        "verdict": {"status": "worker_error", "detail": self.broken}})
         while pending:
             if self.proc is None or self.proc.poll() is not None:
                 self._stop()
@@ -329,9 +335,13 @@ class GpuWorker:
             got += res
             pending = pending[len(res):]
             os.unlink(jp)
+            self.deaths = 0 if res else self.deaths + 1
             if why != "done":
                 self._stop()
                 why += self._log_tail()
+                if self.deaths >= 3:  # it cannot even start (no driver, a broken install): stop trying
+                    self.broken = f"the GPU worker died three times before answering: {why}"
+                    return got + self.run(pending)
                 if pending and why != "sticky":  # the worker died or hung inside the next job
                     job = pending.pop(0)
                     got.append({"index": job["index"], "seed": job["seed"], "status": "device_error", "sticky": True,
