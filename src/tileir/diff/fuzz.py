@@ -31,7 +31,7 @@ import time
 from . import mutants as M
 from .fuzzgen import DEFAULT, MUTANT_FOCUS, Profile
 from .fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
-from .shrink import FAILURES, Shrinker, Tester, failure_class, write_reproducer
+from .shrink import FAILURES, Shrinker, Tester, core_steps, failure_class, write_reproducer
 
 BATCH = 256  # programs handed to the GPU worker at a time
 
@@ -196,29 +196,36 @@ class Campaign:
         return out
 
     def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s, total_s=1e9) -> dict:
-        """Shrink, save and classify up to ``max_shrink`` failures, at most two of one class, each
-        within ``shrink_s`` and all within ``total_s`` seconds."""
+        """Shrink, save and classify up to ``max_shrink`` failures, each within ``shrink_s`` and all
+        within ``total_s`` seconds. A failure with a known cause is recorded, not shrunk; one whose
+        program holds every core step of a failure already shrunk to the same status is marked as
+        probably that one (``likely_same_as``) and not shrunk; at most four of one class are."""
         from .classify import classify, known_cause
 
-        out, per_class = {}, collections.Counter()
+        out, per_class, shrunk = {}, collections.Counter(), []  # shrunk: (status, core steps, reproducer)
         tester = Tester(device, pool, self.arch, self.opt_level, assemble=self.assemble)
         tester_o0 = Tester(device, pool, self.arch, 0, assemble=self.assemble)
         t_all = time.time()
         for d in diffs:
+            known = known_cause(d)
+            if known is not None:  # understood already: the record, no shrinking
+                out[d["index"]] = {"classification": known, "steps": _steps(d["desc"]),
+                                   "steps_before": _steps(d["desc"]), "status_after": d["status"]}
+                continue
+            same = next((r for st, core, r in shrunk if st == d["status"] and core and core <= core_steps(d["desc"])),
+                        None)
+            if same is not None:
+                out[d["index"]] = {"likely_same_as": same}
+                continue
             cls = failure_class(d)
             left = total_s - (time.time() - t_all)
-            if len(out) >= max_shrink or per_class[cls] >= 2 or left < 5:
+            if sum(1 for v in out.values() if "reproducer" in v) >= max_shrink or per_class[cls] >= 4 or left < 5:
                 continue
             per_class[cls] += 1
-            known = known_cause(d)
             t = time.time()
-            if known is None:
-                sh = Shrinker(tester, min(shrink_s, left), self.log)
-                small = sh.shrink(d["desc"], d)
-                again = tester.outcomes([small])[0]
-                rounds = sh.rounds
-            else:  # understood already: no shrinking, just the record
-                small, again, rounds = d["desc"], d, 0
+            sh = Shrinker(tester, min(shrink_s, left), self.log)
+            small = sh.shrink(d["desc"], d)
+            again = tester.outcomes([small])[0]
             if again["status"] not in FAILURES:  # the failure did not reproduce (flaky): keep the original
                 small, again = d["desc"], d
             c = classify(small, again, tester_o0 if again["status"] in ("differ", "device_error", "assemble_error")
@@ -227,11 +234,11 @@ class Campaign:
             if repro_dir:
                 path = os.path.join(repro_dir, f"fuzz_{d['status']}_{d['seed']}.json")
                 write_reproducer(path, small, again, c, original_seed=d["seed"], arch=self.arch,
-                                 opt_level=self.opt_level, shrink_rounds=rounds,
-                                 steps_before=_steps(d["desc"]))
+                                 opt_level=self.opt_level, shrink_rounds=sh.rounds, steps_before=_steps(d["desc"]))
+            shrunk.append((again["status"], core_steps(small), path or f"seed {d['seed']}"))
             out[d["index"]] = {"reproducer": path, "classification": c, "steps": _steps(small),
                                "steps_before": _steps(d["desc"]), "shrink_s": round(time.time() - t, 1),
-                               "status_after": again["status"]}
+                               "status_after": again["status"], "core": sorted(map(list, core_steps(small)))}
         return out
 
     def report(self, diffs, shrunk, t_run) -> dict:
@@ -251,13 +258,14 @@ class Campaign:
             v = d.get("verdict") or {}
             if not s and known_cause(d):
                 s = {"classification": known_cause(d)}
+            same = {"likely_same_as": s["likely_same_as"]} if s.get("likely_same_as") else {}
             rows.append({"seed": d["seed"], "status": d["status"], "class": list(failure_class(d)),
                          "detail": (d.get("detail") or "")[:300], "bad": v.get("bad"), "lanes": v.get("lanes"),
                          "regions": [{k: r.get(k) for k in ("buf", "step", "op", "taint", "bad", "first")}
                                      for r in v.get("regions", [])[:4]],
-                         **({"reproducer": s.get("reproducer"), "classification": s.get("classification"),
-                             "steps_after_shrinking": s.get("steps"), "steps_before": s.get("steps_before")}
-                            if s else {})})
+                         **same, **({"reproducer": s.get("reproducer"), "classification": s.get("classification"),
+                                     "steps_after_shrinking": s.get("steps"), "steps_before": s.get("steps_before"),
+                                     "core": s.get("core")} if s.get("classification") else {})})
         try:
             from ..assemble import tileiras_version
 

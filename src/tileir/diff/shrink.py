@@ -88,6 +88,20 @@ def same_failure(orig: dict, cand: dict) -> bool:
     return a == b
 
 
+_PLAIN = {"load", "store", "const", "iota"}
+_KEYS = ("f", "kind", "mode", "to", "fmt", "acc", "rnd", "pred", "alt", "split", "signed")
+
+
+def core_steps(desc: dict) -> frozenset:
+    """What a program does beyond moving data: (op, its distinguishing fields) per step. A failure
+    whose program holds every core step of an already shrunk one is probably the same cause."""
+    out = set()
+    for s in walk(desc["body"]):
+        if s["op"] not in _PLAIN:
+            out.add((s["op"],) + tuple(f"{k}={s[k]}" for k in _KEYS if k in s))
+    return frozenset(out)
+
+
 # ---- delta debugging ---------------------------------------------------------------------------------
 
 
@@ -310,5 +324,5 @@ def read_reproducer(path: str) -> dict:
         return json.load(f)
 
 
-__all__ = ["Tester", "Shrinker", "ddmin", "same_failure", "failure_class", "write_reproducer", "read_reproducer",
-           "program_text", "FAILURES"]
+__all__ = ["Tester", "Shrinker", "ddmin", "core_steps", "same_failure", "failure_class", "write_reproducer",
+           "read_reproducer", "program_text", "FAILURES"]
