@@ -30,12 +30,12 @@ def main():
         if opt == 0 and s > 1024:
             continue  # -O0 at full size is slow and says nothing more
         torch.manual_seed(0)
-        q, k, v = (torch.randn(bh, s, d, device="cuda").half() for _ in range(3))
+        q, k, v = (torch.randn(1, bh, s, d, device="cuda").half() for _ in range(3))  # [B, H, S, D]
         o = torch.empty_like(q)
         rec = {"bh": bh, "s": s, "d": d, "causal": causal, "bq": bq, "bk": bk, "warps": warps,
                "opt_level": "default" if opt is None else opt}
         try:
-            attention(q, k, v, o, s=s, d=d, causal=causal, fmt="f16", bq=bq, bk=bk, warps=warps, opt_level=opt)
+            attention(q, k, v, o, causal=causal, fmt="f16", bq=bq, bk=bk, d_tile=d, warps=warps, opt_level=opt)
             want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
             err = (o.float() - want).abs()
             rec["max_err"] = round(float(err.max()), 5)

@@ -90,22 +90,22 @@ def workloads():
     out = []
     n = W.VADD_N
     out.append(dict(name="vadd_f32_2^28", make=W.vadd_inputs, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
-                    config=K.vadd.launch_config(n=n),
-                    impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], n=n, sync=False), i[2])[1],
+                    config=W.library_config(K.vadd, {"N": n}),
+                    impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], sync=False), i[2])[1],
                            "torch": lambda i: torch.add(i[0], i[1], out=i[2]),
                            "cutile": (lambda i: (C.vadd(i[0], i[1], i[2]), i[2])[1]) if C else None},
                     check=W.vadd_ref))
     for fmt, dt, size in (("f16", torch.float16, W.SIDE), ("bf16", torch.bfloat16, W.SIDE),
                           ("tf32", torch.float32, 4096)):
         kern = {"f16": K.matmul_f16, "bf16": K.matmul_bf16, "tf32": K.matmul_tf32}[fmt]
-        cfg = kern.launch_config(m=size, n=size, k=size)  # the library's own choice (autotune.best)
+        cfg = W.library_config(kern, {"M": size, "N": size, "K": size})  # the library's own choice (autotune.best)
         peer_cfg = {t: cfg[t] for t in ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")}
 
         def mk(dt=dt, s=size):
             return W.matmul_inputs(s, dt)
 
-        def ti_fn(i, kern=kern, s=size):
-            kern(i[0], i[1], i[2], m=s, n=s, k=s, sync=False)
+        def ti_fn(i, kern=kern):
+            kern(i[0], i[1], i[2], sync=False)  # M N K read off the tensors
             return i[2]
 
         def torch_fn(i):
@@ -120,19 +120,19 @@ def workloads():
                         impls={"tileir": ti_fn, "torch": torch_fn, "cutile": ct_fn if C else None},
                         check=W.matmul_ref))
     s8 = W.SIDE
-    i8_cfg = K.matmul_i8.launch_config(m=s8, n=s8, k=s8)
+    i8_cfg = W.library_config(K.matmul_i8, {"M": s8, "N": s8, "K": s8})
     out.append(dict(name="matmul_i8_8192", make=W.int8_inputs, unit="TOP/s", amount=2 * s8 ** 3, rtol=0, atol=0,
                     config=i8_cfg,
-                    impls={"tileir": lambda i: (K.matmul_i8(*i, m=s8, n=s8, k=s8, sync=False), i[2])[1],
+                    impls={"tileir": lambda i: (K.matmul_i8(*i, sync=False), i[2])[1],
                            "torch": lambda i: torch._int_mm(i[0], i[1]),
                            "cutile": None},  # no i8 peer: cuTile's mma of i8 is not written here
                     check=W.int8_ref))
     rows = cols = W.SIDE
-    sm_cfg = K.softmax.launch_config(cols=cols)
-    ln_cfg = K.layernorm.launch_config(cols=cols, fmt="f16")
+    sm_cfg = W.library_config(K.softmax, {"R": rows, "C": cols})
+    ln_cfg = W.library_config(K.layernorm, {"R": rows, "C": cols}, fmt="f16")
     out.append(dict(name="softmax_f32_8192x8192", make=W.softmax_inputs, unit="TB/s", amount=2 * 4 * rows * cols,
                     rtol=1e-5, atol=1e-6, config=sm_cfg,
-                    impls={"tileir": lambda i: (K.softmax(i[0], i[1], cols=cols, sync=False), i[1])[1],
+                    impls={"tileir": lambda i: (K.softmax(i[0], i[1], sync=False), i[1])[1],
                            "torch": lambda i: torch.softmax(i[0], 1),
                            "cutile": (lambda i: (C.softmax(i[0], i[1], sm_cfg["warps"], sm_cfg["occupancy"]),
                                                  i[1])[1]) if C else None},
@@ -140,16 +140,17 @@ def workloads():
     ln = K.layernorm
     out.append(dict(name="layernorm_f16_8192x8192", make=W.layernorm_inputs, unit="TB/s", amount=2 * 2 * rows * cols,
                     rtol=1e-2, atol=1e-2, config=ln_cfg,
-                    impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], cols=cols, fmt="f16", sync=False),
-                                                i[3])[1],
+                    impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], fmt="f16", sync=False), i[3])[1],
                            "torch": lambda i: torch.nn.functional.layer_norm(i[0], (cols,), i[1], i[2], 1e-5),
                            "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3], 1e-5, ln_cfg["warps"],
                                                              ln_cfg["occupancy"]), i[3])[1]) if C else None},
                     check=W.layernorm_ref))
     att = K.attention
-    bh, seq, d = W.ATTENTION
+    b, h, seq, d = W.ATTENTION
+    bh = b * h
     for causal in (False, True):
-        a_cfg = att.launch_config(s=seq, d=d, causal=causal, fmt="f16")
+        a_cfg = W.library_config(att, {"B": b, "H": h, "S": seq, "D": d, "H_kv": h, "S_kv": seq}, causal=causal,
+                                 fmt="f16")
         peer = {t: a_cfg[t] for t in ("bq", "bk", "warps", "occupancy")}
 
         def att_ref(i, c=causal):
@@ -160,20 +161,20 @@ def workloads():
             name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", make=W.attention_inputs,
             unit="TFLOP/s",
             amount=flop, rtol=2e-2, atol=2e-2, config=a_cfg,
-            impls={"tileir": lambda i, c=causal: (att(*i, s=seq, d=d, causal=c, fmt="f16", sync=False),
-                                                  i[3])[1],
+            impls={"tileir": lambda i, c=causal: (att(*i, causal=c, fmt="f16", sync=False), i[3])[1],
                    "torch": att_ref,
-                   "cutile": (lambda i, c=causal, pc=peer: (C.attention(*i, causal=c, **pc), i[3])[1])
-                   if C else None},
+                   # the peer takes [B*H, S, D]: the same memory, viewed so
+                   "cutile": (lambda i, c=causal, pc=peer: (C.attention(*[t.flatten(0, 1) for t in i], causal=c,
+                                                                        **pc), i[3])[1]) if C else None},
             check=att_ref))
     return out
 
 
 def host_side():
     """record_encode_ms_matmul and launch_overhead_us (host side, tileir vs cuTile)."""
-    rec_ms = record_encode_ms(K.matmul_f16, m=8192, n=8192, k=8192)
+    rec_ms = record_encode_ms(K.matmul_f16)  # one recording serves every size
     a, b, c = (torch.randn(1024, device="cuda") for _ in range(3))
-    launch = {"tileir": round(per_call_us(lambda: K.vadd(a, b, c, n=1024, sync=False), 3000), 2),
+    launch = {"tileir": round(per_call_us(lambda: K.vadd(a, b, c, sync=False), 3000), 2),
               "torch": round(per_call_us(lambda: torch.add(a, b, out=c), 3000), 2),
               "cutile": round(per_call_us(lambda: C.vadd(a, b, c), 3000), 2) if C else None}
     return [{"workload": "record_encode_ms_matmul", "unit": "ms", "tileir": round(rec_ms, 3), "torch": None,

@@ -44,7 +44,7 @@ def main():
         t_torch = median_ms(lambda a=a, b=b: a @ b)
         for tm, tn, tk in TILES:
             c = torch.empty(n, n, device="cuda", dtype=dt)
-            cfg = dict(m=n, n=n, k=n, tm=tm, tn=tn, tk=tk)
+            cfg = dict(tm=tm, tn=tn, tk=tk)  # M N K: the tensors'
             row = {"kernel": kern.name, "size": n, "tiles": [tm, tn, tk], "opt_level": args.opt_level}
             try:
                 kern(a, b, c, opt_level=args.opt_level, **cfg)

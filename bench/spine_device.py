@@ -43,7 +43,7 @@ def torch_inputs(name, size, gen):
                 torch.zeros(size, device=dev)]
     if name == "saxpy":
         return [float(torch.randn(1, generator=gen, device=dev)), torch.randn(size, device=dev, generator=gen),
-                torch.randn(size, device=dev, generator=gen), size]
+                torch.randn(size, device=dev, generator=gen)]  # the length: the tensors'
     if name == "softmax":
         r, c = size
         return [torch.randn(r, c, device=dev, generator=gen) * 4, torch.zeros(r, c, device=dev)]

@@ -48,14 +48,17 @@ def _mm_candidates():
 
 
 def workloads():
+    """Each workload's kernel, fresh inputs (the sizes: their shapes), the fixed configuration
+    (formats, flags; no sizes), the candidates and the check."""
     n, s = W.VADD_N, W.SIDE
-    bh, seq, d = W.ATTENTION
-    out = [dict(name="vadd_f32_2^28", kernel=K.vadd, args=W.vadd_inputs, config={"n": n},
+    b, h, seq, d = W.ATTENTION
+    bh = b * h
+    out = [dict(name="vadd_f32_2^28", kernel=K.vadd, args=W.vadd_inputs, config={},
                 cands=grid(tile=[1024, 2048, 4096, 8192], warps=[0, 8]),
                 check=lambda a: (a[2], W.vadd_ref(a), 0, 0), unit="TB/s", amount=12 * n, tol=(0, 0))]
     for fmt, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
         out.append(dict(name=f"matmul_{fmt}_8192", kernel=getattr(K, f"matmul_{fmt}"),
-                        args=lambda dt=dt: W.matmul_inputs(s, dt), config={"m": s, "n": s, "k": s},
+                        args=lambda dt=dt: W.matmul_inputs(s, dt), config={},
                         cands=_mm_candidates(), check=lambda a: (a[2], W.matmul_ref(a), 2e-2, 2e-2),
                         unit="TFLOP/s", amount=2 * s ** 3, tol=(2e-2, 2e-2)))
     tf32 = [{"tm": 128, "tn": 128, "tk": 32}]
@@ -63,32 +66,32 @@ def workloads():
     tf32 += [dict(tm=tm, tn=tn, tk=tk, group=8, warps=8, **h) for (tm, tn, tk), h in itertools.product(
         ((128, 256, 32), (128, 256, 16), (256, 128, 32), (128, 128, 64)), grid(occupancy=[0, 1]))]
     out.append(dict(name="matmul_tf32_4096", kernel=K.matmul_tf32, args=lambda: W.matmul_inputs(4096, torch.float32),
-                    config={"m": 4096, "n": 4096, "k": 4096}, cands=tf32,
+                    config={}, cands=tf32,
                     check=lambda a: (a[2], W.matmul_ref(a), 2e-2, 2e-2), unit="TFLOP/s",
                     amount=2 * 4096 ** 3, tol=(2e-2, 2e-2)))
-    out.append(dict(name="matmul_i8_8192", kernel=K.matmul_i8, args=W.int8_inputs, config={"m": s, "n": s, "k": s},
+    out.append(dict(name="matmul_i8_8192", kernel=K.matmul_i8, args=W.int8_inputs, config={},
                     cands=[{"tm": 128, "tn": 128, "tk": 64}] + [
                         dict(tm=tm, tn=tn, tk=tk, warps=w) for (tm, tn, tk), w in itertools.product(
                             ((128, 128, 64), (128, 128, 128), (128, 256, 64), (128, 256, 128)), (0, 8))][1:],
                     check=lambda a: (a[2], W.int8_ref(a), 0, 0), unit="TOP/s", amount=2 * s ** 3,
                     tol=(0, 0)))
-    out.append(dict(name="softmax_f32_8192x8192", kernel=K.softmax, args=W.softmax_inputs, config={"cols": s},
+    out.append(dict(name="softmax_f32_8192x8192", kernel=K.softmax, args=W.softmax_inputs, config={},
                     cands=grid(max_tile=[4096, 8192], warps=[0, 8], occupancy=[0, 2, 4]),
                     check=lambda a: (a[1], W.softmax_ref(a), 1e-5, 1e-6), unit="TB/s",
                     amount=8 * s * s, tol=(1e-5, 1e-6)))
     out.append(dict(name="layernorm_f16_8192x8192", kernel=K.layernorm, args=W.layernorm_inputs,
-                    config={"cols": s, "fmt": "f16"}, cands=grid(max_tile=[8192, 4096], warps=[0, 8],
+                    config={"fmt": "f16"}, cands=grid(max_tile=[8192, 4096], warps=[0, 8],
                                                                  occupancy=[0, 2, 4]),
                     check=lambda a: (a[3], W.layernorm_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s,
                     tol=(1e-2, 1e-2)))
     out.append(dict(name="rmsnorm_f16_8192x8192", kernel=K.rmsnorm, args=W.rmsnorm_inputs,
-                    config={"cols": s, "fmt": "f16"}, cands=grid(warps=[0, 8], occupancy=[0, 2, 4]),
+                    config={"fmt": "f16"}, cands=grid(warps=[0, 8], occupancy=[0, 2, 4]),
                     check=lambda a: (a[2], W.rmsnorm_ref(a), 1e-2, 1e-2), unit="TB/s", amount=4 * s * s,
                     tol=(1e-2, 1e-2)))
     for causal in (False, True):
         tiles = [(128, 64), (128, 128), (64, 64), (256, 64)] + ([] if causal else [(64, 128)])
         out.append(dict(name=f"fmha_f16{'_causal' if causal else ''}_b4h32s4096d128", kernel=K.attention,
-                        args=W.attention_inputs, config={"s": seq, "d": d, "causal": causal, "fmt": "f16"},
+                        args=W.attention_inputs, config={"causal": causal, "fmt": "f16"},
                         cands=[dict(bq=bq, bk=bk, **h) for (bq, bk), h in itertools.product(
                             tiles, grid(warps=[0, 8], occupancy=[0, 2]))],
                         check=lambda a, c=causal: (a[3], W.attention_ref(a, c), 2e-2, 2e-2), unit="TFLOP/s",
@@ -146,7 +149,10 @@ def main():
     for w in works:
         a = w["args"]()
         results: list = []
-        rec = {"workload": w["name"], "kernel": w["kernel"].name, "unit": w["unit"], "config": w["config"]}
+        kern = w["kernel"]
+        plan = kern.plan(kern.config(**w["config"]))
+        rec = {"workload": w["name"], "kernel": kern.name, "unit": w["unit"], "config": w["config"],
+               "sizes": plan.named(plan.values(a))}  # the run-time sizes the winner is kept under
         try:
             win = autotune.tune(w["kernel"], w["cands"], a, rtol=w["tol"][0], atol=w["tol"][1], results=results,
                                 reps=30, warmup=5, **w["config"])

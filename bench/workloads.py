@@ -9,8 +9,18 @@ import torch
 DEV = "cuda"
 VADD_N = 1 << 28
 SIDE = 8192  # the matmuls' (tf32: 4096) and the row kernels' square
-HEADS = 32  # attention: B*H = 4 * 32
-ATTENTION = (4 * HEADS, 4096, 128)  # B*H, S, D
+HEADS = 32
+ATTENTION = (4, HEADS, 4096, 128)  # B, H, S, D
+
+
+def library_config(kern, sizes: dict, **static) -> dict:
+    """The whole configuration a plain GPU call of ``kern`` at these run-time sizes (by name: M N K,
+    R C, B H S D ...) runs with ``static`` (formats, flags): its tuned keys from the tune cache's
+    winner, else the default table's (KernelFn.tuned_config), the rest the kernel's defaults. What
+    the records cite and the cuTile peers are given."""
+    from tileir.autotune import this_gpu
+
+    return kern.config(**kern.tuned_config(dict(static), this_gpu(), sizes))
 
 
 def vadd_inputs(n=VADD_N):
@@ -66,12 +76,11 @@ def rmsnorm_ref(a, eps=1e-6):
     return x * torch.rsqrt((x * x).mean(1, keepdim=True) + eps) * a[1].float()
 
 
-def attention_inputs(bh=ATTENTION[0], seq=ATTENTION[1], d=ATTENTION[2]):
-    return [torch.randn(bh, seq, d, device=DEV).half() for _ in range(3)] + [
-        torch.empty(bh, seq, d, device=DEV, dtype=torch.half)]
+def attention_inputs(b=ATTENTION[0], h=ATTENTION[1], seq=ATTENTION[2], d=ATTENTION[3]):
+    """q, k, v, o: [B, H, S, D] half tensors (torch's layout)."""
+    return [torch.randn(b, h, seq, d, device=DEV).half() for _ in range(3)] + [
+        torch.empty(b, h, seq, d, device=DEV, dtype=torch.half)]
 
 
 def attention_ref(a, causal):
-    bh, seq, d = a[0].shape
-    q, k, v = (t.view(bh // HEADS, HEADS, seq, d) for t in a[:3])
-    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal).view(bh, seq, d)
+    return torch.nn.functional.scaled_dot_product_attention(*a[:3], is_causal=causal)

@@ -108,10 +108,11 @@ def test_the_default_table_cites_measurements_that_say_so():
         assert e["results"] == f
         # the entry is the sweep's winner, the winner agreed with torch, and it is the fastest
         assert e["config"] == w["winner"] and w["winner_equals_torch"], e["workload"]
-        # the sweeps ran when sizes were configuration, spelled in lower case (d=128): the run-time
-        # size D of the entry's when is the sweep's d
-        when = {k.lower(): v for k, v in e["when"].items()}
-        assert e["kernel"] == w["kernel"] and set(when.items()) <= set(w["config"].items())
+        # the entry's when holds for the sweep: its configuration and its arrays' run-time sizes; the
+        # committed sweeps ran when sizes were configuration, spelled in lower case (d=128 for D)
+        ran = dict(w["config"], **w.get("sizes", {}))
+        assert e["kernel"] == w["kernel"], e["workload"]
+        assert all(ran.get(k, ran.get(k.lower())) == v for k, v in e["when"].items()), e["workload"]
         ok = [c for c in w["candidates"] if c["ok"]]
         assert max(ok, key=lambda c: c["rate"])["config"] == e["config"]
         assert str(w["best_rate"]) in e["measured"] and f in e["measured"]
