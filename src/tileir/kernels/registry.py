@@ -1,5 +1,7 @@
-"""The library's kernels as runnable cases: fresh random inputs, an independent reference, a
-tolerance, and the configuration a size implies. ``tileir run NAME`` and the tests use these."""
+"""The library's kernels as runnable cases: fresh random inputs of a size, an independent reference,
+a tolerance, and the configuration a case runs with at that size -- its formats and flags, and the
+tiles the tuned table picks where there is a GPU; never the size itself, which the kernels read off
+the arrays. ``tileir run NAME`` and the tests use these."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ class Case:
     kernel: KernelFn
     summary: str
     default_size: int
-    config: Callable  # size -> dict of the kernel's configuration
+    config: Callable  # size -> the kernel's configuration there: formats, flags, tiles ({} for the defaults)
     inputs: Callable  # (size, rng) -> list of arguments in parameter order (numpy arrays / numbers)
     expected: Callable  # (args) -> the output array an independent numpy computation gives
     output: int  # which argument the kernel writes
