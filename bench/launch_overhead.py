@@ -26,27 +26,6 @@ def vadd(a=In(F32, cells(["N"], [1024])), b=In(F32, cells(["N"], [1024])), c=Out
     ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))
 
 
-def _cupy_launch(cubin: bytes, grid, tensors, values):
-    """A call launching ``cubin``'s vadd through cupy.RawModule (None without cupy)."""
-    try:
-        import cupy
-        import numpy as np
-    except ImportError:
-        return None
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-    kern = cupy.RawModule(path=f.name).get_function("vadd")
-    args = tuple(np.uint64(t.data_ptr()) for t in tensors) + tuple(np.int32(v) for v in values)
-    cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream).use()  # torch's, so the syncs cover it
-
-    def call():
-        kern(grid, (1, 1, 1), args)
-
-    return call
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -71,7 +50,6 @@ def main():
     fn = launcher.function(0)
     full = (a, b, c, *values)
     slots = site.reader((a, b, c))[1]
-    cupy_call = _cupy_launch(vadd.cubin("sm_90", div16=site.reader((a, b, c))[3]), g, [a, b, c], values)
     us = {
         # the whole plain call: sizes off the arrays, variant, grid, argument checks, the launch
         "tileir": per_call_us(lambda: vadd(a, b, c)),
@@ -79,8 +57,6 @@ def main():
         "tileir_launcher": per_call_us(lambda: launcher(g, full)),
         # the Launcher's slot path alone (what a plain call's generated reader hands it)
         "tileir_launch_slots": per_call_us(lambda: launcher.launch_slots(0, slots, g, None, False)),
-        # another floor: cupy's RawKernel (Cython) launching the same cubin, where cupy is installed
-        "cupy_rawkernel": per_call_us(cupy_call) if cupy_call else None,
         # the floor from Python, the arguments packed once, through cuda-bindings
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(fn, *g, 1, 1, 1, 0, stream, ctypes.addressof(ptrs), 0)),
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),
