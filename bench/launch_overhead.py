@@ -49,14 +49,14 @@ def main():
     stream = d.CUstream(current_torch_stream(0))
     fn = launcher.function(0)
     full = (a, b, c, *values)
-    slots = site.reader((a, b, c))[1]
+    ready = site.reader((a, b, c))[1]
     us = {
         # the whole plain call: sizes off the arrays, variant, grid, argument checks, the launch
         "tileir": per_call_us(lambda: vadd(a, b, c)),
         # the Launcher alone (grid and sizes given): argument checks, the stream, the driver call
         "tileir_launcher": per_call_us(lambda: launcher(g, full)),
         # the Launcher's slot path alone (what a plain call's generated reader hands it)
-        "tileir_launch_slots": per_call_us(lambda: launcher.launch_slots(0, slots, g, None, False)),
+        "tileir_launch_slots": per_call_us(lambda: launcher.launch_slots(0, ready, g, None, False)),
         # the floor from Python, the arguments packed once, through cuda-bindings
         "cuLaunchKernel": per_call_us(lambda: d.cuLaunchKernel(fn, *g, 1, 1, 1, 0, stream, ctypes.addressof(ptrs), 0)),
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),

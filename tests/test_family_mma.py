@@ -88,3 +88,34 @@ def test_entry_hints_reach_the_bytes(disasm):
     assert "occupancy = 2" in text
     assert normalise(disasm(k.bytecode())) == normalise(text)
     assert k.cubin("sm_90")[:4] == b"\x7fELF"
+
+
+def _small_k_product(fmt, k):
+    import tileir as ti
+    from tileir import F32
+
+    @ti.kernel(grid=lambda: (1,))
+    def product(a=ti.Whole(F32, [32, k]), b=ti.Whole(F32, [k, 32]), c=ti.Shared(F32, [32, 32])):
+        pa = ti.partition_view(ti.array_view(a), [32, k])
+        pb = ti.partition_view(ti.array_view(b), [k, 32])
+        x, y = ti.to(ti.load_view(pa, [0, 0]), fmt), ti.to(ti.load_view(pb, [0, 0]), fmt)
+        ti.store_view(ti.partition_view(ti.array_view(c), [32, 32]), [0, 0], ti.to(ti.mma(x, y, 0.0), F32))
+
+    return product
+
+
+def test_tf32_products_with_k_4_are_padded_to_8_and_no_other():
+    """tileiras 13.4.92 answers tf32 mma with K = 4 wrong on sm_90 (bench/results/tf32_small_k_h200.json);
+    the lowering pads K to 8 with zeros. Kills: dropping the padding (the K = 4 text), padding
+    what is right (the K = 8 and f16 texts), padding with something other than zeros (the host)."""
+    from tileir import F16, TF32
+
+    text = _small_k_product(TF32, 4).mlir()
+    assert "tile<32x8xtf32>, tile<8x32xtf32>" in text and text.count(" cat ") == 2
+    assert " cat " not in _small_k_product(TF32, 8).mlir()
+    assert " cat " not in _small_k_product(F16, 4).mlir()
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((32, 4)).astype(np.float32), rng.standard_normal((4, 32)).astype(np.float32)
+    c = np.zeros((32, 32), np.float32)
+    _small_k_product(TF32, 4).run_host(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-2, atol=1e-2)
