@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# torch for tileir.ops and its tests: the CPU build this machine kind keeps on disk (CI's too);
+# `make TORCH='torch>=2.4' test` elsewhere
+TORCH ?= torch==2.13.0
 DOCS_STAMP := $(VENV)/.docs-installed
 
 .PHONY: demo test lint docs clean
@@ -11,6 +14,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[cuda,test]'
+	$(PY) -m pip install -q '$(TORCH)'
 	touch $(STAMP)
 
 demo: $(STAMP)

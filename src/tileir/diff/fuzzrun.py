@@ -327,9 +327,12 @@ class GpuWorker:
             with open(jp, "wb") as f:
                 pickle.dump(pending, f)
             open(rp, "w").close()
-            self.proc.stdin.write(f"{jp}\t{rp}\n")
-            self.proc.stdin.flush()
-            why = self._wait(rp)
+            try:
+                self.proc.stdin.write(f"{jp}\t{rp}\n")
+                self.proc.stdin.flush()
+                why = self._wait(rp)
+            except OSError:  # it exited before reading its jobs (a broken pipe): as a death
+                why = "exited before it read its jobs"
             with open(rp) as f:
                 res = [json.loads(x) for x in f if x.strip()]
             got += res
