@@ -262,3 +262,39 @@ def test_a_size_keyword_names_the_sizes_a_kernel_has():
     _refused(lambda: attention.run_host(q, q, q, q.copy(), S=9), "S=9 was given, and the arrays say S is 8")
     _refused(lambda: attention.run_host(q, q, q, q.copy(), s=8), "unknown configuration s",
              fix="sizes come from the arrays")
+
+
+def test_blocks_of_a_dimension_along_an_axis_is_the_cells_not_the_grid():
+    """blocks_of reads cdiv(extent, tile) even where the dimension follows a grid axis: a kernel
+    launched on a grid of its own choosing still walks its array's cells. Kills: num_blocks."""
+    import tileir as ti
+    from tileir import F32, In, Shared, cells
+
+    @ti.kernel(grid=lambda: (1,))
+    def count(x=In(F32, cells(["N"], [4])), out=Shared(F32, [1])):
+        n = ti.idx_as_tile(ti.blocks_of(x, 0))
+        ti.store(out, ti.idx_const(0), ti.broadcast(ti.int_to_float(n, F32), [1]))
+
+    out = np.zeros(1, np.float32)
+    count.run_host(np.zeros(10, np.float32), out)
+    assert out[0] == 3  # 10 elements in cells of 4, on a one-block grid
+
+
+def test_an_int_for_a_float_configuration_is_the_same_recording():
+    k = ti_kernel_copy(softmax)
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    y = np.zeros_like(x)
+    from tileir.kernels import layernorm
+
+    ln = ti_kernel_copy(layernorm)
+    w, b = np.ones(5, np.float32), np.zeros(5, np.float32)
+    ln.run_host(x, w, b, y, eps=0)
+    ln.run_host(x, w, b, y, eps=0.0)
+    assert ln.compiled()["recordings"] == 1
+    assert k.compiled()["recordings"] == 0
+
+
+def ti_kernel_copy(k):
+    from tileir.kernel import KernelFn
+
+    return KernelFn(k.fn, k.name, k.grid_fn, k.hints, k.tuned)

@@ -98,17 +98,20 @@ class KernelFn:
             else:
                 cfg[k] = default
         if static:
+            sized = any(isinstance(getattr(m, "extent", None), tuple) for _, m in self.params) or any(
+                callable(m) and not isinstance(m, (KParam, Marker)) for _, m in self.params)
             raise TileirError(f"unknown configuration {', '.join(static)}; this kernel takes "
                               f"{', '.join(self.static) or 'none'}", kernel=self.name,
-                              fix="sizes come from the arrays: leave them out" if any(
-                                  k.lower() in ("m", "n", "k", "rows", "cols", "s", "d") for k in static) else None)
+                              fix="leave them out if they are sizes: sizes come from the arrays" if sized else None)
         return cfg
 
     def _config_value(self, k, v, default):
         if isinstance(v, np.integer):
-            return int(v)
+            v = int(v)
         if isinstance(v, np.floating):
             v = float(v)
+        if isinstance(default, float) and isinstance(v, int) and not isinstance(v, bool):
+            return float(v)  # eps=0 and eps=0.0 are one configuration (one recording)
         wants_int = isinstance(default, int) and not isinstance(default, bool)
         if wants_int and isinstance(v, float):
             raise TileirError(f"configuration {k}={v!r} is a float; {k} is an int", kernel=self.name, what=k,
@@ -171,7 +174,7 @@ class KernelFn:
             return static
         from .autotune import best
 
-        got = best(self, gpu, **static, **(sizes or {})) or {}
+        got = best(self, gpu, **{**(sizes or {}), **static}) or {}  # a configuration key wins a name clash
         return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
 
     def kparams(self, cfg) -> tuple:

@@ -192,9 +192,11 @@ class CellRecording:
         c = m.cells
         if isinstance(ext[dim], int) and ext[dim] != DYN_DIM:
             return self.t_idx_const(-(-ext[dim] // c.tile[dim]))
-        if c.axis_of(dim) is not None:
+        if self.sizes is None and c.axis_of(dim) is not None:  # no size plan: the extent is the grid's
             return self.t_num_blocks(c.axis_of(dim))
-        t = c.tile[dim]  # a run-time extent that follows no axis: cdiv(extent, tile) on the device
+        # cdiv(extent, tile) on the device -- not the launched grid's count, which a grid function
+        # or an explicit grid may make different
+        t = c.tile[dim]
         e = self._extent_idx(param, m, dim)
         return e if t == 1 else self.t_binaryi("divi", "i32", [], self.t_idx_add(e, self.t_idx_const(t - 1)),
                                                  self.t_idx_const(t))
