@@ -1,0 +1,346 @@
+"""Training with tileir: a small GPT-style model whose attention, rms norms and matrix products are
+``tileir.ops`` (their backward kernels included), trained on a synthetic copying task beside the
+same model in pure torch -- the same initial weights, the same batches, the same optimizer -- with
+both loss curves logged step by step and the tokens per second of each.
+
+    # on the GPU machine (torch with CUDA), the toolchain on PATH:
+    tar -C /tmp -xJf .tc/tc.tar.xz && export PATH=/tmp/tc/bin:$PATH && unset CUDA_HOME
+    PYTHONPATH=src python3 examples/07_training.py --out bench/results/training_curves_h200.json
+    #   -> bench/results/training_curves_h200.json and bench/results/training_curves_h200.png
+
+    # anywhere, on the host reference (CPU tensors run tileir's programs on the host; ~10 s):
+    PYTHONPATH=src python3 examples/07_training.py --cpu-smoke
+
+The model: token and learned position embeddings (plain torch), ``--layers`` pre-norm blocks
+``x + attn(rms_norm(x))`` and ``x + mlp(rms_norm(x))``, a final rms norm and an output projection.
+Attention is causal over ``--heads`` heads of ``--head-dim`` (a power of two: a head is one tile
+of the attention kernels); the MLP is SwiGLU, ``silu(x W_gate) * (x W_up)`` then ``W_down``. In
+the tileir model every matrix product (q/k/v, the attention's output, the MLP's three, the output
+projection) is ``tileir.ops.matmul``, attention is ``tileir.ops.attention`` and the norms are
+``tileir.ops.rms_norm``; the torch model calls ``@``, ``F.scaled_dot_product_attention`` and
+``F.rms_norm`` in the same places. Embedding lookup, SiLU, the residual adds, the loss and AdamW
+are plain torch in both. Weights are kept in f32 and cast to the compute format (``--dtype``:
+bf16 on the GPU) where they are used, so each model's gradients reach f32 master weights through
+the cast.
+
+The task: a sequence of ``seq / 2`` random tokens, a separator, and the same tokens again; the
+model reads ``seq`` tokens and is scored (cross-entropy) only where the next token is a copy, so
+the loss starts near log(vocab - 1) and falls as the model learns to look back ``seq / 2 + 1``
+positions.
+
+Agreement: at every step |loss_tileir - loss_torch| <= atol + rtol * |loss_torch| (the tolerance
+of the compute format, TOL below; written to the JSON with the largest difference seen). The
+two runs differ only in the rounding of their kernels (accumulation order, where a product is
+rounded to the format), which the optimizer carries forward, so the tolerance is looser than one
+op's. A disagreement exits with status 1 after the JSON is written. Tokens per second: the steps
+after ``--warmup`` (the first ones assemble tileir's kernels and warm torch's), ``batch * seq``
+tokens a step, timed between two device synchronisations.
+
+``--cpu-smoke``: d_model 64, 2 heads of 64, seq 16, batch 2, 3 steps, one block, on the CPU (the
+host reference for tileir's side), bf16 as on the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F  # noqa: N812
+
+import tileir.ops as tops
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+# step-by-step loss agreement (atol, rtol) by compute format
+TOL = {"bf16": (0.05, 0.02), "f16": (0.02, 0.01)}
+SMOKE = {"d_model": 64, "heads": 2, "head_dim": 64, "layers": 1, "seq": 16, "batch": 2, "steps": 3, "vocab": 16,
+         "lr": 1e-2, "warmup": 1, "log_every": 1}
+GPU = {"d_model": 512, "heads": 8, "head_dim": 64, "layers": 2, "seq": 256, "batch": 32, "steps": 300, "vocab": 256,
+       "lr": 1e-3, "warmup": 10, "log_every": 10}
+EPS = 1e-5
+
+
+# ---- the two backends ----------------------------------------------------------------------------
+
+
+class TileirOps:
+    """The model's three kinds of op through tileir (CUDA tensors on the GPU, CPU ones on the host
+    reference)."""
+
+    name = "tileir"
+
+    @staticmethod
+    def matmul(a, b):
+        return tops.matmul(a, b)
+
+    @staticmethod
+    def attention(q, k, v):
+        return tops.attention(q, k, v, causal=True)
+
+    @staticmethod
+    def rms_norm(x, w):
+        return tops.rms_norm(x, [x.shape[-1]], w, EPS)
+
+
+class TorchOps:
+    """The same three through torch."""
+
+    name = "torch"
+
+    @staticmethod
+    def matmul(a, b):
+        return a @ b
+
+    @staticmethod
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    @staticmethod
+    def rms_norm(x, w):
+        return F.rms_norm(x, [x.shape[-1]], w, EPS)
+
+
+# ---- the model -----------------------------------------------------------------------------------
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d, heads, head_dim, hidden):
+        super().__init__()
+        self.heads, self.head_dim = heads, head_dim
+        self.norm1 = torch.nn.Parameter(torch.ones(d))
+        self.w_qkv = torch.nn.Parameter(torch.empty(d, 3 * heads * head_dim))
+        self.w_o = torch.nn.Parameter(torch.empty(heads * head_dim, d))
+        self.norm2 = torch.nn.Parameter(torch.ones(d))
+        self.w_gate_up = torch.nn.Parameter(torch.empty(d, 2 * hidden))  # W_gate | W_up, one product
+        self.w_down = torch.nn.Parameter(torch.empty(hidden, d))
+
+    def forward(self, x, ops, dt):
+        b, s, _ = x.shape
+        hd = self.heads * self.head_dim
+        qkv = ops.matmul(ops.rms_norm(x, self.norm1.to(dt)), self.w_qkv.to(dt))
+        q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in qkv.split(hd, -1))
+        att = ops.attention(q, k, v).transpose(1, 2).reshape(b, s, hd)
+        x = x + ops.matmul(att, self.w_o.to(dt))
+        gate, up = ops.matmul(ops.rms_norm(x, self.norm2.to(dt)), self.w_gate_up.to(dt)).chunk(2, -1)
+        return x + ops.matmul(F.silu(gate) * up, self.w_down.to(dt))
+
+
+class TinyGPT(torch.nn.Module):
+    def __init__(self, vocab, seq, d, heads, head_dim, layers, hidden=None):
+        super().__init__()
+        self.init_args = (vocab, seq, d, heads, head_dim, layers, hidden)
+        hidden = hidden or 64 * math.ceil(8 * d / 3 / 64)  # SwiGLU's 2/3 of 4d, rounded up to 64
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.pos = torch.nn.Embedding(seq, d)
+        self.blocks = torch.nn.ModuleList(Block(d, heads, head_dim, hidden) for _ in range(layers))
+        self.norm = torch.nn.Parameter(torch.ones(d))
+        self.head = torch.nn.Parameter(torch.empty(d, vocab))
+        for name, p in self.named_parameters():
+            if p.dim() == 2:  # GPT-2's initialisation: the projections into the residual scaled down
+                std = 0.02 / math.sqrt(2 * layers) if name.endswith(("w_o", "w_down")) else 0.02
+                torch.nn.init.normal_(p, std=std)
+
+    def forward(self, idx, ops, dt):
+        x = (self.tok(idx) + self.pos.weight[: idx.shape[1]]).to(dt)
+        for blk in self.blocks:
+            x = blk(x, ops, dt)
+        return ops.matmul(ops.rms_norm(x, self.norm.to(dt)), self.head.to(dt))
+
+
+# ---- the task ------------------------------------------------------------------------------------
+
+
+def copy_batches(steps, batch, seq, vocab, seed):
+    """[steps, batch, seq + 1] sequences: seq / 2 random tokens in [1, vocab), the separator 0, the
+    same tokens again (cut at seq + 1); and the [seq] mask of the positions whose next token is a
+    copy."""
+    half = seq // 2
+    g = torch.Generator().manual_seed(seed)
+    body = torch.randint(1, vocab, (steps, batch, half), generator=g)
+    sep = torch.zeros(steps, batch, 1, dtype=body.dtype)
+    data = torch.cat([body, sep, body], -1)[..., : seq + 1]
+    scored = torch.zeros(seq, dtype=torch.bool)
+    scored[half:] = True  # input position p predicts data[p + 1], a copy for p >= half
+    return data, scored
+
+
+def loss_of(model, ops, dt, seqs, scored):
+    """Cross-entropy of the next token at the ``scored`` input positions of ``seqs`` [batch, seq + 1]."""
+    logits = model(seqs[:, :-1], ops, dt)
+    return F.cross_entropy(logits[:, scored].float().flatten(0, 1), seqs[:, 1:][:, scored].flatten())
+
+
+def train(model, ops, data, scored, dt, lr, warmup, device):
+    """AdamW on ``model`` over the batches of ``data``: (the per-step losses, seconds of the steps
+    after ``warmup``, seconds of the first step)."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    losses, t_first, t0 = [], 0.0, None
+    scored = scored.to(device)
+    sync()
+    start = time.perf_counter()
+    for step in range(data.shape[0]):
+        if step == warmup:
+            sync()
+            t0 = time.perf_counter()
+        seqs = data[step].to(device, non_blocking=True)
+        loss = loss_of(model, ops, dt, seqs, scored)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+        if step == 0:
+            sync()
+            t_first = time.perf_counter() - start
+    sync()
+    timed = time.perf_counter() - t0 if t0 is not None else float("nan")
+    return [float(v) for v in torch.stack(losses).cpu()], timed, t_first
+
+
+def grad_check(models, ref, data, scored, dt, device):
+    """Each model's gradients on the first batch against the same model's in f32 torch: per
+    backend, the largest over the parameters of |g - g_f32| / |g_f32| (Frobenius norms)."""
+    f32 = TinyGPT(*ref.init_args).to(device)
+    f32.load_state_dict(ref.state_dict())
+    grads, seqs, scored = {}, data[0].to(device), scored.to(device)
+    for name, (m, ops, fmt) in {"f32": (f32, TorchOps, torch.float32),
+                                **{n: (m, o, dt) for n, (m, o) in models.items()}}.items():
+        loss_of(m, ops, fmt, seqs, scored).backward()
+        grads[name] = {n: p.grad.float() for n, p in m.named_parameters()}
+        m.zero_grad(set_to_none=True)
+    return {name: max(float((g[n] - grads["f32"][n]).norm() / grads["f32"][n].norm()) for n in g)
+            for name, g in grads.items() if name != "f32"}
+
+
+# ---- the run -------------------------------------------------------------------------------------
+
+
+def plot(record, path):
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib is not importable: no PNG")
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    c = record["config"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    steps = range(1, len(record["loss_tileir"]) + 1)
+    for name, style in (("tileir", "-"), ("torch", "--")):
+        ax.plot(steps, record[f"loss_{name}"], style, lw=1.2,
+                label=f"{name} ({record['tokens_per_s'][name]:,.0f} tokens/s)")
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy on the copied half")
+    ax.set_title(f"{record['device']}: d_model {c['d_model']}, {c['heads']}x{c['head_dim']} heads, "
+                 f"{c['layers']} layers, seq {c['seq']}, batch {c['batch']}, {c['dtype']}\n"
+                 f"max |difference| {record['max_abs_diff']:.3g} (tolerance {c['atol']} + {c['rtol']} * loss)",
+                 fontsize=9)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return str(path)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--cpu-smoke", action="store_true", help="the tiny configuration on the CPU (host reference)")
+    p.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="bf16", help="the compute format")
+    for name in ("d_model", "heads", "head_dim", "layers", "seq", "batch", "steps", "vocab", "warmup", "log_every"):
+        p.add_argument("--" + name.replace("_", "-"), type=int, default=None)
+    p.add_argument("--lr", type=float, default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="the JSON record (the PNG beside it, .png)")
+    args = p.parse_args(argv)
+    on_gpu = torch.cuda.is_available() and not args.cpu_smoke and args.device != "cpu"
+    base = dict(SMOKE if args.cpu_smoke or not on_gpu else GPU)
+    for k in base:
+        if getattr(args, k) is not None:
+            base[k] = getattr(args, k)
+    args.cfg = base
+    args.device = torch.device(args.device or ("cuda" if on_gpu else "cpu"))
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    c, device, dt = args.cfg, args.device, DTYPES[args.dtype]
+    if c["head_dim"] & (c["head_dim"] - 1):
+        raise SystemExit(f"--head-dim {c['head_dim']}: a power of two (a head is one tile)")
+    atol, rtol = TOL[args.dtype]
+    torch.manual_seed(args.seed)
+    ref = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
+    models = {}
+    for ops in (TileirOps, TorchOps):  # the same initial weights for both
+        m = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
+        m.load_state_dict(ref.state_dict())
+        models[ops.name] = (m.to(device), ops)
+    data, scored = copy_batches(c["steps"], c["batch"], c["seq"], c["vocab"], args.seed + 1)
+    if device.type == "cuda":
+        data = data.pin_memory()
+    tokens = c["batch"] * c["seq"]
+    grad_err = grad_check(models, ref, data, scored, dt, device)
+    n_params = sum(p.numel() for p in ref.parameters())
+    print(f"{device} {args.dtype}: d_model {c['d_model']}, {c['heads']} heads of {c['head_dim']}, {c['layers']} "
+          f"layers, seq {c['seq']}, batch {c['batch']}, vocab {c['vocab']}, {c['steps']} steps, {n_params:,} "
+          "parameters", flush=True)
+    print("first-batch gradients against f32 torch, the largest relative error over the parameters: "
+          + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
+    curves, rate, first = {}, {}, {}
+    for name, (m, ops) in models.items():
+        losses, timed, t_first = train(m, ops, data, scored, dt, c["lr"], c["warmup"], device)
+        curves[name], first[name] = losses, t_first
+        rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
+        print(f"{name}: {rate[name]:,.0f} tokens/s after {c['warmup']} warm-up steps (first step {t_first:.2f} s)",
+              flush=True)
+    diffs = [abs(a - b) for a, b in zip(curves["tileir"], curves["torch"])]
+    bad = [i for i, (a, b) in enumerate(zip(curves["tileir"], curves["torch"])) if abs(a - b) > atol + rtol * abs(b)]
+    print(f"{'step':>5} {'tileir':>9} {'torch':>9} {'|diff|':>9}")
+    for i, (a, b) in enumerate(zip(curves["tileir"], curves["torch"])):
+        if i % c["log_every"] == 0 or i == len(diffs) - 1 or i in bad:
+            print(f"{i + 1:5d} {a:9.4f} {b:9.4f} {diffs[i]:9.2e}{'  OUTSIDE' if i in bad else ''}")
+    record = {
+        "what": "examples/07_training.py: the same model trained with tileir.ops and with pure torch",
+        "date": datetime.date.today().isoformat(),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (host reference)",
+        "torch": torch.__version__,
+        "config": dict(c, dtype=args.dtype, seed=args.seed, task="copy", optimizer="AdamW(0.9, 0.95), no decay",
+                       params=n_params, tokens_per_step=tokens, atol=atol, rtol=rtol),
+        "loss_tileir": curves["tileir"],
+        "loss_torch": curves["torch"],
+        "abs_diff": diffs,
+        "max_abs_diff": max(diffs),
+        "max_rel_diff": max(d / max(abs(b), 1e-12) for d, b in zip(diffs, curves["torch"])),
+        "tolerance": f"|loss_tileir - loss_torch| <= {atol} + {rtol} * |loss_torch| at every step",
+        "steps_outside_tolerance": [i + 1 for i in bad],
+        "agree": not bad,
+        "tokens_per_s": rate,
+        "tileir_over_torch_tokens_per_s": rate["tileir"] / rate["torch"],
+        "first_step_s": first,
+        "grad_rel_err_vs_f32": grad_err,
+        "grad_check": "first batch, before training: per backend the largest over the parameters of "
+                      "|g - g_f32| / |g_f32|, g_f32 from the same model in f32 torch",
+    }
+    print(f"max |diff| {record['max_abs_diff']:.3e} (tolerance {atol} + {rtol} * loss); tokens/s tileir / torch "
+          f"{record['tileir_over_torch_tokens_per_s']:.3f}")
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        record["png"] = plot(record, out.with_suffix(".png"))
+        out.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"wrote {out}" + (f" and {record['png']}" if record["png"] else ""))
+    if bad:
+        print(f"the loss curves disagree at steps {record['steps_outside_tolerance']}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
