@@ -40,6 +40,11 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def checking_bounds() -> bool:
+    """Whether calls run the bounds-checked variant by default (``TILEIR_CHECK_BOUNDS=1``)."""
+    return os.environ.get("TILEIR_CHECK_BOUNDS", "") not in ("", "0")
+
+
 def interpreting() -> bool:
     """Whether plain kernel calls run on the host reference (``TILEIR_INTERPRET=1``)."""
     return os.environ.get("TILEIR_INTERPRET", "") not in ("", "0")
@@ -143,12 +148,13 @@ class KernelFn:
             out.append(m)
         return tuple(out)
 
-    def plan(self, cfg) -> SizePlan:
-        """The run-time sizes and strides of this configuration's markers (tileir.sizes)."""
-        key = self._key(cfg)
+    def plan(self, cfg, checked: bool = False) -> SizePlan:
+        """The run-time sizes and strides of this configuration's markers (tileir.sizes); with
+        ``checked``, each buffer's span too (the bounds-checked variant)."""
+        key = (self._key(cfg), checked)
         got = self._plans.get(key)
         if got is None:
-            got = self._plans[key] = SizePlan(self.name, [n for n, _ in self.params], self.markers(cfg))
+            got = self._plans[key] = SizePlan(self.name, [n for n, _ in self.params], self.markers(cfg), checked)
         return got
 
     def hints_for(self, cfg) -> tuple:
@@ -177,47 +183,48 @@ class KernelFn:
         got = best(self, gpu, **{**(sizes or {}), **static}) or {}  # a configuration key wins a name clash
         return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
 
-    def kparams(self, cfg) -> tuple:
+    def kparams(self, cfg, checked: bool = False) -> tuple:
         """The entry's parameters: the kernel's own, then the hidden run-time sizes and strides."""
         own = tuple(kparam_of(m) for m in self.markers(cfg))
-        return own + (KParam("i32", False),) * len(self.plan(cfg).hidden)
+        return own + (KParam("i32", False),) * len(self.plan(cfg, checked).hidden)
 
-    def program(self, div16=(), **static):
+    def program(self, div16=(), checked: bool = False, **static):
         """The recorded TileProg for this configuration (recorded once, then cached). ``div16``:
         per hidden stride, whether the program claims it a multiple of 16 (a launch specialises
-        on it; tileir.sizes)."""
+        on it; tileir.sizes); ``checked``: pointer loads and stores assert their lanes inside the
+        arrays passed (the bounds-checked variant, TILEIR_CHECK_BOUNDS)."""
         cfg = self.config(**static)
-        key = (self._key(cfg), tuple(div16))
+        key = (self._key(cfg), tuple(div16), checked)
         prog = self._progs.get(key)
         if prog is None:
             marks = self.markers(cfg)
             args = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
                     enumerate(zip(self.params, marks))]
             prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg),
-                          sizes=self.plan(cfg), div16=tuple(div16))
+                          sizes=self.plan(cfg, checked), div16=tuple(div16))
             self._progs[key] = prog
             self._made["recordings"] += 1
         return prog
 
-    def kernel(self, div16=(), **static):
+    def kernel(self, div16=(), checked: bool = False, **static):
         """The lowered Kernel (typed Tile IR instructions)."""
         from .lower import lower
 
-        return lower(self.program(div16, **static))
+        return lower(self.program(div16, checked, **static))
 
-    def mlir(self, div16=(), **static) -> str:
+    def mlir(self, div16=(), checked: bool = False, **static) -> str:
         """The cuda_tile text of this configuration (what tileirdisasm prints for its bytes)."""
         from .render import render_kernel
 
-        return render_kernel(self.kernel(div16, **static))
+        return render_kernel(self.kernel(div16, checked, **static))
 
-    def bytecode(self, version=None, div16=(), **static) -> bytes:
+    def bytecode(self, version=None, div16=(), checked: bool = False, **static) -> bytes:
         """The Tile IR bytecode (13.4 unless ``version`` says otherwise)."""
         from .bytecode import encode_kernel
 
-        return encode_kernel(self.kernel(div16, **static), version)
+        return encode_kernel(self.kernel(div16, checked, **static), version)
 
-    def cubin(self, arch: str = "sm_90", opt_level=None, div16=(), **static) -> bytes:
+    def cubin(self, arch: str = "sm_90", opt_level=None, div16=(), checked: bool = False, **static) -> bytes:
         """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk). tileiras runs at
         its own level unless ``opt_level`` forces one or this kernel reaches an assembler defect
         known for ``arch`` (``assemble.kernel_args``, issue 6)."""
@@ -225,10 +232,10 @@ class KernelFn:
         from .bytecode import encode_kernel
 
         cfg = self.config(**static)
-        key = (self._key(cfg), arch, opt_level, tuple(div16))
+        key = (self._key(cfg), arch, opt_level, tuple(div16), checked)
         got = self._cubins.get(key)
         if got is None:
-            k = self.kernel(div16, **cfg)
+            k = self.kernel(div16, checked, **cfg)
             got = assemble(encode_kernel(k), arch, kernel=self.name, opt_level=opt_level, program=k)
             self._cubins[key] = got
             self._made["cubins"] += 1
@@ -291,42 +298,49 @@ class KernelFn:
                                   what=k, fix=f"leave {k} out (it is read from the arrays), or pass arrays of {k}={v}")
 
     # -- running --------------------------------------------------------------------------------
-    def run_host(self, *arrays, grid=None, **static) -> None:
+    def run_host(self, *arrays, grid=None, check_bounds=None, **static) -> None:
         """Run on the host reference: numpy arrays for buffers (written in place, strided ones
-        too), numbers for values."""
+        too), numbers for values. ``check_bounds`` (default: TILEIR_CHECK_BOUNDS): pointer loads
+        and stores assert their lanes inside the arrays passed, naming the first bad lane."""
         from .ref import run_host
 
+        checked = checking_bounds() if check_bounds is None else bool(check_bounds)
         static, asserted = self._split_sizes(static)
         cfg = self.config(**static)
-        plan = self.plan(cfg)
+        plan = self.plan(cfg, checked)
         values = plan.values(arrays)
         self._check_asserted(plan, values, asserted)
-        prog = self.program(**cfg)
+        prog = self.program(checked=checked, **cfg)
         args = [flat_span(a) if isinstance(a, np.ndarray) and i in plan.ranks else a for i, a in enumerate(arrays)]
         g = tuple(grid) if grid is not None else self._grid_of(cfg, plan, arrays, values)
         run_host(prog, args + list(values), g)
 
-    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=False, **static) -> None:
+    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=False, check_bounds=None,
+                 **static) -> None:
         """Run on the GPU: torch/cupy arrays (no copies; asynchronous, on torch's current stream of
         the arrays' device unless ``stream`` names another; ``sync=True`` waits) or numpy arrays
         (copied in and out; the call waits). With ``TILEIR_INTERPRET=1`` it runs on the host
-        reference instead (numpy arrays and CPU torch tensors in place).
+        reference instead (numpy arrays and CPU torch tensors in place). ``check_bounds`` (default:
+        TILEIR_CHECK_BOUNDS): the bounds-checked variant -- a pointer load or store with a lane
+        outside the array passed stops the kernel (an assert naming kernel, op and parameter; the
+        host reference also names the lane) -- and the call waits for it.
 
         The first call of a configuration records, lowers, encodes, assembles and loads; later
         calls, of any size, find the loaded function and only read the sizes, pack the arguments
         and launch (bench/launch_overhead.py measures it)."""
+        checked = checking_bounds() if check_bounds is None else bool(check_bounds)
         if interpreting():
-            return self._interpret(arrays, grid, static)
-        key = (tuple(static.items()), arch, opt_level, grid is not None)
+            return self._interpret(arrays, grid, dict(static, check_bounds=checked))
+        key = (tuple(static.items()), arch, opt_level, grid is not None, checked)
         try:
             site = self._sites.get(key)
         except TypeError:  # an unhashable configuration value: a fresh site every time
             key, site = None, None
         if site is None:
-            site = _CallSite(self, dict(static), arch, opt_level, grid is not None)
+            site = _CallSite(self, dict(static), arch, opt_level, grid is not None, checked)
             if key is not None:
                 self._sites[key] = site
-        site(arrays, grid, stream, sync)
+        site(arrays, grid, stream, sync or checked)
 
     def _interpret(self, arrays, grid, static) -> None:
         from .runtime.arrays import host_view
@@ -347,7 +361,7 @@ class _CallSite:
     the size plan, and per (shape bucket, stride claims) the launcher and its grid rule. A call
     reads the hidden sizes off the arrays, picks its variant and launches."""
 
-    def __init__(self, fn: KernelFn, static: dict, arch, opt_level, grid_given: bool):
+    def __init__(self, fn: KernelFn, static: dict, arch, opt_level, grid_given: bool, checked: bool = False):
         from .assemble import gpu_name_of_device
 
         self.fn = fn
@@ -359,7 +373,8 @@ class _CallSite:
         self.opt_level = opt_level
         self.static, self.asserted = fn._split_sizes(static)
         self.base = fn.config(**self.static)
-        self.plan = fn.plan(self.base)
+        self.checked = checked
+        self.plan = fn.plan(self.base, checked)
         # a call that gives its own grid keeps its configuration as written (no tuned keys filled in):
         # the grid was worked out for that configuration
         self.tuned = bool(fn.tuned) and not grid_given and not any(k in self.static for k in fn.tuned)
@@ -367,7 +382,7 @@ class _CallSite:
         self.fast = self.plan.fast_values() if self.plan and sizes_specialise() else None
         self.size_slots = tuple(k for k, h in enumerate(self.plan.hidden) if h.kind == "size")
         self.reader = None
-        if sizes_specialise() and not self.asserted:
+        if sizes_specialise() and not self.asserted and not checked:
             from .runtime.fastpath import reader
 
             self.reader = reader(self.plan, [(kp.dtype, kp.by_ptr) for kp in fn.kparams(self.base)], len(fn.params))
@@ -413,13 +428,13 @@ class _CallSite:
         if self.tuned:
             static = fn.tuned_config(dict(static), self.target, self.plan.named(values))
         cfg = fn.config(**static)
-        plan = fn.plan(cfg)
+        plan = fn.plan(cfg, self.checked)
         if [h.label for h in plan.hidden] != [h.label for h in self.plan.hidden]:
             raise TileirError("the tuned configuration's markers declare other run-time sizes than the defaults'",
                               kernel=fn.name, fix="keep a marker's extents independent of its tiles")
-        cubin = fn.cubin(self.target, self.opt_level, spec, **cfg)
-        prog = fn.program(spec, **cfg)
-        params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg)]
+        cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)
+        prog = fn.program(spec, self.checked, **cfg)
+        params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg, self.checked)]
         launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks,
                                 unaligned=prog.unaligned)
         fast = plan.fast_grid() if fn.grid_fn is None else None

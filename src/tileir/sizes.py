@@ -99,8 +99,9 @@ class SizePlan:
     ``extent[(p, d)]``: a fixed int, or ("h", k) for hidden parameter k; ``stride[(p, d)]``: the
     hidden parameter k of that stride (every dimension but the last; the last's stride is 1)."""
 
-    def __init__(self, kernel: str, names, markers):
+    def __init__(self, kernel: str, names, markers, checked: bool = False):
         self.kernel = kernel
+        self.checked = checked
         self.names = list(names)
         self.hidden: list[Hidden] = []
         self.extent: dict = {}
@@ -135,6 +136,12 @@ class SizePlan:
             for d in range(rank - 1):
                 self.stride[(p, d)] = len(reads)
                 reads.append(("stride", f"{self.names[p]}.stride({d})", [(p, d)]))
+        self.span: dict = {}  # buffer parameter -> its hidden span (the bounds-checked variant only)
+        if checked:
+            for p, m in enumerate(markers):
+                if getattr(m, "dtype", None) is not None and (hasattr(m, "role") or getattr(m, "by_ptr", False)):
+                    self.span[p] = len(reads)
+                    reads.append(("span", f"{self.names[p]}.span", [(p, -1)]))
         self.hidden = [Hidden(k, label, tuple(r)) for k, label, r in reads]
         self._sizes = [(k, h.reads) for k, h in enumerate(self.hidden) if h.kind == "size"]
         self._strides = [(k, h.reads[0]) for k, h in enumerate(self.hidden) if h.kind == "stride"]
@@ -143,7 +150,7 @@ class SizePlan:
         self.array_params = tuple(sorted(self.ranks))
 
     def __bool__(self) -> bool:
-        return bool(self.ranks)
+        return bool(self.hidden)
 
     @property
     def size_names(self) -> list[str]:
@@ -158,7 +165,7 @@ class SizePlan:
         """The hidden parameters' values for a call with ``arrays`` (the kernel's own arguments),
         checked: ranks, fixed extents, named sizes that agree, positive sizes that fit i32,
         unit-stride last dimensions."""
-        if not self.ranks:
+        if not self.hidden:
             return []
         if len(arrays) < len(self.names):
             raise TileirError(f"takes {len(self.names)} argument(s), got {len(arrays)}.", kernel=self.kernel,
@@ -203,6 +210,11 @@ class SizePlan:
                 raise self._refuse(f"the array's last dimension has stride {strides[-1]}; the kernel reads it "
                                    "with stride 1", p, ".contiguous() (or arrange the data so the last dimension "
                                    "is dense)")
+        for p, k in self.span.items():  # the elements reachable from the first: 1 + sum (n - 1) * stride
+            got = geo.get(p) or shape_strides(arrays[p])
+            if got is None:
+                raise self._refuse(f"a {type(arrays[p]).__name__} for a buffer parameter", p, "pass an array")
+            out[k] = min(SIZE_LIMIT, 1 + sum((n - 1) * st for n, st in zip(*got))) if all(got[0]) else 0
         for k, (p, d) in self._strides:
             shape, strides = geo[p]
             s = strides[d]

@@ -143,6 +143,11 @@ class RecorderCore(_dev.Dev):
             if claims.get(k):
                 h = self.t_assume(DivBy(SPECIALISE_DIVISOR), "i32", (), h)
             self.hidden_h.append(h)
+        self.span_h = {p: self.hidden_h[k] for p, k in self.sizes.span.items()}
+
+    def checked_span(self, param):
+        """The hidden span of buffer ``param`` in a bounds-checked recording (else None)."""
+        return getattr(self, "span_h", {}).get(param)
 
     # -- handles and operations ----------------------------------------------------------------
     @property

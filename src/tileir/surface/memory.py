@@ -56,6 +56,7 @@ def load(p: Param, base, shape, strides=None, mask=None, pad=None, hints=()) -> 
         from .arith import _as_const
 
         pad = _as_const(pad, p.dtype)
+    _check_bounds(p, base, shape, strides, mask, "load")
     return Tile(dev().t_load(p.pos, p.dtype, as_idx(base).h, shape, strides,
                              h(mask) if mask is not None else None, h(pad) if pad is not None else None,
                              _hints(hints)))
@@ -68,8 +69,27 @@ def store(p: Param, base, v: Tile, strides=None, mask=None, hints=()) -> None:
     p = _param(p)
     d, shape = info(v)
     strides = row_major(shape) if strides is None else list(strides)
+    _check_bounds(p, base, list(shape), strides, mask, "store")
     dev().t_store(p.pos, p.dtype, as_idx(base).h, list(shape), strides, h(v),
                   h(mask) if mask is not None else None, _hints(hints))
+
+
+def _check_bounds(p: Param, base, shape, strides, mask, what: str) -> None:
+    """In a bounds-checked recording (TILEIR_CHECK_BOUNDS), assert every lane the access touches
+    (under its mask) lies in [0, span) of the array passed for ``p``: the device stops with the
+    assert's words, the host reference names the block and the first bad lane."""
+    span = getattr(dev(), "checked_span", lambda _p: None)(p.pos)
+    if span is None or not shape or any(not isinstance(s, int) for s in strides):
+        return
+    from .arith import bool_const, ge_i, i_const, lt_i, select
+    from .debug import d_assert
+    from .index import and_mask, lanes_strided
+
+    offs = lanes_strided(as_idx(base), shape, strides)
+    inside = and_mask(ge_i(offs, i_const(0)), lt_i(offs, Tile(span)))
+    if mask is not None:
+        inside = select(mask, inside, bool_const(True))
+    d_assert(inside, f"{what} of parameter {p.name} outside the array passed (TILEIR_CHECK_BOUNDS)")
 
 
 __all__ = ["param", "position", "param_dtype", "scalar", "load", "store", "dname"]
