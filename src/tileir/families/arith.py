@@ -378,9 +378,97 @@ def _ref_binaryf(it, op):
         z = np.where(zeros, 0.0 if name == "maxf" else -0.0, z)
     elif name in ("pow", "atan2"):
         z = _BIN[name](np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64))
+    elif name in DIRECTED_OPS and (a.get("rounding") or "nearest_even") != "nearest_even":
+        x, y = np.broadcast_arrays(np.asarray(it.val(a["a"])).astype(np.float64),
+                                   np.asarray(it.val(a["b"])).astype(np.float64))
+        it.set(op.res[0], binary_directed(name, x, y, d, a["rounding"]))
+        return
     else:
         z = _BIN[name](_fl(it, a["a"], d), _fl(it, a["b"], d))
     it.set(op.res[0], to_format(BY_NAME[d], z))
+
+
+DIRECTED_OPS = ("addf", "subf", "mulf", "divf")
+_EXACT_OP = {"addf": lambda p, q: p + q, "subf": lambda p, q: p - q, "mulf": lambda p, q: p * q,
+             "divf": lambda p, q: p / q}
+
+
+def _odd64(v) -> float:
+    """The rational ``v`` (nonzero, inside f64's range) rounded to f64 by ODD: truncated, and the last
+    bit set where that lost anything. An odd f64 lies strictly between the same two neighbours of
+    any format of at most 51 significand bits as ``v`` does, so one more rounding by any mode into
+    such a format is the correct rounding of ``v`` itself."""
+    from fractions import Fraction
+
+    f = float(v)  # int / int true division: correctly rounded to nearest
+    if Fraction(f) == v:
+        return f
+    if abs(Fraction(f)) > abs(v):
+        f = float(np.nextafter(f, 0.0))
+    return float((np.float64(f).view(np.int64) | np.int64(1)).view(np.float64))
+
+
+def _f64_directed(v, mode: str) -> float:
+    """The rational ``v`` (nonzero) rounded into f64 by ``mode``."""
+    from fractions import Fraction
+
+    try:
+        f = float(v)
+    except OverflowError:
+        f = math.inf if v > 0 else -math.inf
+    if math.isinf(f):  # past the range: infinity, or the largest finite value where the mode holds back
+        big = np.finfo(np.float64).max
+        keep = (v > 0 and mode == "positive_inf") or (v < 0 and mode == "negative_inf")
+        return f if keep else (float(big) if v > 0 else -float(big))
+    if f == 0:
+        f = 0.0 if v > 0 else -0.0
+    e = Fraction(f)
+    if mode == "positive_inf" and e < v or mode == "negative_inf" and e > v:
+        f = float(np.nextafter(f, math.inf if mode == "positive_inf" else -math.inf))
+    elif mode == "zero" and abs(e) > abs(v):
+        f = float(np.nextafter(f, 0.0))
+        f = (0.0 if v > 0 else -0.0) if f == 0 else f
+    return f
+
+
+def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: str) -> np.ndarray:
+    """addf / subf / mulf / divf of the f64 lanes ``x``, ``y`` (values of ``dtype``) rounded ONCE into
+    ``dtype`` by the directed ``mode`` (zero, negative_inf, positive_inf), as IEEE 754 defines each:
+    the exact rational result, then f64 by odd and the format by the mode (convert._round_mode), or
+    f64 itself straight from the rational. Infinities, NaNs and division by zero are exact in every
+    mode (numpy's answer); an exact zero sum is +0 except toward -inf, where it is -0 (IEEE 754
+    6.3), -0 + -0 being -0 in every mode; a zero product or quotient has the operands' sign."""
+    from fractions import Fraction
+
+    from .convert import _round_mode
+
+    d = BY_NAME[dtype]
+    shape = x.shape
+    xs, ys = x.ravel(), y.ravel()
+    out = np.empty(xs.size, np.float64)
+    odd = d.name != "f64"
+    with np.errstate(all="ignore"):
+        plain = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide}[name](xs, ys)
+    for i, (p, q) in enumerate(zip(xs.tolist(), ys.tolist())):
+        if not (math.isfinite(p) and math.isfinite(q)) or (name == "divf" and q == 0):
+            out[i] = plain[i]
+            continue
+        v = _EXACT_OP[name](Fraction(p), Fraction(q))
+        if v == 0:
+            if name in ("mulf", "divf"):
+                out[i] = math.copysign(0.0, p) * math.copysign(1.0, q)
+            else:
+                qq = -q if name == "subf" else q
+                both_neg = math.copysign(1, p) < 0 and math.copysign(1, qq) < 0
+                out[i] = -0.0 if both_neg or mode == "negative_inf" else 0.0
+            continue
+        out[i] = _odd64(v) if odd else _f64_directed(v, mode)
+    out = out.reshape(shape)
+    if not odd:
+        return out
+    # zeros and specials pass through _round_mode unchanged (they are exact); the odd values round once
+    with np.errstate(all="ignore"):
+        return _round_mode(out, d, mode)
 
 
 @interp("fma")
@@ -408,8 +496,11 @@ def _signed64(it, h):
 
 
 def _unsigned64(it, h, dtype):
+    """The unsigned reading of an integer operand, as np.uint64 (an i64 lane past 2^63 included:
+    masking an int64 array with the Python int 2^64 - 1 overflows numpy's C long)."""
     bits = BY_NAME[dtype].bits
-    return _signed64(it, h) & ((1 << bits) - 1)
+    u = _signed64(it, h).astype(np.uint64)  # two's complement: -1 reads 2^64 - 1
+    return u if bits >= 64 else u & np.uint64((1 << bits) - 1)
 
 
 @interp("cmpi")
@@ -451,8 +542,8 @@ def _ref_binaryi(it, op):
         z = np.minimum(x, y)
     elif name == "mulhii":  # the high half of the product of the UNSIGNED readings
         ux, uy = _unsigned64(it, a["a"], a["dtype"]), _unsigned64(it, a["b"], a["dtype"])
-        z = np.vectorize(lambda p, q: (int(p) * int(q)) >> bits, otypes=[object])(ux, uy).astype(np.int64) \
-            if bits > 32 else (ux * uy) >> bits
+        z = np.vectorize(lambda p, q: _as_i64((int(p) * int(q)) >> bits), otypes=[np.int64])(ux, uy) \
+            if bits > 32 else ((ux * uy) >> np.uint64(bits)).astype(np.int64)
     elif name == "andi":
         z = x & y
     elif name == "ori":
@@ -464,10 +555,16 @@ def _ref_binaryi(it, op):
     elif name == "shri":  # arithmetic: the sign is copied down
         z = x >> (y & 63)
     elif name == "shru":  # logical: zeros come in
-        z = _unsigned64(it, a["a"], a["dtype"]) >> (y & 63)
+        z = (_unsigned64(it, a["a"], a["dtype"]) >> (y & 63).astype(np.uint64)).astype(np.int64)
     else:  # pragma: no cover
         raise it.fail(f"no host rule for {name}")
     it.set(op.res[0], wrap_int(d, z))
+
+
+def _as_i64(n: int) -> int:
+    """A Python integer below 2^64 read as a signed 64-bit one (its two's complement)."""
+    n &= (1 << 64) - 1
+    return n - (1 << 64) if n >> 63 else n
 
 
 def _mul64(x, y):

@@ -159,15 +159,33 @@ def _ref_fold(it, op):
         work = np.float64 if d.name == "f64" else (np.float32 if d.is_float else np.int64)
         x = xs[0].astype(work)
         if op.kind == "reduce":
-            outs = [to_format(d, fast.reduce(x, axis=dim))]
+            outs = [to_format(d, _signed_zeros(fast, x, fast.reduce(x, axis=dim), dim, False))]
         else:
             y = np.flip(x, dim) if a["reverse"] else x
-            y = fast.accumulate(y, axis=dim)
+            y = _signed_zeros(fast, y, fast.accumulate(y, axis=dim), dim, True)
             outs = [to_format(d, np.flip(y, dim) if a["reverse"] else y)]
     else:
         outs = _fold_generic(it, op, region, xs, dim)
     for h, v in zip(op.res, outs):
         it.set(h, v)
+
+
+_MAXLIKE = {np.fmax: True, np.maximum: True, np.fmin: False, np.minimum: False}
+
+
+def _signed_zeros(fast, x, r, dim, prefix):
+    """A float max / min fold's zero answers given the sign maxf / minf give them: max(+0, -0) is +0
+    and min(+0, -0) is -0 whichever comes first (IEEE 754-2019 maximum / minimum; the H200's maxf and
+    minf, bench/results/diff_h200.json float_maxmin), where numpy's fmax / fmin answer one of the
+    operands. A max whose answer is a zero is +0 when a +0 was folded in (so far, for a scan), else
+    -0; a min, -0 when a -0 was."""
+    if fast not in _MAXLIKE or x.dtype.kind != "f":
+        return r
+    want = np.signbit(x) != _MAXLIKE[fast]  # the zero that wins: +0 for max, -0 for min
+    hit = (x == 0) & want
+    seen = np.logical_or.accumulate(hit, axis=dim) if prefix else np.any(hit, axis=dim)
+    win = 0.0 if _MAXLIKE[fast] else -0.0
+    return np.where((r == 0) & seen, win, np.where(r == 0, -win, r)).astype(r.dtype)
 
 
 def _fold_generic(it, op, region, xs, dim):
