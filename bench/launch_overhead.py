@@ -62,7 +62,6 @@ def main():
         "torch": per_call_us(lambda: torch.add(a, b, out=c)),
         # host-only pieces (nothing launched): where the rest goes
         "host_sizes_generic": per_call_us(lambda: plan.values((a, b, c))),
-        "host_sizes": per_call_us(lambda: site.fast((a, b, c))),
         "host_grid": per_call_us(lambda: grid_rule((a, b, c), values)),
         "host_fast_lane_checks": per_call_us(lambda: launcher._fast_values(full)),
         "host_generated_reader": per_call_us(lambda: site.reader((a, b, c))),

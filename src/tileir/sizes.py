@@ -20,7 +20,6 @@ for those strides only -- at most a few cubins per configuration, the measured c
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 
 from .errors import TileirError
@@ -228,49 +227,6 @@ class SizePlan:
                                    "a smaller array")
             out[k] = s
         return out
-
-    def fast_values(self):
-        """A function of the arguments answering ``(values(arrays), div16(values, arrays))`` for
-        torch tensors in a few comparisons (with SPECIALISE on), or None wherever anything is off
-        (not all tensors, a rank, a disagreement, a stride): then ``values`` runs and says what.
-        Generated once per plan, because the launch reads the sizes on every call (the generic
-        walk cost 14 us a call of three tensors on the CPU machine, the generated one 5)."""
-        torch = sys.modules.get("torch")
-        if torch is None or not self.ranks:
-            return None
-        lines = ["def fast(arrays):"]
-        ps = sorted(self.ranks)
-        lines.append("    try:")
-        lines += [f"        a{p} = arrays[{p}]" for p in ps]
-        lines.append("    except IndexError:\n        return None")
-        lines.append("    if not (" + " and ".join(f"isinstance(a{p}, T)" for p in ps) + "):\n        return None")
-        lines += [f"    s{p} = a{p}.shape\n    t{p} = a{p}.stride()" for p in ps]
-        conds = [f"len(s{p}) == {self.ranks[p]}" for p in ps]
-        lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
-        conds = []
-        for p, d, e in self._fixed:
-            conds.append(f"s{p}[{d}] == {e}")
-        outs = [""] * len(self.hidden)
-        for k, reads in self._sizes:
-            p0, d0 = reads[0]
-            outs[k] = f"s{p0}[{d0}]"
-            conds.append(f"0 < s{p0}[{d0}] <= {SIZE_LIMIT}")
-            conds += [f"s{p}[{d}] == s{p0}[{d0}]" for p, d in reads[1:]]
-        for p in ps:
-            conds.append(f"(s{p}[-1] == 1 or t{p}[-1] == 1)")
-            conds += [f"s{p}[{d}] > 0" for d in range(self.ranks[p])]
-        for k, (p, d) in self._strides:
-            dense = "*".join(f"s{p}[{e}]" for e in range(d + 1, self.ranks[p]))
-            outs[k] = f"(t{p}[{d}] if s{p}[{d}] != 1 else {dense})"
-            conds.append(f"0 < {outs[k]} <= {SIZE_LIMIT}")
-        if conds:
-            lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
-        claims = [f"{outs[k]} % {SPECIALISE_DIVISOR} == 0" for k in self.stride_slots]
-        claims += [f"a{p}.data_ptr() % {SPECIALISE_DIVISOR} == 0" for p in ps]
-        lines.append("    return [" + ", ".join(outs) + "], (" + "".join(c + ", " for c in claims) + ")")
-        scope = {"T": torch.Tensor}
-        exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
-        return scope["fast"]
 
     def fast_grid(self):
         """A function of ``values`` answering ``grid(values)`` in a few operations, or None where
