@@ -28,8 +28,8 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _x(fmt="f32", max_tile=8192):
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+def _x(fmt="f32", max_tile=8192, rows=1):
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero))
 
 
 def _vec(fmt="f32", max_tile=8192):
@@ -52,21 +52,23 @@ def _row(v, j, t):
 
 
 class _Walk:
-    """What both norms share: the row's chunks, the last one's index, 1 / C, and the output view."""
+    """What both norms share: the row's chunks, the last one's index, 1 / C, and the output view
+    (a block's ``n`` rows at once)."""
 
-    def __init__(self, x, y, t):
-        self.t = t
+    def __init__(self, x, y, t, n=1):
+        self.t, self.n = t, n
         self.r = ti.block_id(0)
         self.chunks = ti.blocks_of(x, 1)
         self.last = ti.idx_sub(self.chunks, 1)
         self.cols = ti.extent_of(x, 1)
         self.inv_n = 1.0 / ti.int_to_float(ti.idx_as_tile(self.cols), F32)
-        self.out = ti.partition_view(ti.array_view(y), [1, t])
+        self.out = ti.partition_view(ti.array_view(y), [n, t])
 
     def sum_and_last(self, x, fn):
-        """([1, 1] sum over the row of fn(chunk), the last chunk as f32): one read of every chunk."""
-        acc = ti.carry(ti.full([1, self.t], 0.0, F32))
-        kept = ti.carry(ti.full([1, self.t], 0.0, F32))
+        """([n, t] sums over the rows' chunks of fn(chunk), the last chunk as f32): one read of every
+        chunk."""
+        acc = ti.carry(ti.full([self.n, self.t], 0.0, F32))
+        kept = ti.carry(ti.full([self.n, self.t], 0.0, F32))
         for j in ti.d_range(0, self.chunks):
             c = _chunk(x, j)
             ti.set(acc, ti.get(acc) + fn(c))
@@ -77,21 +79,22 @@ class _Walk:
         ti.store_view(self.out, [self.r, j], ti.to(v, fmt))
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
 def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, eps: float = 1e-5, fmt: str = "f32", max_tile: int = 8192,
-              warps: int = 0, occupancy: int = 0):
+              rows: int = 1, warps: int = 0, occupancy: int = 0):
     """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * w + b for [R, C] arrays of ``fmt`` (f32, f16
     or bf16) and [C] weights and biases, f32 statistics (the biased variance), any R and C.
+    rows: rows a block (a [rows, max_tile] cell, for narrow rows; those past R are not written).
     warps / occupancy: entry hints (0: tileiras decides)."""
-    walk, t = _Walk(x, y, max_tile), max_tile
+    walk, t = _Walk(x, y, max_tile, rows), max_tile
     w_last, b_last = ti.load_at(w, [walk.last]), ti.load_at(b, [walk.last])  # issued before the row's reads
     s, x_last = walk.sum_and_last(x, lambda c: c)
     mean = ti.reduce_sum(s, keepdims=True) * walk.inv_n
-    sq = ti.carry(ti.full([1, t], 0.0, F32))
+    sq = ti.carry(ti.full([rows, t], 0.0, F32))
     for j in ti.d_range(0, walk.last):  # the whole chunks: no lane past C
         d = _chunk(x, j) - mean
         ti.set(sq, ti.get(sq) + d * d)
-    inside = ti.axis_mask(ti.tile_at(walk.last, t), [1, t], 1, walk.cols)
+    inside = ti.axis_mask(ti.tile_at(walk.last, t), [rows, t], 1, walk.cols)
     d_last = ti.select(inside, x_last - mean, 0.0)  # the padded lanes hold -mean: out of the variance
     rstd = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * walk.inv_n + eps)
     for j in ti.d_range(0, walk.last):
@@ -100,12 +103,12 @@ def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, eps: float = 1e-5, fmt: str = "f32"
     walk.store(walk.last, ti.fma(d_last * rstd, wr, br), fmt)
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
-def rmsnorm(x=_x, w=_vec, y=_y, *, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192, warps: int = 0,
-            occupancy: int = 0):
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+def rmsnorm(x=_x, w=_vec, y=_y, *, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192, rows: int = 1,
+            warps: int = 0, occupancy: int = 0):
     """y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w for [R, C] arrays of ``fmt`` (f32, f16 or
-    bf16) and a [C] weight, f32 statistics, any R and C."""
-    walk, t = _Walk(x, y, max_tile), max_tile
+    bf16) and a [C] weight, f32 statistics, any R and C; ``rows`` rows a block."""
+    walk, t = _Walk(x, y, max_tile, rows), max_tile
     w_last = ti.load_at(w, [walk.last])
     ss, x_last = walk.sum_and_last(x, lambda c: c * c)  # a padded lane's square is 0
     rs = ti.rsqrt(ti.reduce_sum(ss, keepdims=True) * walk.inv_n + eps)

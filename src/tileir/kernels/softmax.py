@@ -29,25 +29,27 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _x(fmt="f32", max_tile=4096):
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadNegInf))
+def _x(fmt="f32", max_tile=4096, rows=1):
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadNegInf))
 
 
 def _y(fmt="f32"):
     return Shared(fmt, ["R", "C"])
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "warps", "occupancy"))
-def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, warps: int = 0, occupancy: int = 0):
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, rows: int = 1, warps: int = 0,
+            occupancy: int = 0):
     """y[r, :] = softmax(x[r, :]) for [R, C] arrays of ``fmt`` (f32, f16 or bf16; the arithmetic in
-    f32), any R and C; rows walked in chunks of ``max_tile``. warps / occupancy: entry hints (0:
-    tileiras decides)."""
-    t = max_tile
+    f32), any R and C; rows walked in chunks of ``max_tile``, ``rows`` rows a block (a [rows,
+    max_tile] cell: narrow rows share a block; the rows past R read -inf and are never written).
+    warps / occupancy: entry hints (0: tileiras decides)."""
+    t, n = max_tile, rows
     r = ti.block_id(0)
     chunks = ti.blocks_of(x, 1)
-    m_i = ti.carry(ti.full([1, 1], -math.inf, F32))
-    l_i = ti.carry(ti.full([1, 1], 0.0, F32))
-    e_last = ti.carry(ti.full([1, t], 0.0, F32))  # exp(chunk - m) of the chunk loaded last
+    m_i = ti.carry(ti.full([n, 1], -math.inf, F32))
+    l_i = ti.carry(ti.full([n, 1], 0.0, F32))
+    e_last = ti.carry(ti.full([n, t], 0.0, F32))  # exp(chunk - m) of the chunk loaded last
     for j in ti.d_range(0, chunks):
         c = ti.to(ti.load_at(x, [j]), F32)
         m_old = ti.get(m_i)
@@ -57,7 +59,7 @@ def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, warps: int = 
         ti.set(m_i, m_new)
         ti.set(e_last, e)
     row_max, total = ti.get(m_i), ti.get(l_i)
-    out = ti.partition_view(ti.array_view(y), [1, t])
+    out = ti.partition_view(ti.array_view(y), [n, t])
     last = ti.idx_sub(chunks, 1)
     for j in ti.d_range(0, last):
         e = ti.exp(ti.to(ti.load_at(x, [j]), F32) - row_max)
