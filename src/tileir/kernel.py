@@ -40,14 +40,27 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# os.environ.get costs ~1 us (it encodes the key and decodes the value), and every call asks two
+# switches; CPython keeps the environment's bytes in os.environ._data, which it updates on every
+# os.environ change (monkeypatch.setenv included)
+_ENV = getattr(os.environ, "_data", None)
+
+
+def _switch(name: str) -> bool:
+    if isinstance(_ENV, dict) and os.name == "posix":
+        v = _ENV.get(name.encode())
+        return v not in (None, b"", b"0")
+    return os.environ.get(name, "") not in ("", "0")
+
+
 def checking_bounds() -> bool:
     """Whether calls run the bounds-checked variant by default (``TILEIR_CHECK_BOUNDS=1``)."""
-    return os.environ.get("TILEIR_CHECK_BOUNDS", "") not in ("", "0")
+    return _switch("TILEIR_CHECK_BOUNDS")
 
 
 def interpreting() -> bool:
     """Whether plain kernel calls run on the host reference (``TILEIR_INTERPRET=1``)."""
-    return os.environ.get("TILEIR_INTERPRET", "") not in ("", "0")
+    return _switch("TILEIR_INTERPRET")
 
 
 def _pow2_at_least(v: int) -> int:
