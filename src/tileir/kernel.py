@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -326,7 +327,9 @@ class KernelFn:
         prog = self.program(checked=checked, **cfg)
         args = [flat_span(a) if isinstance(a, np.ndarray) and i in plan.ranks else a for i, a in enumerate(arrays)]
         g = tuple(grid) if grid is not None else self._grid_of(cfg, plan, arrays, values)
-        run_host(prog, args + list(values), g)
+        ran = run_host(prog, args + list(values), g)
+        if ran.printed:  # what d_print wrote goes to standard output, as the device's does
+            sys.stdout.write("".join(ran.printed))
 
     def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=False, check_bounds=None,
                  **static) -> None:
@@ -367,6 +370,14 @@ class KernelFn:
     def forget(self) -> None:
         """Drop the prepared calls (a new tune winner then takes effect at the next call)."""
         self._sites.clear()
+
+    def check(self, *args, device=None, judge=None, grid=None, **static):
+        """Run on the GPU and on the host reference, each on copies of ``args``, and judge every
+        array lane by lane (tileir.check): a CheckResult whose ``ok`` says whether they agree and
+        whose text names the lanes that differ. ``device``: a callable standing in for the GPU."""
+        from .check import check
+
+        return check(self, *args, device=device, judge=judge, grid=grid, **static)
 
 
 class _CallSite:
