@@ -54,3 +54,9 @@ __all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_ba
             "rmsnorm_bwd", "rmsnorm_backward", "sum_rows", "attention_fwd_lse", "attention_forward",
             "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq", "attention_backward", "matmul_nt",
             "matmul_tn"]
+
+# every shape (issue 12): split-K, the fp8 product, the host-side dispatch (tests/test_heuristics.py)
+from .gemm import gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E402
+from .matmul_f8 import matmul_f8  # noqa: E402
+
+__all__ += ["gemm", "matmul_partial", "matmul_split_k", "splitk_reduce", "matmul_f8"]

@@ -11,46 +11,81 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
+from ..errors import TileirError
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
+PRECISIONS = ("tf32", "3xtf32", "ieee")  # the f32 product's ways, as Triton's input_precision names them
 
-def _matmul(a, b, c, tm, tn, tk, fmt, group=0):
+
+def check_precision(precision: str, kernel: str = "matmul_tf32") -> None:
+    if precision not in PRECISIONS:
+        raise TileirError(f"precision={precision!r}; the f32 product is one of {', '.join(PRECISIONS)}",
+                          kernel=kernel, what="precision",
+                          fix="'tf32' (tensor cores, 10-bit mantissas), '3xtf32' (tensor cores, f32 accuracy: "
+                              "three tf32 products of split operands) or 'ieee' (f32 products, no tensor cores)")
+
+
+def mma_step(at, bt, acc, fmt, precision="tf32"):
+    """acc + at @ bt for one K slice. f16 / bf16 operands: one mma into the f32 accumulator. f32
+    operands by ``precision``:
+
+    * ``tf32``: both rounded to tf32 (nearest), one tensor-core mma (about 3 decimal digits);
+    * ``ieee``: the f32 x f32 mma the dialect has (tileiras 13.4 runs it without tensor cores);
+    * ``3xtf32``: each operand split into hi = tf32(x) and lo = tf32(x - hi), and
+      hi*hi + hi*lo + lo*hi (the lo*lo term is below f32's last bit) summed on the tensor cores
+      smallest first into a fresh accumulator, which is then added to the f32 accumulator in
+      registers with an ordinary rounded add: the tensor core's own accumulation of a long K
+      loses bits (bench/results/f32_mma_error_h200.json: 3xTF32 chained through one accumulator
+      answered 2960 u sum|a||b| at K 16384 on positive inputs, worse than tf32 alone), so the
+      chained part is one K slice long and the long sum is the register one."""
+    if fmt != F32:
+        return ti.mma(at, bt, acc)
+    if precision == "ieee":
+        return ti.mma(at, bt, acc)
+    ah, bh = ti.to(at, TF32), ti.to(bt, TF32)
+    if precision == "tf32":
+        return ti.mma(ah, bh, acc)
+    al = ti.to(at - ti.to(ah, F32), TF32)
+    bl = ti.to(bt - ti.to(bh, F32), TF32)
+    return acc + ti.mma(ah, bh, ti.mma(ah, bl, ti.mma(al, bh, 0.0)))
+
+
+def _matmul(a, b, c, tm, tn, tk, fmt, group=0, precision="tf32"):
     if group:
-        return _matmul_grouped(a, b, c, tm, tn, fmt, group)
+        return _matmul_grouped(a, b, c, tm, tn, fmt, group, precision)
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
     for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-        at, bt = ti.load_at(a, [kk]), ti.load_at(b, [kk])
-        if fmt == F32:  # the dialect's f32 matrix product runs as tf32
-            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
-        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+        ti.set(acc, mma_step(ti.load_at(a, [kk]), ti.load_at(b, [kk]), ti.get(acc), fmt, precision))
     ti.store_cell(c, ti.to(ti.get(acc), fmt))
 
 
-def _matmul_grouped(a, b, c, tm, tn, fmt, group):
+def grouped_block(nm, nn, group):
+    """(block row, block column) of this block of a one-dimensional grid over nm x nn blocks in
+    groups of ``group`` block rows: consecutive blocks walk down a group's rows, then across; the
+    last group is shorter where ``group`` does not divide nm."""
+    pid = ti.block_id(0)
+    span = ti.idx_mul(nn, ti.idx_const(group))
+    in_group = ti.idx_rem(pid, span)
+    first = ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(group))  # the group's first block row
+    height = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_sub(nm, first)), ti.i_const(group)))
+    return ti.idx_add(first, ti.idx_rem(in_group, height)), ti.idx_div(in_group, height)
+
+
+def _matmul_grouped(a, b, c, tm, tn, fmt, group, precision="tf32"):
     """The product with the blocks in groups of ``group`` block rows: a one-dimensional grid whose
     consecutive blocks walk down those rows of C, then across, so the blocks resident at once share
     a few cells of A and of B and the L2 cache serves most of both. The last group is shorter where
     ``group`` does not divide the block rows (its height the smaller of group and the rows left,
     computed on the device from M). A and B are cells with no grid axis (each block names its own),
     C is written through a partition of its array view (an Out cell must follow the grid)."""
-    pid = ti.block_id(0)
-    nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
-    span = ti.idx_mul(nn, ti.idx_const(group))
-    in_group = ti.idx_rem(pid, span)
-    first = ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(group))  # the group's first block row
-    height = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_sub(nm, first)), ti.i_const(group)))
-    bm = ti.idx_add(first, ti.idx_rem(in_group, height))
-    bn = ti.idx_div(in_group, height)
+    bm, bn = grouped_block(ti.blocks_of(a, 0), ti.blocks_of(b, 1), group)
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
     for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-        at, bt = ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn])
-        if fmt == F32:
-            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
-        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+        ti.set(acc, mma_step(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc), fmt, precision))
     out = ti.partition_view(ti.array_view(c), [tm, tn])
     ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
 
@@ -98,10 +133,14 @@ def matmul_bf16(a=_BF16[0], b=_BF16[1], c=_BF16[2], *, tm: int = 128, tn: int = 
 
 
 @kernel(name="matmul_tf32", grid=_grid, hints=entry_hints, tuned=_TUNED)
-def matmul_tf32(a=_F32[0], b=_F32[1], c=_F32[2], *, tm: int = 128, tn: int = 128, tk: int = 32, group: int = 0,
-                warps: int = 0, occupancy: int = 0, cga: int = 0):
-    """C = A @ B for f32 matrices, the products in tf32, f32 accumulation, any M N K."""
-    _matmul(a, b, c, tm, tn, tk, F32, group)
+def matmul_tf32(a=_F32[0], b=_F32[1], c=_F32[2], *, precision: str = "tf32", tm: int = 128, tn: int = 128,
+                tk: int = 32, group: int = 0, warps: int = 0, occupancy: int = 0, cga: int = 0):
+    """C = A @ B for f32 matrices, f32 accumulation, any M N K; the products by ``precision``
+    (Triton's input_precision): "tf32" (tensor cores, operands rounded to tf32), "3xtf32" (tensor
+    cores, f32 accuracy from split operands) or "ieee" (f32 products; tileiras 13.4 runs them
+    without tensor cores). See mma_step."""
+    check_precision(precision)
+    _matmul(a, b, c, tm, tn, tk, F32, group, precision)
 
 
 def matmul(fmt=F16):
