@@ -275,18 +275,30 @@ def defaults() -> list[dict]:
     return _defaults_memo[0]
 
 
-def _from_defaults(kernel, gpu: str, config: dict) -> dict | None:
+def _from_defaults(kernel, gpu: str, config: dict, least: int = 0) -> dict | None:
     """The most specific default entry for (gpu, name) whose ``when`` holds for ``config`` (every
-    key in it present with that value); the first of equally specific ones."""
+    key in it present with that value) and names at least ``least`` keys; the first of equally
+    specific ones."""
     name, config = _name(kernel), _with_defaults(kernel, config)
     found, most = None, -1
     for e in defaults():
         if e.get("gpu") != gpu or e.get("kernel") != name:
             continue
         when = e.get("when", {})
-        if all(k in config and config[k] == v for k, v in when.items()) and len(when) > most:
+        if len(when) >= least and all(k in config and config[k] == v for k, v in when.items()) and len(when) > most:
             found, most = e, len(when)
     return dict(found["config"]) if found is not None else None
+
+
+def _from_rule(kernel, gpu: str, config: dict) -> dict | None:
+    """The rule's configuration for a shape nobody measured (kernels/heuristics.py), started from
+    the table's catch-all entry for the kernel; None where the rule has nothing to say."""
+    from .kernels.heuristics import rule
+
+    name = _name(kernel)
+    catch_all = next((e["config"] for e in defaults() if e.get("gpu") == gpu and e.get("kernel") == name
+                      and not e.get("when")), None)
+    return rule(name, gpu, _with_defaults(kernel, config), catch_all)
 
 
 _gpu_memo: list = []
@@ -303,8 +315,11 @@ def this_gpu() -> str | None:
 
 def best(kernel, gpu: str | None = None, **config) -> dict | None:
     """The configuration to use for ``kernel`` (a name or a KernelFn) on ``gpu`` (sm_XY; this
-    machine's when None) under ``config``: the cache's winner for its shape bucket, else the default
-    table's, else None (where there is no GPU and none is named, None)."""
+    machine's when None) under ``config``: the cache's winner for its shape bucket; else the
+    default table's most specific entry whose ``when`` names something and holds; else the rule
+    for unmeasured shapes (kernels/heuristics.py: None for problems so small the launch dominates,
+    kernels and GPUs it does not know); else the table's catch-all entry (``when`` empty); else
+    None (where there is no GPU and none is named, None)."""
     gpu = gpu or this_gpu()
     if gpu is None:
         return None
@@ -316,6 +331,12 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
             return dict(hit["config"])  # whole: it is what was measured (the table's other keys were not)
         warnings.warn(f"tune cache {cache_path()}: entry {key} is skipped: {problem}", TuneCacheWarning,
                       stacklevel=2)
+    specific = _from_defaults(kernel, gpu, config, least=1)
+    if specific is not None:
+        return specific
+    ruled = _from_rule(kernel, gpu, config)
+    if ruled is not None:
+        return ruled
     return _from_defaults(kernel, gpu, config)
 
 

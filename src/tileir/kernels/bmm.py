@@ -15,6 +15,7 @@ from ..dtypes import BF16, F16, F32, dtype
 from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, cells
+from .entry_hints import entry_hints
 from .registry import Case, register
 
 
@@ -30,10 +31,11 @@ def _c(tm=128, tn=128, fmt="f16"):
     return Out(fmt, cells(["B", "M", "N"], [1, tm, tn], along=[2, 0, 1]))
 
 
-@kernel
-def bmm(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64):
+@kernel(hints=entry_hints, tuned=("tm", "tn", "tk", "warps", "occupancy"))
+def bmm(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64, warps: int = 0,
+        occupancy: int = 0):
     """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16 operands and result, f32
-    accumulation), any B, M, N, K."""
+    accumulation), any B, M, N, K. warps / occupancy: entry hints (0: tileiras decides)."""
     acc = ti.carry(ti.full([tm, tn], 0.0, F32))
     for kk in ti.d_range(0, ti.blocks_of(a, 2)):
         at = ti.reshape(ti.load_at(a, [kk]), [tm, tk])

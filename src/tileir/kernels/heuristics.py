@@ -1,0 +1,277 @@
+"""Configurations that generalise (issue 12): a rule that picks a library kernel's tiles and hints
+for a shape nobody measured, from what is known about the GPU, instead of reusing the one
+configuration measured at the benchmark's shape for every shape.
+
+``autotune.best`` asks, in order: the tune cache (a measurement on the user's own shape bucket),
+the default table's entries whose ``when`` names something (a measurement that says where it
+holds), **this rule**, and last the table's catch-all entries (measured at one large shape). The
+rule answers None where it has nothing to say -- another GPU, a kernel it does not know, a problem
+so small that the launch dominates whatever the tiles (``small_*``: there the measured entry is
+kept, which also keeps the cubin count down) -- and the next source answers.
+
+Every choice is made from the shape *bucket* (each size rounded up to a power of two, what the
+call site keys its prepared variants by), so one bucket always gets one configuration.
+
+What the rule knows about sm_90 (the H200 and H100 SXM: 132 SMs), and what it assumes. All of
+its speed claims are hypotheses until ``bench/suite.py`` measures them
+(``bench/results/suite_h200.json``; docs/speed.md, "Every shape"):
+
+* Matrix products (``matmul_*``, ``bmm``, ``matmul_partial``, ``matmul_f8``): a block computes one
+  [tm, tn] cell. The measured tile (128 x 256 for the 16-bit formats and tf32) is the most
+  efficient per SM, but at M = 16 or N * M / 32768 < 132 it leaves SMs idle. The rule scores each
+  candidate tile with a small model -- whole waves of blocks over 132 SMs times the tile's work
+  at a per-tile efficiency (``TILE_EFFICIENCY``, an estimate: larger tiles reuse each loaded
+  byte more), against a memory floor where few blocks cannot pull the HBM bandwidth -- and takes
+  the fastest, the larger tile on a near tie. tm is 64 (one warpgroup's mma height) where M <= 64.
+  Block rows are grouped 8 at a time (L2 reuse) where the grid is more than one wave.
+* Split-K (``matmul_split``): where even the best one-pass tile leaves most SMs idle and K is
+  long, K is cut into S splits (``gemm.matmul_split_k``); S minimises the same model plus the
+  workspace's traffic and the second launch.
+* 3xtf32 keeps an f32 accumulator beside the tensor core's (a 128 x 256 tile would need 256
+  registers a thread for the two), so its tiles stop at 128 x 128; ieee f32 products run without
+  tensor cores, so 64 x 64.
+* Row kernels (softmax, layernorm, rmsnorm): the measured configuration (8192-lane chunks, one
+  row a block, occupancy 4) serves rows of 8192 and more. A narrower row is one chunk of its
+  own width (no padded lanes: a 100-wide row in an 8192-lane tile computes 80 times too much),
+  and several rows share a block (``rows``) so a block still moves a few thousand elements,
+  while keeping at least 4 blocks an SM.
+* Attention: the head tile is the head dimension's power of two (64 for D = 64: a 128 tile does
+  twice the work); bq = bk = 128 with 8 warps as measured at D = 128; bq 64 where the grid would
+  not fill the SMs (then tileiras' own warp count: causal with bq 64 and 8 warps is answered wrong
+  by tileiras 13.4.92, docs/speed.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..kernel import cdiv
+
+# ---- what is known about the GPUs --------------------------------------------------------------
+
+SMS = {"sm_90": 132}  # streaming multiprocessors (H100 SXM and H200)
+HBM_BYTES_PER_S = {"sm_90": 4.0e12}  # the H200's 4.8 TB/s, at what a streaming kernel reaches (estimate)
+# dense tensor-core multiply-adds per second per SM, by operand format (the datasheet's dense
+# TFLOP/s / 2 / 132; f32 without tensor cores: the FMA rate)
+MAC_PER_S_PER_SM = {"sm_90": {"f16": 3.75e12, "bf16": 3.75e12, "tf32": 1.87e12, "f8": 7.5e12, "f32": 0.25e12}}
+# the share of HBM bandwidth one SM's blocks can pull on their own (estimate: about 100 of the
+# 132 SMs saturate it)
+SM_BANDWIDTH_SHARE = 1.0 / 100
+SECOND_LAUNCH_S = 2e-6  # the split-K reduction's launch and drain (estimate)
+
+# below these (bucketed) sizes a problem is launch-bound whatever its tiles: the rule answers None
+SMALL_MACS = 1 << 25  # M * N * K of a matrix product
+SMALL_OPERAND = 1 << 21  # N * K or M * K
+SMALL_ROWS = 1 << 16  # R * C of a row kernel
+
+# relative throughput of one SM running blocks of a tile when every SM is busy (estimates: bigger
+# cells reuse each byte loaded more; 128 x 256 is what the sweeps measured fastest at 8192^3)
+TILE_EFFICIENCY = {(128, 256): 1.0, (128, 128): 0.85, (64, 256): 0.75, (64, 128): 0.7, (64, 64): 0.5}
+
+_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "f8": 1, "f8E4M3FN": 1, "f8E5M2": 1}
+_TK = {1: 128, 2: 64, 4: 32}  # a K slice of 128 bytes a row
+# the measured configuration of the 16-bit and tf32 products at 8192^3 (tune_defaults.json); the
+# rule starts from the table's own entry where there is one, from this where there is not
+_MEASURED_BIG = {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
+
+
+def pow2_at_least(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _bucketed(config: dict) -> dict:
+    return {k: pow2_at_least(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in config.items()}
+
+
+# ---- the matrix product model --------------------------------------------------------------------
+
+
+def _estimate(gpu, fmt, m, n, k, tm, tn, batch=1, splits=1, out_bytes=None) -> float:
+    """Seconds for a product of [m, k] by [k, n] (``batch`` of them) in [tm, tn] cells with K cut
+    in ``splits``: whole waves of blocks at the tile's efficiency, or the memory floor where fewer
+    blocks than SMs cannot pull the bandwidth, plus split-K's workspace and second launch."""
+    sms, bw = SMS[gpu], HBM_BYTES_PER_S[gpu]
+    e = _BYTES[fmt]
+    blocks = batch * cdiv(m, tm) * cdiv(n, tn) * splits
+    eff = TILE_EFFICIENCY.get((tm, tn), 0.5)
+    rate = MAC_PER_S_PER_SM[gpu].get(fmt, MAC_PER_S_PER_SM[gpu]["f8"])
+    per_block = tm * tn * cdiv(k, splits) / (eff * rate)
+    compute = math.ceil(blocks / sms) * per_block
+    traffic = batch * (m * k + k * n) * e + batch * m * n * (out_bytes or e)
+    pull = bw * min(1.0, min(blocks, sms) * SM_BANDWIDTH_SHARE)
+    t = max(compute, traffic / pull)
+    if splits > 1:
+        t += batch * splits * m * n * 4 * 2 / bw + SECOND_LAUNCH_S
+    return t
+
+
+def _tile_candidates(m: int, precision: str = "tf32") -> list[tuple[int, int]]:
+    cands = [t for t in TILE_EFFICIENCY if m > 64 or t[0] == 64]
+    if precision == "3xtf32":
+        cands = [t for t in cands if t[0] * t[1] <= 128 * 128]
+    return cands
+
+
+def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32") -> tuple[int, int]:
+    """The candidate tile of least estimated time; a tile within 3% of the best and larger wins."""
+    scored = [(t, _estimate(gpu, fmt, m, n, k, *t, batch=batch)) for t in _tile_candidates(m, precision)]
+    fastest = min(s for _, s in scored)
+    return max((t for t, s in scored if s <= fastest * 1.03), key=lambda t: t[0] * t[1])
+
+
+def _tile_config(fmt, tm, tn, measured, blocks_m, waves, grouped=True) -> dict:
+    """The tuned keys for a [tm, tn] cell: the measured entry where it is that cell, else a K slice
+    of 128 bytes a row, 8 warps for 128-row tiles (two warpgroups) and tileiras' choice for 64."""
+    if measured and (measured.get("tm"), measured.get("tn")) == (tm, tn):
+        cfg = dict(measured)
+    else:
+        cfg = {"tm": tm, "tn": tn, "tk": _TK[_BYTES[fmt]], "warps": 8 if tm >= 128 else 0}
+        if grouped:
+            cfg["group"] = 8 if blocks_m >= 8 and waves > 1 else 0
+    if not grouped:
+        cfg.pop("group", None)
+        cfg.pop("cga", None)
+    return cfg
+
+
+def _small(m, n, k) -> bool:
+    return m * n * k <= SMALL_MACS and n * k <= SMALL_OPERAND and m * k <= SMALL_OPERAND
+
+
+_MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32", "matmul_f8": "f8"}
+
+
+def _matmul(gpu, name, cfg, measured):
+    m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
+    if not (m and n and k):
+        return None
+    fmt = _MATMUL_FMT[name]
+    precision = cfg.get("precision", "tf32") if name == "matmul_tf32" else "tf32"
+    if precision == "ieee":
+        return {"tm": 64, "tn": 64, "tk": 32, "group": 0, "warps": 0}
+    if precision == "tf32" and name != "matmul_f8" and _small(m, n, k):
+        return None  # launch-bound: the measured entry (and its cubin) serves
+    if name == "matmul_f8" and not measured:
+        measured = dict(_MEASURED_BIG, tk=128)
+    if precision == "3xtf32":
+        measured = None  # its own tiles: see the module docstring
+    tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision)
+    blocks_m = cdiv(m, tm)
+    waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
+    return _tile_config(fmt, tm, tn, measured, blocks_m, waves)
+
+
+def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "tf32") -> dict:
+    """How to run an [m, k] x [k, n] product on ``gpu``: {"splits": 1} (one pass; its tiles come
+    from the call's own lookup) or {"splits": S, "config": matmul_partial's tuned keys, "reduce":
+    splitk_reduce's}, the split count minimising the model (S in 2..16, each split at least four K
+    slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
+    fmt = {"f32": "tf32"}.get(fmt, fmt)
+    if gpu not in SMS or fmt not in ("f16", "bf16", "tf32") or precision == "ieee":
+        return {"splits": 1}
+    bm, bn, bk = pow2_at_least(m), pow2_at_least(n), pow2_at_least(k)
+    if _small(bm, bn, bk):
+        return {"splits": 1}
+    tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)
+    best_s, best_t = 1, _estimate(gpu, fmt, bm, bn, bk, tm, tn)
+    tk = _TK[_BYTES[fmt]]
+    for s in (2, 3, 4, 6, 8, 12, 16):
+        if cdiv(bk, tk) < 4 * s:
+            break
+        for t in _tile_candidates(bm, precision):
+            est = _estimate(gpu, fmt, bm, bn, bk, *t, splits=s)
+            if est < best_t * 0.9:  # a split must win clearly: it costs a second launch and a workspace
+                best_s, best_t, tm, tn = s, est, *t
+    if best_s == 1:
+        return {"splits": 1}
+    cfg = {"tm": tm, "tn": tn, "tk": tk, "warps": 8 if tm >= 128 else 0}
+    return {"splits": best_s, "config": cfg, "reduce": {"rm": 64, "rn": 128}}
+
+
+def _bmm(gpu, name, cfg, measured):
+    batch, m, n, k = cfg.get("B"), cfg.get("M"), cfg.get("N"), cfg.get("K")
+    if not (batch and m and n and k):
+        return None
+    fmt = cfg.get("fmt", "f16")
+    tm, tn = _pick_tile(gpu, fmt, m, n, k, batch=batch)
+    return _tile_config(fmt, tm, tn, _MEASURED_BIG, batch * cdiv(m, tm), 1, grouped=False)
+
+
+def _partial(gpu, name, cfg, measured):
+    m, n, k, s = cfg.get("M"), cfg.get("N"), cfg.get("K"), cfg.get("S")
+    if not (m and n and k and s):
+        return None
+    fmt = {"f32": "tf32"}.get(cfg.get("fmt", "f16"), cfg.get("fmt", "f16"))
+    precision = cfg.get("precision", "tf32")
+    scored = [(t, _estimate(gpu, fmt, m, n, k, *t, splits=s)) for t in _tile_candidates(m, precision)]
+    tm, tn = min(scored, key=lambda x: x[1])[0]
+    return {"tm": tm, "tn": tn, "tk": _TK[_BYTES[fmt]], "warps": 8 if tm >= 128 else 0}
+
+
+# ---- rows ----------------------------------------------------------------------------------------
+
+ROW_LANES = 8192  # the measured chunk (tune_defaults.json: softmax, layernorm at 8192 x 8192)
+BLOCKS_PER_SM = 4  # the measured occupancy
+
+
+def _rows(gpu, name, cfg, measured):
+    r, c = cfg.get("R"), cfg.get("C")
+    if not (r and c):
+        return None
+    if r * c <= SMALL_ROWS:
+        return None  # launch-bound: the measured entry serves
+    base = dict(measured) if measured else {"max_tile": ROW_LANES, "occupancy": BLOCKS_PER_SM}
+    lanes = base.get("max_tile", ROW_LANES)
+    if c >= lanes:
+        return base  # the measured: one row a block in chunks of its lanes
+    # one chunk of the row's own width; rows share a block up to the measured chunk's lanes, while
+    # leaving BLOCKS_PER_SM blocks an SM
+    fill = max(1, r // (BLOCKS_PER_SM * SMS[gpu]))
+    rows = max(1, min(lanes // c, 1 << (fill.bit_length() - 1)))
+    block = rows * c
+    out = {"max_tile": c, "rows": rows, "warps": base.get("warps", 0) if block >= lanes else 0,
+           "occupancy": BLOCKS_PER_SM if block >= lanes // 2 else 2 * BLOCKS_PER_SM}
+    return out
+
+
+# ---- attention -----------------------------------------------------------------------------------
+
+
+def _attention(gpu, name, cfg, measured):
+    b, h, s, d = cfg.get("B"), cfg.get("H"), cfg.get("S"), cfg.get("D")
+    if not (b and h and s and d):
+        return None
+    d_tile = max(16, d)
+    if d_tile > 128:
+        return None
+    s_kv = cfg.get("S_kv", s)
+    causal = bool(cfg.get("causal", False))
+    bq = bk = 128
+    warps, occupancy = 8, (1 if d_tile == 128 else 0)
+    if cdiv(s, bq) * h * b < SMS[gpu] or s <= 64:
+        bq = 64
+        warps = 0  # tileiras 13.4.92 answers causal bq 64 with 8 warps wrong (docs/speed.md)
+    if s_kv <= 64:
+        bk = 64
+    if causal and bq % bk:
+        bk = bq
+    return {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
+
+
+RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,
+         "bmm": _bmm, "matmul_partial": _partial, "softmax": _rows, "layernorm": _rows, "rmsnorm": _rows,
+         "attention": _attention}
+
+
+def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dict | None:
+    """The rule's configuration (tuned keys only) for kernel ``name`` on ``gpu`` under ``config``
+    (the call's configuration with the kernel's defaults filled in, and its named run-time sizes),
+    or None where it has nothing to say. ``measured``: the default table's catch-all entry for the
+    kernel, which the rule starts from where its tile is the one chosen."""
+    fn = RULES.get(name)
+    if fn is None or gpu not in SMS:
+        return None
+    return fn(gpu, name, _bucketed(config), dict(measured) if measured else None)
+
+
+__all__ = ["rule", "matmul_split", "RULES", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND", "SMALL_ROWS"]
