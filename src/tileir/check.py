@@ -133,9 +133,18 @@ class CheckResult:
         cfg = ", ".join(f"{k}={v!r}" for k, v in self.config.items())
         verdict = "every array agrees" if self.ok else \
             f"{len(self.bad)} of {len(self.arrays)} arrays differ: {', '.join(a.name for a in self.bad)}"
-        lines = [f"check {self.kernel}({cfg}) on {self.device} against the host reference: {verdict}"]
+        lines = [f"check {self.kernel}{f'({cfg})' if cfg else ''} on {self.device} against the host reference: "
+                 f"{verdict}"]
         lines += ["  " + str(a) for a in self.arrays if a.written or not a.ok]
         return "\n".join(lines)
+
+
+def _callable_name(fn) -> str:
+    """How the report names a device= stand-in: a kernel's bound method by the kernel's name."""
+    owner = getattr(fn, "__self__", None)
+    if owner is not None and hasattr(owner, "name") and hasattr(fn, "__name__"):
+        return f"{owner.name}.{fn.__name__}"
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 def _describe(judge) -> str:
@@ -274,7 +283,7 @@ def check(kern, *args, device: Callable | None = None, judge=None, grid=None, **
     else:
         dev_args = [_host_copy(a) if i in arrays else a for i, a in enumerate(args)]
         device(*dev_args, **extra, **config)
-        where = f"device={getattr(device, '__qualname__', None) or type(device).__name__}"
+        where = f"device={_callable_name(device)}"
     kern.run_host(*host_args, **extra, **config)
 
     from .diff.judge import compare
