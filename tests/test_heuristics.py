@@ -1,0 +1,277 @@
+"""Issue 12 on the CPU: the kernel variants that make every shape fast (rows per block, split-K,
+the f32 product's precisions, the fp8 product) against independent references on the host
+reference at odd sizes, and the rule for unmeasured shapes (kernels/heuristics.py) as
+autotune.best consults it."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tileir import autotune
+from tileir.errors import TileirError
+from tileir.kernels import bmm, layernorm, matmul_f16, matmul_tf32, rmsnorm, softmax
+from tileir.kernels.attention import attention
+from tileir.kernels.gemm import even_splits, gemm, matmul_partial, matmul_split_k, plan
+from tileir.kernels.heuristics import SMALL_ROWS, matmul_split, rule
+from tileir.kernels.matmul_f8 import matmul_f8, reference
+
+U = 2.0 ** -24
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path))
+    return tmp_path / "tune.json"
+
+
+def rng():
+    return np.random.default_rng(12)
+
+
+# ---- rows per block ------------------------------------------------------------------------------
+
+
+def _softmax_ref(x):
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("r,c,tile,rows,fmt", [(13, 100, 128, 4, "f32"), (7, 300, 128, 2, "f32"),
+                                                (5, 1000, 1024, 8, "f16"), (9, 33, 64, 16, "bf16"),
+                                                (1, 7, 16, 8, "f32")])
+def test_softmax_with_several_rows_a_block(r, c, tile, rows, fmt):
+    npd = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}[fmt]
+    x = (rng().standard_normal((r, c)) * 4).astype(npd)
+    y = np.full((r, c), 7, npd)
+    softmax.run_host(x, y, fmt=fmt, max_tile=tile, rows=rows)
+    tol = {"f32": 1e-6, "f16": 2e-3, "bf16": 1e-2}[fmt]
+    assert np.abs(y.astype(np.float64) - _softmax_ref(x)).max() < tol
+    assert softmax.grid(x, y, max_tile=tile, rows=rows) == (-(-r // rows),)
+
+
+@pytest.mark.parametrize("r,c,tile,rows", [(13, 100, 128, 4), (7, 300, 128, 2), (3, 7, 16, 8)])
+def test_norms_with_several_rows_a_block(r, c, tile, rows):
+    g = rng()
+    x = (g.standard_normal((r, c)) * 2 + 0.5).astype(np.float32)
+    w = (1 + 0.5 * g.standard_normal(c)).astype(np.float32)
+    b = g.standard_normal(c).astype(np.float32)
+    xx = x.astype(np.float64)
+    mu = xx.mean(1, keepdims=True)
+    y = np.zeros_like(x)
+    layernorm.run_host(x, w, b, y, max_tile=tile, rows=rows)
+    want = (xx - mu) / np.sqrt(((xx - mu) ** 2).mean(1, keepdims=True) + 1e-5) * w + b
+    assert np.abs(y - want).max() < 1e-5
+    y = np.zeros_like(x)
+    rmsnorm.run_host(x, w, y, max_tile=tile, rows=rows)
+    assert np.abs(y - xx / np.sqrt((xx * xx).mean(1, keepdims=True) + 1e-6) * w).max() < 1e-5
+
+
+# ---- the f32 product's precisions ----------------------------------------------------------------
+
+
+def _err_in_u(got, a, b):
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return float((np.abs(got - a64 @ b64) / (np.abs(a64) @ np.abs(b64))).max() / U)
+
+
+@pytest.mark.parametrize("group", [0, 2])
+def test_3xtf32_is_f32_accurate_where_tf32_is_not(group):
+    g = rng()
+    a = g.uniform(0, 1, (70, 200)).astype(np.float32)  # positive: the errors pile up
+    b = g.uniform(0, 1, (200, 50)).astype(np.float32)
+    errs = {}
+    for p in ("tf32", "3xtf32", "ieee"):
+        c = np.zeros((70, 50), np.float32)
+        matmul_tf32.run_host(a, b, c, precision=p, tm=32, tn=32, tk=16, group=group)
+        errs[p] = _err_in_u(c, a, b)
+    assert errs["tf32"] > 500  # tf32 keeps 10 mantissa bits: ~2^-11 of sum |a||b|
+    assert errs["3xtf32"] < 8 and errs["ieee"] < 32  # f32 products and sums (the host's models)
+
+
+def test_an_unknown_precision_is_refused():
+    with pytest.raises(TileirError, match="3xtf32"):
+        matmul_tf32.bytecode(precision="fp64")
+
+
+# ---- split-K -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt,m,n,k,splits", [("f16", 37, 70, 300, 3), ("bf16", 5, 33, 129, 8), ("f32", 64, 64, 64, 4),
+                                              ("f16", 1, 40, 1000, 16)])
+def test_split_k_matches_the_product(fmt, m, n, k, splits):
+    npd = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16}[fmt]
+    g = rng()
+    a = (g.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
+    b = g.standard_normal((k, n)).astype(npd)
+    c = np.zeros((m, n), npd)
+    matmul_split_k(a, b, c, splits=splits, config={"tm": 32, "tn": 32, "tk": 32}, reduce_config={"rm": 16, "rn": 32},
+                   precision="3xtf32")
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = {"f32": 1e-5, "f16": 3e-3, "bf16": 2e-2}[fmt]
+    assert np.abs(c.astype(np.float64) - want).max() < tol
+
+
+def test_split_counts_leave_no_split_empty():
+    assert even_splits(300, 32, 3) == 3  # 10 K blocks: 4 + 4 + 2
+    assert even_splits(129, 32, 8) == 5  # 5 K blocks, one each
+    assert even_splits(9 * 32, 32, 6) == 5  # per = 2: five splits cover the nine blocks
+    assert even_splits(10, 64, 16) == 1
+    for k in range(1, 2000, 37):
+        for s in (2, 3, 5, 8, 16):
+            got = even_splits(k, 64, s)
+            nk = -(-k // 64)
+            per = -(-nk // got)
+            assert 1 <= got <= s and (got - 1) * per < nk  # the last split has a K block
+
+
+def test_a_short_workspace_is_refused():
+    a = np.zeros((8, 256), np.float16)
+    b = np.zeros((256, 8), np.float16)
+    with pytest.raises(TileirError, match="workspace"):
+        matmul_split_k(a, b, np.zeros((8, 8), np.float16), splits=4, workspace=np.zeros((2, 8, 8), np.float32))
+
+
+def test_gemm_runs_one_pass_without_a_gpu_and_splits_where_told():
+    g = rng()
+    a = (g.standard_normal((9, 700)) / 30).astype(np.float16)
+    b = g.standard_normal((700, 20)).astype(np.float16)
+    assert plan(a, b) == {"splits": 1}  # host arrays, no GPU named
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    for splits in (None, 3):
+        c = np.zeros((9, 20), np.float16)
+        gemm(a, b, c, splits=splits)
+        assert np.abs(c.astype(np.float64) - want).max() < 3e-3
+
+
+# ---- fp8 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["f8E4M3FN", "f8E5M2"])
+@pytest.mark.parametrize("out,kw", [("bf16", {}), ("f16", {"group": 2, "promote": True}), ("f32", {"group": 3})])
+def test_fp8_product_with_per_tensor_scales(fmt, out, kw):
+    npd = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}[fmt]
+    g = rng()
+    m, n, k = 37, 70, 300
+    a = g.standard_normal((m, k)).astype(npd)
+    b = g.standard_normal((n, k)).astype(npd)  # [N, K]: the weight's layout
+    c = np.zeros((m, n), {"bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32}[out])
+    sa, sb = np.array([0.5], np.float32), np.array([0.03], np.float32)
+    matmul_f8.run_host(a, b, c, sa, sb, fmt=fmt, out=out, tm=32, tn=32, tk=32, **kw)
+    want = reference(a, b, sa, sb)
+    rel = np.abs(c.astype(np.float64) - want) / (np.abs(want) + 1e-3)
+    assert rel.max() < {"bf16": 8e-3, "f16": 1e-3, "f32": 1e-5}[out]
+
+
+def test_fp8_refuses_other_formats():
+    with pytest.raises(TileirError, match="f8E4M3FN or f8E5M2"):
+        matmul_f8.bytecode(fmt="f16")
+    with pytest.raises(TileirError, match="bf16, f16 or f32"):
+        matmul_f8.bytecode(out="i32")
+
+
+# ---- the rule ------------------------------------------------------------------------------------
+
+M_SIZES = (1, 16, 64, 128, 512, 1000, 2048, 4096, 8192)
+NK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (1024, 1024), (5000, 1000))
+
+
+def _valid(kern, cfg):
+    assert autotune.entry_problem(kern, {"config": cfg}) is None, cfg
+    tiles = [cfg.get(k) for k in ("tm", "tn", "tk", "max_tile", "bq", "bk", "d_tile") if cfg.get(k)]
+    assert all(t & (t - 1) == 0 for t in tiles), cfg
+
+
+def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
+    for kern in (matmul_f16, matmul_tf32):
+        for m in M_SIZES:
+            for n, k in NK + ((8192, 8192),):
+                cfg = kern.tuned_config({}, "sm_90", {"M": m, "N": n, "K": k})
+                _valid(kern, cfg)
+                if m <= 64 and cfg["tm"] != 128:
+                    assert cfg["tm"] == 64
+    # the benchmark's shape keeps the measured configuration (the headline rows)
+    assert matmul_f16.tuned_config({}, "sm_90", {"M": 8192, "N": 8192, "K": 8192}) == \
+        autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64)
+    # a small M with a long K: one pass leaves most SMs idle, so K is split
+    got = matmul_split("sm_90", "f16", 16, 4096, 4096)
+    assert got["splits"] > 1 and got["config"]["tm"] == 64
+    _valid(matmul_partial, got["config"])
+    assert matmul_split("sm_90", "f16", 8192, 8192, 8192) == {"splits": 1}
+    assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
+
+
+def test_3xtf32_and_ieee_get_tiles_of_their_own(cache):
+    big = {"M": 4096, "N": 4096, "K": 4096}
+    three = matmul_tf32.tuned_config({"precision": "3xtf32"}, "sm_90", big)
+    assert three["tm"] * three["tn"] <= 128 * 128
+    small = matmul_tf32.tuned_config({"precision": "3xtf32"}, "sm_90", {"M": 64, "N": 64, "K": 64})
+    assert small["tm"] * small["tn"] <= 128 * 128  # not the tf32 entry's 128 x 256, even where small
+    assert matmul_tf32.tuned_config({"precision": "ieee"}, "sm_90", big)["tn"] == 64
+
+
+def test_the_rule_for_rows():
+    for kern in (softmax, layernorm, rmsnorm):
+        for c in (128, 512, 1000, 1024, 2048, 4096, 8192, 16384, 32768, 65536):
+            for r in (1, 64, 4096, 32768):
+                cfg = kern.tuned_config({"fmt": "f16"}, "sm_90", {"R": r, "C": c})
+                _valid(kern, cfg)
+                cfg = kern.config(**cfg)
+                lanes = cfg["rows"] * cfg["max_tile"]
+                assert lanes <= 1 << 16
+                if r * pow2(c) > SMALL_ROWS and c < 8192:
+                    assert cfg["max_tile"] == pow2(c)  # no padded lanes past the row's bucket
+    # the measured shape keeps the measured configuration
+    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192}) == {"max_tile": 8192, "warps": 0, "occupancy": 4}
+
+
+def pow2(n):
+    return 1 << (n - 1).bit_length()
+
+
+def test_the_rule_for_attention():
+    for d in (64, 128):
+        for s in (512, 1024, 2048, 4096, 8192, 16384):
+            for causal in (False, True):
+                sizes = {"B": max(1, 2 ** 14 // s), "H": 16, "S": s, "D": d, "H_kv": 16, "S_kv": s}
+                cfg = attention.tuned_config({"causal": causal}, "sm_90", sizes)
+                full = attention.config(**cfg)
+                assert full["d_tile"] == d  # the head tile fits the head: no doubled work at d 64
+                if causal:
+                    assert not (full["bq"] <= 64 and full["warps"] >= 8)  # tileiras' wrong answers
+                _valid(attention, cfg)
+    # few blocks: a shorter query block
+    few = attention.tuned_config({}, "sm_90", {"B": 1, "H": 2, "S": 1024, "D": 64, "H_kv": 2, "S_kv": 1024})
+    assert few["bq"] == 64
+
+
+def test_the_rule_defers_where_it_has_nothing_to_say():
+    assert rule("matmul_f16", "sm_80", {"M": 16, "N": 4096, "K": 4096}) is None  # another GPU
+    assert rule("vadd", "sm_90", {"N": 1 << 20}) is None  # a kernel it does not know
+    assert rule("matmul_f16", "sm_90", {"M": 64, "N": 64, "K": 64}) is None  # launch-bound
+    assert rule("softmax", "sm_90", {"R": 4, "C": 100}) is None
+    assert rule("attention", "sm_90", {"S": 4096, "D": 64}) is None  # no batch or heads: no grid to fill
+
+
+def test_one_bucket_one_configuration():
+    """The call site prepares one variant per size bucket, so the rule must answer alike inside one."""
+    for lo, hi in (((1000, 4097, 4000), (1024, 8192, 4096)), ((17, 3000, 5000), (32, 4096, 8192))):
+        a = rule("matmul_f16", "sm_90", dict(zip("MNK", lo)))
+        assert a == rule("matmul_f16", "sm_90", dict(zip("MNK", hi)))
+    assert rule("softmax", "sm_90", {"R": 3000, "C": 600}) == rule("softmax", "sm_90", {"R": 4096, "C": 1024})
+
+
+def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_all(cache):
+    sizes = {"M": 16, "N": 4096, "K": 4096}
+    ruled = autotune.best("matmul_f16", "sm_90", **sizes)
+    assert ruled == rule("matmul_f16", "sm_90", sizes, autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64))
+    assert ruled["tm"] == 64
+    # a specific measured entry (when names D = 128) beats the rule
+    att = {"B": 4, "H": 32, "S": 4096, "D": 128, "H_kv": 32, "S_kv": 4096}
+    assert autotune.best("attention", "sm_90", **att) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 1}
+    # the cache beats everything
+    autotune._write_entry(autotune.cache_key("sm_90", "matmul_f16", sizes), {"config": {"tm": 128, "tn": 64}})
+    assert autotune.best("matmul_f16", "sm_90", **sizes) == {"tm": 128, "tn": 64}
+    # bmm has no table entry: the rule at every size
+    assert autotune.best("bmm", "sm_90", B=8, M=512, N=512, K=512)["tm"] == 128
+    _valid(bmm, autotune.best("bmm", "sm_90", B=3, M=5, N=7, K=9))
