@@ -83,6 +83,33 @@ def test_bad_input_is_named_with_its_fix(call, words, fix):
     assert fix in (e.value.fix or "")
 
 
+def test_fake_implementations_match_the_real_ones_on_strided_inputs():
+    """torch.library.opcheck: the fakes answer the real ops' shapes, dtypes and strides (contiguous
+    outputs) for transposed and sliced inputs, as inductor relies on. Kills: empty_like fakes."""
+    torch.manual_seed(0)
+    x = torch.randn(37, 6).t()  # a transposed [6, 37]
+    w, b = torch.randn(37), torch.randn(37)
+    q, k, v = (torch.randn(1, 33, 2, 64).half().transpose(1, 2) for _ in range(3))  # [B, S, H, D] viewed
+    checks = [(tops._softmax, (x,)), (tops._layer_norm, (x, w, b, 1e-5)), (tops._rms_norm, (x, w, 1e-6)),
+              (tops._attention, (q, k, v, True, 0.125)), (tops._attention_lse, (q, k, v, False, 0.125)),
+              (tops.matmul, (torch.randn(9, 40)[:, 3:35], torch.randn(32, 5)))]
+    for op, args in checks:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+
+
+def test_gradients_that_torch_expands_are_taken():
+    a, b = torch.randn(4, 8, requires_grad=True), torch.randn(8, 3)
+    (tops.matmul(a, b).sum(0) * torch.randn(3)).sum().backward()  # an upstream gradient of stride 0
+    x = torch.randn(5, 9, requires_grad=True)
+    tops.softmax(x).sum(0).sum().backward()
+    assert a.grad.shape == a.shape and x.grad.shape == x.shape
+
+
+def test_empty_products_are_torch_answers():
+    assert tops.matmul(torch.randn(0, 4), torch.randn(4, 3)).shape == (0, 3)
+    assert torch.equal(tops.matmul(torch.randn(2, 0), torch.randn(0, 3)), torch.zeros(2, 3))
+
+
 def test_torch_compile_fullgraph_traces_a_model_without_breaks():
     torch.manual_seed(0)
 

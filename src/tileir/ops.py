@@ -57,8 +57,7 @@ def _rows(x: torch.Tensor, op: str) -> torch.Tensor:
         raise TileirError(f"{op} of a 0-dimensional tensor", what=op, fix="x.reshape(1, -1)")
     if x.numel() == 0:
         raise TileirError(f"{op} of an empty tensor", what=op, fix="skip the call")
-    x2 = x.reshape(-1, x.shape[-1])
-    return x2 if x2.stride(-1) == 1 else x2.contiguous()
+    return _dense_last(x.reshape(-1, x.shape[-1]))
 
 
 # ---- matrix products ---------------------------------------------------------------------------
@@ -71,7 +70,13 @@ def _matmul_kernel(fmt):
 
 
 def _dense_last(t: torch.Tensor) -> torch.Tensor:
-    return t if t.stride(-1) == 1 else t.contiguous()
+    """``t`` itself where tileir reads it in place (a dense last dimension, every other stride
+    positive: a slice, a transposed head layout), else a contiguous copy (an expanded gradient's
+    stride 0, a transposed matrix)."""
+    if t.dim() and (t.stride(-1) == 1 or t.shape[-1] == 1) and all(
+            s > 0 or n == 1 for n, s in zip(t.shape[:-1], t.stride()[:-1])):
+        return t
+    return t.contiguous()
 
 
 @torch.library.custom_op("tileir::matmul", mutates_args=())
@@ -82,6 +87,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.dim() < 1 or b.dim() != 2 or a.shape[-1] != b.shape[0]:
         raise TileirError(f"matmul of {list(a.shape)} and {list(b.shape)}: the inner sizes must agree and b is "
                           "[K, N]", what="matmul", fix="a [..., M, K] and b [K, N]; bmm for batches of b")
+    if a.numel() == 0 or b.numel() == 0:  # torch's answers: empty, or a sum of nothing
+        return a.new_zeros(*a.shape[:-1], b.shape[1])
     a2 = _dense_last(a.reshape(-1, a.shape[-1]))
     out = a.new_empty(a2.shape[0], b.shape[1])
     _run(_matmul_kernel(fmt), a2, _dense_last(b), out)
@@ -177,7 +184,7 @@ def _softmax(x: torch.Tensor) -> torch.Tensor:
 
 @_softmax.register_fake
 def _(x):
-    return torch.empty_like(x)
+    return x.new_empty(x.shape)
 
 
 @torch.library.custom_op("tileir::softmax_backward", mutates_args=())
@@ -192,7 +199,7 @@ def _softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
 
 @_softmax_backward.register_fake
 def _(y, dy):
-    return torch.empty_like(y)
+    return y.new_empty(y.shape)
 
 
 def _softmax_setup(ctx, inputs, output):
@@ -240,7 +247,7 @@ def _layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -
 @_layer_norm.register_fake
 def _(x, w, b, eps):
     rows = x.numel() // x.shape[-1]
-    return torch.empty_like(x), x.new_empty(rows, dtype=torch.float32), x.new_empty(rows, dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty(rows, dtype=torch.float32), x.new_empty(rows, dtype=torch.float32)
 
 
 @torch.library.custom_op("tileir::layer_norm_backward", mutates_args=())
@@ -255,7 +262,7 @@ def _layer_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor, mea
 
 @_layer_norm_backward.register_fake
 def _(x, w, dy, mean, rstd):
-    return torch.empty_like(x), torch.empty_like(w), torch.empty_like(w)
+    return x.new_empty(x.shape), w.new_empty(w.shape), w.new_empty(w.shape)
 
 
 def _layer_norm_setup(ctx, inputs, output):
@@ -298,7 +305,7 @@ def _rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> tuple[torch.Tenso
 
 @_rms_norm.register_fake
 def _(x, w, eps):
-    return torch.empty_like(x), x.new_empty(x.numel() // x.shape[-1], dtype=torch.float32)
+    return x.new_empty(x.shape), x.new_empty(x.numel() // x.shape[-1], dtype=torch.float32)
 
 
 @torch.library.custom_op("tileir::rms_norm_backward", mutates_args=())
@@ -313,7 +320,7 @@ def _rms_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor,
 
 @_rms_norm_backward.register_fake
 def _(x, w, dy, rstd):
-    return torch.empty_like(x), torch.empty_like(w)
+    return x.new_empty(x.shape), w.new_empty(w.shape)
 
 
 def _rms_norm_setup(ctx, inputs, output):
@@ -361,7 +368,7 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, 
 
 @_attention.register_fake
 def _(q, k, v, causal, scale):
-    return torch.empty_like(q)
+    return q.new_empty(q.shape)
 
 
 @torch.library.custom_op("tileir::attention_lse", mutates_args=())
@@ -379,7 +386,7 @@ def _attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
 
 @_attention_lse.register_fake
 def _(q, k, v, causal, scale):
-    return torch.empty_like(q), q.new_empty(q.shape[:3], dtype=torch.float32)
+    return q.new_empty(q.shape), q.new_empty(q.shape[:3], dtype=torch.float32)
 
 
 @torch.library.custom_op("tileir::attention_backward", mutates_args=())
@@ -394,7 +401,7 @@ def _attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: to
 
 @_attention_backward.register_fake
 def _(q, k, v, o, do, lse, causal, scale):
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
 
 
 def _attention_setup(ctx, inputs, output):
@@ -422,6 +429,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
         if k.shape[1] != q.shape[1]:  # grouped heads: autograd sums the repeated heads' gradients
+            if q.dim() != 4 or k.dim() != 4 or q.shape[1] % k.shape[1]:
+                raise TileirError(f"attention of q {list(q.shape)} and k {list(k.shape)}: k and v are [B, H_kv, "
+                                  "S, D] with H_kv dividing q's H", what="attention")
             rep = q.shape[1] // k.shape[1]
             k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
         if k.shape != q.shape:
@@ -472,7 +482,7 @@ def _cumsum(x: torch.Tensor) -> torch.Tensor:
 
 @_cumsum.register_fake
 def _(x):
-    return torch.empty_like(x)
+    return x.new_empty(x.shape)
 
 
 def cumsum(x: torch.Tensor, dim: int = 0) -> torch.Tensor:
