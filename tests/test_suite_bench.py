@@ -1,0 +1,80 @@
+"""bench/suite.py on the CPU: every shape of the public suite builds its inputs (shapes only) and
+the configuration the library would run it with, and every such configuration records, lowers
+and encodes; a smoke run of tiny shapes on the host reference (each with the configuration of one
+of the suite's shapes) answers right, writes its records and figures, and resumes."""
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import suite  # noqa: E402
+
+
+def test_every_shape_builds_its_inputs_and_configuration():
+    shapes = suite.all_shapes()
+    names = [s.name for s in shapes]
+    assert len(names) == len(set(names))  # a record's key
+    count = Counter(s.family for s in shapes)
+    assert set(count) == set(suite.FAMILIES)
+    assert count["matmul_f16"] == count["matmul_bf16"] == count["matmul_tf32"] == 9 * 6 + 1
+    rows = sum(1 for c in suite.ROW_WIDTHS for r in suite.ROW_COUNTS if r * c <= 2 ** 31)
+    assert count["softmax"] == count["layernorm"] == count["rmsnorm"] == 2 * rows
+    assert count["attention"] == 2 * 2 * 6 * 2 + 2 * 3 * 2
+    assert count["vadd"] == count["histogram"] == 19
+    for s in shapes:
+        if s.family == "attention":
+            assert s.shape["B"] * s.shape["H"] * s.shape["S"] in (suite.TOKENS, suite.TOKENS // 2 * 2)
+        if s.family in ("softmax", "layernorm", "rmsnorm"):
+            assert s.shape["R"] * s.shape["C"] <= 2 ** 31
+    todo, failed = suite.configurations(shapes, "sm_90")
+    assert failed == []
+    kernels = Counter(name for name, _, _ in todo)
+    # the variants the rule chooses are among them: split-K, several rows a block, f8
+    assert kernels["matmul_partial"] and kernels["splitk_reduce"] and kernels["matmul_f8"]
+    assert len(todo) < 300  # shapes share configurations: one cubin serves many
+
+
+def test_cpu_smoke_answers_right_writes_records_and_figures_and_resumes(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILEIR_INTERPRET", "1")
+    out = tmp_path / "suite_smoke.json"
+    assert suite.main(["--cpu-smoke", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    recs = doc["records"]
+    assert {r["family"] for r in recs} == set(suite.FAMILIES)
+    bad = [(r["name"], r["error"]) for r in recs if not r["ok"]]
+    assert bad == []
+    for r in recs:
+        assert r["tileir_ms"] > 0 and r["config"] and r["shape"] and r["formats"]
+        if r["torch_ms"]:
+            assert r["ratio"] == pytest.approx(r["torch_ms"] / r["tileir_ms"], rel=1e-2, abs=1e-4)
+    split = [r for r in recs if r["config"].get("kernel") == "matmul_partial + splitk_reduce"]
+    assert split and split[0]["config"]["splits"] > 1
+    assert any(r["config"].get("rows", 1) > 1 for r in recs if r["family"] == "softmax")
+    summ = doc["summary"]
+    assert summ["softmax"]["shapes"] == summ["softmax"]["ok"] and "geomean" in summ["softmax"]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        for fam in suite.FAMILIES:
+            assert (tmp_path / f"suite_smoke_{fam}.png").exists(), fam
+    # resumable: a second run finds every shape done and adds nothing
+    assert suite.main(["--cpu-smoke", "--out", str(out), "--families", "vadd,sum"]) == 0
+    again = json.loads(out.read_text())
+    assert len(again["records"]) == len(recs) and len(again["runs"]) == 2 and again["runs"][1]["pending"] == 0
+
+
+def test_the_summary_and_a_failed_shape():
+    recs = [{"family": "f", "name": "f a", "ratio": 2.0, "ok": True}, {"family": "f", "name": "f b", "ratio": 0.5,
+                                                                       "ok": True},
+            {"family": "f", "name": "f c", "ratio": None, "ok": False}]
+    s = suite.summary(recs)["f"]
+    assert s["geomean"] == 1.0 and s["min"] == 0.5 and s["min_shape"] == "f b"
+    assert s["shapes"] == 3 and s["ok"] == 2 and s["wrong_or_failed"] == ["f c"]
