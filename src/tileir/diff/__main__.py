@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tileir.diff", description="layer 2: each op family on the GPU "
                                 "against the host reference, with mutants that must fail it")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -24,10 +24,20 @@ def main(argv=None) -> int:
     z.add_argument("--seed", type=int, default=1, help="program i is drawn from seed + i")
     z.add_argument("--out", required=True, help="the campaign's results JSON")
     z.add_argument("--repro-dir", default=None, help="where reproducers go (default: beside --out, fuzz_repro/)")
-    z.add_argument("--time-limit", type=float, default=360.0, help="seconds after which no new program starts")
-    z.add_argument("--max-shrink", type=int, default=12, help="failures to shrink and classify (two of a kind)")
+    z.add_argument("--time-limit", type=float, default=360.0, help="seconds after which no new program (with "
+                   "--mutants: no new mutant) starts")
+    z.add_argument("--max-shrink", type=int, default=12, help="failures to shrink and classify")
+    z.add_argument("--max-shrink-per-class", type=int, default=4,
+                   help="failures of one class (status and lanes: exact, approx, stdout) to shrink")
     z.add_argument("--shrink-s", type=float, default=40.0, help="seconds one shrink may take")
     z.add_argument("--shrink-total-s", type=float, default=90.0, help="seconds all the shrinking may take")
+    z.add_argument("--ops", default=None, help="comma-separated step kinds: draw only these (with loads and "
+                   "stores), e.g. vstore,if,atomic")
+    z.add_argument("--focus", default=None, help="comma-separated step kinds drawn 8x as often")
+    z.add_argument("--shrink-known", action="store_true", help="shrink failures with a known cause too (to "
+                   "study an open one)")
+    z.add_argument("--seeds", default=None, help="comma-separated program seeds to run (and shrink) instead of "
+                   "--programs from --seed: a campaign's failures again")
     z.add_argument("--workers", type=int, default=None, help="compile processes (default: one a core; 0: none)")
     z.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own)")
     z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
@@ -36,16 +46,21 @@ def main(argv=None) -> int:
     z.add_argument("--mutants", action="store_true", help="the mutant check instead of a campaign")
     z.add_argument("--mutant-programs", type=int, default=200, help="programs drawn per mutant (--mutants)")
     z.add_argument("--only", default=None, help="comma-separated mutant names (--mutants)")
-    rp = sub.add_parser("fuzz-repro", help="run a fuzz reproducer again and classify it")
-    rp.add_argument("file")
+    rp = sub.add_parser("fuzz-repro", help="run fuzz reproducers again (one device for all) and classify them")
+    rp.add_argument("file", nargs="+")
     rp.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu")
+    rp.add_argument("--out", default=None, help="also write the results (a JSON list) here")
     fw = sub.add_parser("_fuzz_worker", help=argparse.SUPPRESS)
     fw.add_argument("fd", type=int)
     w = sub.add_parser("_worker", help=argparse.SUPPRESS)
     w.add_argument("jobs")
     w.add_argument("results")
     w.add_argument("--only", type=int, default=None)
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
     if a.cmd == "_worker":
         from .run import worker_main
 
@@ -72,6 +87,21 @@ def main(argv=None) -> int:
     return 1 if bad or report["summary"]["proves_nothing"] and a.mutants else 0
 
 
+def profile_of(ops: str | None, focus: str | None):
+    """The generator's profile for ``--ops`` / ``--focus`` (comma-separated step kinds)."""
+    from .fuzzspec import DEFAULT, WEIGHTS, Profile
+
+    def kinds(text):
+        names = tuple(x.strip() for x in (text or "").split(",") if x.strip())
+        bad = [n for n in names if n not in WEIGHTS]
+        if bad:
+            raise SystemExit(f"unknown step kind(s) {', '.join(bad)}; the kinds are {', '.join(sorted(WEIGHTS))}")
+        return names
+
+    only, foc = kinds(ops), kinds(focus)
+    return Profile(only=only, focus=foc) if only or foc else DEFAULT
+
+
 def _fuzz(a) -> int:
     import json
     import os
@@ -80,7 +110,10 @@ def _fuzz(a) -> int:
 
     log = lambda *x: print(*x, file=sys.stderr, flush=True)  # noqa: E731
     if a.cmd == "fuzz-repro":
-        print(json.dumps(rerun_reproducer(a.file, a.device), indent=1, default=str))
+        res = rerun_reproducer(a.file, a.device)
+        print(json.dumps(res, indent=1, default=str))
+        if a.out:
+            write_json(a.out, {"tool": "python -m tileir.diff fuzz-repro", "results": res})
         return 0
     arch = a.arch
     if arch is None and a.device == "gpu":
@@ -90,13 +123,18 @@ def _fuzz(a) -> int:
     arch = arch or "sm_90"
     if a.mutants:
         names = [x.strip() for x in a.only.split(",")] if a.only else None
-        rep = mutant_check(a.mutant_programs, a.seed, arch, a.device, a.workers, names=names, log=log)
+        rep = mutant_check(a.mutant_programs, a.seed, arch, a.device, a.workers, names=names, log=log,
+                           time_limit=a.time_limit)
         write_json(a.out, rep)
         log(json.dumps(rep["summary"]))
         return 0 if not rep["summary"]["not_found"] else 1
     repro = a.repro_dir or os.path.join(os.path.dirname(os.path.abspath(a.out)), "fuzz_repro")
-    camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, log=log)
-    rep = camp.run(repro, a.max_shrink, a.shrink_s, a.shrink_total_s)
+    prof = profile_of(a.ops, a.focus)
+    seeds = [int(x) for x in a.seeds.split(",") if x.strip()] if a.seeds else None
+    camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, profile=prof, log=log,
+                    seeds=seeds)
+    rep = camp.run(repro, a.max_shrink, a.shrink_s, a.shrink_total_s, a.max_shrink_per_class, a.shrink_known)
+    rep["profile"] = {"ops": prof.only, "focus": prof.focus} if prof.only or prof.focus else None
     write_json(a.out, rep)
     keys = ("programs", "recorded_share", "ran_on_device", "equal", "differ", "device_errors", "worker_errors",
             "assemble_errors", "host_errors", "failures", "failures_unexplained", "seconds", "throughput")

@@ -18,7 +18,10 @@ The evidence, in the order it is weighed:
 A status the device never saw classifies itself: a host reference that raised is a host-reference
 error; a program the recorder took and tileiras refused is a lowering that writes what tileiras
 does not take, or a tileiras defect (-O0 tried too); a lowering that raised is a lowering bug.
-``KNOWN`` names the causes already understood, so a campaign counts only the unexplained.
+``KNOWN`` (diff/fuzzknown.py) names the causes already understood, each with a matcher, so a
+campaign counts only the unexplained; a program holding a tf32 product with K = 4 (padded to 8 by
+the lowering) says so in its evidence (``tf32_k4_padded``): a difference there may mean the
+padding does not hold.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import exact as X
+from .fuzzknown import CAUSES, known_cause, tf32_k4_products
 
 HOST = "host-reference error"
 TILEIRAS = "tileiras wrong answer"
@@ -37,20 +41,8 @@ TILEIRAS_REFUSED = "tileiras refused or crashed"
 LOWERING = "lowering bug or tileiras at every level"
 RECORDER = "recorder or lowering crash"
 
-# causes already understood: (status, pattern over the detail, class, explanation)
-KNOWN = (
-    ("host_error", r"OverflowError: Python int too large to convert to C long", HOST,
-     "families/arith.py _unsigned64 masks an int64 array with (1 << 64) - 1, a Python int numpy cannot hold: every "
-     "unsigned i64 operation (cmpi unsigned, shru, mulhii) raises on the host. Not fixed here (families/arith.py is "
-     "another engineer's); the fix is np.uint64 arithmetic for 64-bit operands"),
-)
-
-
-def known_cause(outcome: dict):
-    for status, pat, cls, why in KNOWN:
-        if outcome.get("status") == status and re.search(pat, str(outcome.get("detail") or "")):
-            return {"class": cls, "why": why, "known": True}
-    return None
+# causes already understood: diff/fuzzknown.py (each with a matcher; KNOWN is its table)
+KNOWN = CAUSES
 
 
 # ---- the host reference, operation by operation ---------------------------------------------------------
@@ -254,9 +246,12 @@ def op_evidence(desc: dict) -> list:
 
 def classify(desc: dict, outcome: dict, tester_o0=None) -> dict:
     """The cause of ``outcome`` (a failing outcome of ``desc``, its minimal program), with evidence."""
-    known = known_cause(outcome)
+    known = known_cause(outcome, desc)
     st = outcome["status"]
     ev: dict = {}
+    padded = [p[:3] for p in tf32_k4_products(desc) if p[3]] if st == "differ" else []
+    if padded:  # the workaround of docs/assembler-defect.md's third defect is in this program
+        ev["tf32_k4_padded"] = padded
     if st in ("record_crash", "lower_crash"):
         return {"class": RECORDER, "why": outcome.get("detail"), **(known or {})}
     if st == "host_error":

@@ -7,9 +7,12 @@ Shape of a campaign: a process pool (one process a CPU core) draws each program 
 ``seed + index``, records, lowers, encodes and assembles it (tileiras) and runs the host
 reference; the ready programs go to the GPU worker (fuzzrun.py) in batches while the pool goes
 on, so assembly and the device overlap. After ``--time-limit`` seconds no new program starts (the
-report says how many ran). Then each difference, up to ``--max-shrink`` of them and at most two of
-one kind (``shrink.failure_class``), is shrunk, written as a reproducer under ``--repro-dir`` and
-classified (classify.py: -O0 against the default level, the host against independent answers).
+report says how many ran). Then each difference with no known cause (diff/fuzzknown.py), up to
+``--max-shrink`` of them and ``--max-shrink-per-class`` of one kind (``shrink.failure_class``), is
+shrunk within ``--shrink-s`` (all of them within ``--shrink-total-s``), written as a reproducer
+under ``--repro-dir`` and classified (classify.py: -O0 against the default level, the host against
+independent answers). ``--ops`` / ``--focus`` draw programs of chosen step kinds only / more often;
+``--seeds`` runs the programs of given seeds again (a campaign's failures, to shrink them).
 
 ``--mutants`` runs the mutant check instead: programs are lowered under each of the 33 mutants
 (diff/mutants.py); those whose bytes a mutant changes are run with it, and the mutant is FOUND
@@ -72,7 +75,10 @@ class Campaign:
 
     def __init__(self, programs: int, seed: int, arch: str = "sm_90", opt_level=None, device: str = "gpu",
                  workers: int | None = None, time_limit: float = 360.0, profile: Profile = DEFAULT, log=print,
-                 assemble: bool = True):
+                 assemble: bool = True, seeds=None):
+        self.seeds = list(seeds) if seeds else None  # the programs of these seeds (a campaign's failures again)
+        if self.seeds:
+            programs = len(self.seeds)
         self.programs, self.seed, self.arch, self.opt_level = programs, seed, arch, opt_level
         self.device_kind, self.workers, self.time_limit, self.profile, self.log = device, workers, time_limit, \
             profile, log
@@ -164,16 +170,17 @@ class Campaign:
         self.gpu_seconds = gpu_time[0]
 
     def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 40.0,
-            shrink_total_s: float = 90.0) -> dict:
+            shrink_total_s: float = 90.0, per_class: int = 4, shrink_known: bool = False) -> dict:
         self.pool = make_pool(self.workers)
         device = make_device(self.device_kind)
         try:
-            tasks = [self.task(i) for i in range(self.programs)]
+            tasks = [self.task(i, seed=self.seeds[i]) if self.seeds else self.task(i) for i in range(self.programs)]
             self.run_programs(self.pool, device, tasks)
             t_run = time.time() - self.t0
             diffs = self.differences()
             self.log(f"[fuzz] {len(self.compiled)} programs in {t_run:.0f} s: {len(diffs)} failures; shrinking")
-            shrunk = self.shrink_all(diffs, self.pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s)
+            shrunk = self.shrink_all(diffs, self.pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s,
+                                     per_class, shrink_known)
         finally:
             device.close()
             if self.pool is not None:
@@ -195,11 +202,14 @@ class Campaign:
                                 "detail": v.get("detail"), "verdict": v})
         return out
 
-    def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s, total_s=1e9) -> dict:
+    def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s, total_s=1e9, per_class_max=4,
+                   shrink_known=False) -> dict:
         """Shrink, save and classify up to ``max_shrink`` failures, each within ``shrink_s`` and all
-        within ``total_s`` seconds. A failure with a known cause is recorded, not shrunk; one whose
-        program holds every core step of a failure already shrunk to the same status is marked as
-        probably that one (``likely_same_as``) and not shrunk; at most four of one class are."""
+        within ``total_s`` seconds. A failure with a known cause is recorded, not shrunk; one that
+        fails the same way (``failure_class``, the ops of its differing regions) as a failure already
+        shrunk and whose program holds every core step of that one's minimal program is marked as
+        probably that one (``likely_same_as``) and not shrunk; at most ``per_class_max`` of one class
+        are. ``shrink_known`` shrinks known failures too (to study an open cause: its trigger)."""
         from .classify import classify, known_cause
 
         out, per_class, shrunk = {}, collections.Counter(), []  # shrunk: (status, core steps, reproducer)
@@ -208,18 +218,19 @@ class Campaign:
         t_all = time.time()
         for d in diffs:
             known = known_cause(d)
-            if known is not None:  # understood already: the record, no shrinking
+            if known is not None and not shrink_known:  # understood already: the record, no shrinking
                 out[d["index"]] = {"classification": known, "steps": _steps(d["desc"]),
                                    "steps_before": _steps(d["desc"]), "status_after": d["status"]}
                 continue
-            same = next((r for st, core, r in shrunk if st == d["status"] and core and core <= core_steps(d["desc"])),
-                        None)
+            how = (failure_class(d), region_ops(d))
+            same = next((r for st, core, r in shrunk if st == how and core and core <= core_steps(d["desc"])), None)
             if same is not None:
                 out[d["index"]] = {"likely_same_as": same}
                 continue
             cls = failure_class(d)
             left = total_s - (time.time() - t_all)
-            if sum(1 for v in out.values() if "reproducer" in v) >= max_shrink or per_class[cls] >= 4 or left < 5:
+            if sum(1 for v in out.values() if "reproducer" in v) >= max_shrink or per_class[cls] >= per_class_max or \
+                    left < 5:
                 continue
             per_class[cls] += 1
             t = time.time()
@@ -235,7 +246,7 @@ class Campaign:
                 path = os.path.join(repro_dir, f"fuzz_{d['status']}_{d['seed']}.json")
                 write_reproducer(path, small, again, c, original_seed=d["seed"], arch=self.arch,
                                  opt_level=self.opt_level, shrink_rounds=sh.rounds, steps_before=_steps(d["desc"]))
-            shrunk.append((again["status"], core_steps(small), path or f"seed {d['seed']}"))
+            shrunk.append(((failure_class(d), region_ops(d)), core_steps(small), path or f"seed {d['seed']}"))
             out[d["index"]] = {"reproducer": path, "classification": c, "steps": _steps(small),
                                "steps_before": _steps(d["desc"]), "shrink_s": round(time.time() - t, 1),
                                "status_after": again["status"], "core": sorted(map(list, core_steps(small)))}
@@ -256,8 +267,9 @@ class Campaign:
         for d in diffs:
             s = shrunk.get(d["index"], {})
             v = d.get("verdict") or {}
-            if not s and known_cause(d):
-                s = {"classification": known_cause(d)}
+            k = known_cause(d) if not s else None
+            if k:
+                s = {"classification": k}
             same = {"likely_same_as": s["likely_same_as"]} if s.get("likely_same_as") else {}
             rows.append({"seed": d["seed"], "status": d["status"], "class": list(failure_class(d)),
                          "detail": (d.get("detail") or "")[:300], "bad": v.get("bad"), "lanes": v.get("lanes"),
@@ -273,6 +285,8 @@ class Campaign:
         except Exception:
             version = None
         explained = sum(1 for r in rows if (r.get("classification") or {}).get("known"))
+        causes = collections.Counter((r.get("classification") or {}).get("cause") for r in rows
+                                     if (r.get("classification") or {}).get("known"))
         return {
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
@@ -284,6 +298,7 @@ class Campaign:
             "ran_on_device": len(self.results), "equal": dev["equal"], "differ": dev["differ"],
             "device_errors": dev["device_error"], "worker_errors": dev["worker_error"],
             "failures": len(rows), "failures_known": explained, "failures_unexplained": len(rows) - explained,
+            "known_causes": dict(causes),
             "seconds": {"compile_and_run": round(t_run, 1), "total": round(time.time() - self.t0, 1),
                         "device": round(getattr(self, "gpu_seconds", 0.0), 1)},
             "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,
@@ -298,6 +313,11 @@ class Campaign:
         }
 
 
+def region_ops(outcome: dict) -> tuple:
+    """The ops of the regions a failure differs in (a store, a view store, a cas ...), sorted."""
+    return tuple(sorted({r.get("op") for r in (outcome.get("verdict") or {}).get("regions", [])}))
+
+
 def _steps(desc) -> int:
     from .fuzzgen import walk
 
@@ -308,10 +328,12 @@ def _steps(desc) -> int:
 
 
 def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", workers: int | None = None,
-                 per_mutant: int = 24, names=None, log=print, assemble: bool = True) -> dict:
+                 per_mutant: int = 24, names=None, log=print, assemble: bool = True,
+                 time_limit: float | None = None) -> dict:
     """Each mutant against the programs whose bytes it changes (up to ``per_mutant`` of them, drawn
     with the generator's weights shifted toward the mutant's own operations): found when one of
-    them differs from the host where the plain program ran clean."""
+    them differs from the host where the plain program ran clean. After ``time_limit`` seconds no
+    further mutant starts (those left are reported ``not run``)."""
     t0 = time.time()
     pool = make_pool(workers)
     dev = make_device(device)
@@ -319,6 +341,10 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
     try:
         for m in M.MUTANTS:
             if names and m.name not in names:
+                continue
+            if time_limit is not None and time.time() - t0 > time_limit:
+                rows.append({"mutant": m.name, "family": m.family, "programs": 0, "changed": 0, "ran_clean_plain": 0,
+                             "differing": 0, "status": "not run", "example": None})
                 continue
             kinds, prefer = MUTANT_FOCUS.get(m.name, ((), ()))
             prof = Profile(focus=kinds, prefer=prefer, fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
@@ -371,21 +397,32 @@ def write_json(path: str, doc: dict) -> None:
         f.write("\n")
 
 
-def rerun_reproducer(path: str, device: str = "gpu", arch: str | None = None) -> dict:
-    """A reproducer run again: its outcome now, at the default level and at -O0, and its class."""
+def rerun_reproducer(path, device="gpu", arch: str | None = None):
+    """A reproducer run again: its outcome now, at the default level and at -O0, and its class.
+    ``path`` may be a list of files: they share one device (one CUDA context), and a list of
+    results comes back."""
     from .classify import classify
     from .shrink import read_reproducer
 
-    doc = read_reproducer(path)
+    paths = [path] if isinstance(path, str) else list(path)
     dev = make_device(device)
+    out = []
     try:
-        arch = arch or doc.get("arch") or "sm_90"
-        now = Tester(dev, None, arch, doc.get("opt_level")).outcomes([doc["desc"]])[0]
-        c = classify(doc["desc"], now, Tester(dev, None, arch, 0)) if now["status"] in FAILURES else None
+        for p in paths:
+            doc = read_reproducer(p)
+            a = arch or doc.get("arch") or "sm_90"
+            now = Tester(dev, None, a, doc.get("opt_level")).outcomes([doc["desc"]])[0]
+            c = classify(doc["desc"], now, Tester(dev, None, a, 0)) if now["status"] in FAILURES else None
+            out.append({"reproducer": p, "status_then": doc.get("status"), "status_now": now["status"],
+                        "cause_then": (doc.get("classification") or {}).get("cause") or (
+                            doc.get("classification") or {}).get("class"),
+                        "detail": now.get("detail"), "first": (now.get("verdict") or {}).get("first"),
+                        "regions": [{k: r.get(k) for k in ("buf", "step", "op", "taint", "bad")}
+                                    for r in (now.get("verdict") or {}).get("regions", [])],
+                        "classification": c})
     finally:
         dev.close()
-    return {"reproducer": path, "status_then": doc.get("status"), "status_now": now["status"],
-            "detail": now.get("detail"), "first": (now.get("verdict") or {}).get("first"), "classification": c}
+    return out[0] if isinstance(path, str) else out
 
 
-__all__ = ["Campaign", "mutant_check", "rerun_reproducer", "write_json", "make_pool", "make_device"]
+__all__ = ["Campaign", "mutant_check", "rerun_reproducer", "write_json", "make_pool", "make_device", "region_ops"]

@@ -26,6 +26,7 @@ import random
 
 from .fuzzdraw import MemoryDraws
 from .fuzzspec import (
+    ALWAYS,
     BIN_APPROX,
     BIN_EXACT,
     BITS,
@@ -64,6 +65,8 @@ class Gen(MemoryDraws):
         w = dict(WEIGHTS)
         for k in profile.focus:
             w[k] = w.get(k, 1) * 8
+        if profile.only:  # a focused campaign: these step kinds and nothing else but loads and stores
+            w = {k: v for k, v in w.items() if k in profile.only or k in ALWAYS}
         self.weights = w
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -143,6 +146,8 @@ class Gen(MemoryDraws):
         kinds = [k for k in self.weights if not (ctx["in_if"] and k in MEMORY)
                  and not (ctx["depth"] >= 2 and k in ("for", "while", "if"))
                  and not (ctx["depth"] and k in ("ret", "softmax"))]
+        if not kinds:  # a focused profile with nothing drawable here (inside an if, say)
+            return
         kind = self.r.choices(kinds, [self.weights[k] for k in kinds])[0]
         getattr(self, "s_" + kind)(out, pool, ctx)
 

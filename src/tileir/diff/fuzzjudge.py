@@ -122,6 +122,13 @@ def source_bounds(it, op) -> list:
             n = x.shape[dim]
             s = np.nansum(np.where(np.isinf(x), 0, x), axis=dim, keepdims=k == "scan")
             b = 2 * n * UNIT.get(d, 2.0 ** -24) * s
+            # a partial sum may pass the format's range in one order and not in another (each partial
+            # is rounded to the format: an f16 sum of +-65504s overflows to inf on the device where the
+            # host, folding in f32, stays finite -- campaign 1's seed 865): where the magnitudes could
+            # add up past the largest finite value no bound holds, and the lane is not judged (an
+            # infinite move changes its class)
+            top = _largest(d) if d != "f64" else float(np.finfo(np.float64).max)
+            b = np.where(s + b >= top, np.inf, b)
             out.append(np.broadcast_to(b, np.shape(it.vals[res])) if k == "scan" else b)
         return out
     if k == "mmaf":

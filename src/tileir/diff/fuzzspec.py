@@ -51,6 +51,7 @@ WEIGHTS = {
     "atomic": 2, "cas": 1, "redview": 1, "global": 1, "alloca": 1, "print": 0.4, "assert": 0.4, "for": 4,
     "while": 2, "if": 3, "softmax": 1.0, "ret": 0.3,
 }
+ALWAYS = ("load", "store")  # kept by a profile's ``only``: the values' sources and the outputs
 MEMORY = {"load", "vload", "vstore", "gload", "gstore", "store", "gather", "scatter", "atomic", "cas", "redview",
           "global", "alloca", "print", "softmax", "ret"}
 # which step kinds (and choices) exercise each mutant of diff/mutants.py: the mutant check's focus
@@ -87,6 +88,7 @@ class Profile:
     max_elems: int = 1024
     max_mma_elems: int = 8192
     focus: tuple = ()  # step kinds drawn 8x as often
+    only: tuple = ()  # when given, the only step kinds drawn (with loads and stores, which feed and keep them)
     prefer: tuple = ()  # (choice point, value): drawn there 60% of the time where it is legal
     fire_asserts: float = 0.02  # the share of assert steps whose condition is false on purpose
 

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The device fuzzer's next H200 session (issue 15; docs/fuzz.md, "The first campaign" and "Next on
+# the device"). One step per device call, each sized to finish inside an 8-minute call on the
+# 16-core H200 machine (campaign 1: 2000 programs compiled and run in 26 s, 78 a second):
+#
+#   bench/fuzz_device.sh campaign   # 10,000 programs from seed 1 (its first 2000 are campaign 1's): ~5 min
+#   bench/fuzz_device.sh mutants    # the mutant check, 33 mutants x 200 drawn programs: ~3-4 min
+#   bench/fuzz_device.sh repro      # the saved reproducers again, then campaign 1's 5 unknowns shrunk: ~5 min
+#   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
+#                                   # strided loads; and the layer-2 ftof family with the new modes: ~6 min
+#
+# Run from the repository root, e.g. with the device tool: command "bench/fuzz_device.sh campaign".
+# Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
+# reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
+set -u
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|focus}
+OUT=${OUT:-bench/results}
+WORK=$(mktemp -d)
+mkdir -p "$OUT"
+if [ ! -x /tmp/tc/bin/tileiras ] && [ -f .tc/tc.tar.xz ]; then tar -C /tmp -xJf .tc/tc.tar.xz; fi
+[ -d /tmp/tc/bin ] && export PATH=/tmp/tc/bin:$PATH
+unset CUDA_HOME CUDA_PATH CUDA_ROOT
+export PYTHONPATH=src
+pack() { [ -d "$WORK/$1" ] && tar -C "$WORK" -czf "$OUT/$1.tgz" "$1"; }
+
+case "$STEP" in
+campaign)
+  # compile and run: ~130 s at 78 programs/s; --time-limit stops drawing at 300 s whatever the rate;
+  # shrinking: known causes (diff/fuzzknown.py) are not shrunk, at most 8 others (2 of a class),
+  # 30 s each, 120 s in all
+  timeout 470 python3 -m tileir.diff fuzz --programs 10000 --seed 1 --time-limit 300 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
+    --out "$OUT/fuzz_h200.json" --repro-dir "$WORK/fuzz_repro"
+  pack fuzz_repro
+  ;;
+mutants)
+  # each mutant: 200 programs drawn toward its operations, up to 24 whose bytes it changes run plain
+  # and mutated; no mutant starts after 400 s
+  timeout 470 python3 -m tileir.diff fuzz --mutants --mutant-programs 200 --seed 1 --time-limit 400 \
+    --out "$OUT/fuzz_mutants_h200.json"
+  ;;
+repro)
+  # every saved reproducer at the default level and -O0, classified again (~1 min) ...
+  timeout 150 python3 -m tileir.diff fuzz-repro bench/results/fuzz_repro/*.json \
+    --out "$OUT/fuzz_repro_rerun_h200.json" > /dev/null
+  # ... then campaign 1's five unknowns (two while loops answering their initial carries, two whose
+  # stores after the loop never happened, one strided load past the edge) shrunk, 60 s each
+  timeout 320 python3 -m tileir.diff fuzz --seeds 6,85,217,1316,663 --max-shrink 5 --max-shrink-per-class 5 \
+    --shrink-s 55 --shrink-total-s 280 --out "$OUT/fuzz_unknowns_h200.json" --repro-dir "$WORK/unknown_repro"
+  pack unknown_repro
+  ;;
+focus)
+  # view stores with what the shrinker kept around them (an if, an atomic, a pack, a transcendental):
+  # how often the tail is written and what the failures share (4 of them shrunk although known)
+  timeout 150 python3 -m tileir.diff fuzz --programs 3000 --seed 100000 --ops vstore,if,atomic,pack,un \
+    --time-limit 100 --max-shrink 4 --max-shrink-per-class 4 --shrink-s 10 --shrink-total-s 40 --shrink-known \
+    --out "$OUT/fuzz_vstore_h200.json" --repro-dir "$WORK/vstore_repro"
+  pack vstore_repro
+  # while loops (trips 0-4, carries, data exits) and strided view loads, each shrunk where unexplained
+  timeout 130 python3 -m tileir.diff fuzz --programs 2000 --seed 200000 --ops while,un,bin \
+    --time-limit 70 --max-shrink 3 --shrink-s 15 --shrink-total-s 45 \
+    --out "$OUT/fuzz_while_h200.json" --repro-dir "$WORK/while_repro"
+  pack while_repro
+  timeout 100 python3 -m tileir.diff fuzz --programs 2000 --seed 300000 --ops vload,cas,shape \
+    --time-limit 60 --max-shrink 2 --shrink-s 15 --shrink-total-s 30 \
+    --out "$OUT/fuzz_strided_h200.json" --repro-dir "$WORK/strided_repro"
+  pack strided_repro
+  # the layer-2 ftof family: its corpus holds the modes tileiras assembles that the recording took
+  # on the host rule before any device measured them (families/convert.py UNMEASURED_FTOF)
+  timeout 60 python3 -m tileir.diff run --families ftof --out "$OUT/diff_ftof_h200.json"
+  ;;
+*)
+  echo "unknown step $STEP: campaign | mutants | repro | focus" >&2
+  exit 2
+  ;;
+esac
