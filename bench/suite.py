@@ -846,6 +846,13 @@ def main(argv=None) -> int:
         doc["records"].append(rec)
         print(json.dumps({k: rec[k] for k in ("name", "tileir_ms", "torch_ms", "ratio", "ok", "error")}), flush=True)
         save(doc, out)
+        if device == "cuda" and rec.get("error"):
+            try:  # an illegal address poisons the context: every later shape would fail; stop, resume later
+                torch.cuda.synchronize()
+            except Exception as e:
+                stopped = (f"the CUDA context failed after {sh.name} ({type(e).__name__}: {e}"[:300] +
+                           "); run again to resume (that shape keeps its error record)")
+                break
         if device == "cuda" and i % 16 == 15:
             torch.cuda.empty_cache()
     run["seconds"] = round(time.time() - t_start, 1)
