@@ -67,6 +67,30 @@ def test_norms_with_several_rows_a_block(r, c, tile, rows):
     assert np.abs(y - xx / np.sqrt((xx * xx).mean(1, keepdims=True) + 1e-6) * w).max() < 1e-5
 
 
+def test_the_forwards_that_save_statistics_with_several_rows_a_block():
+    from tileir.kernels import layernorm_fwd_stats, rmsnorm_fwd_stats
+
+    g = rng()
+    r, c = 11, 300
+    x = (g.standard_normal((r, c)) * 2 + 0.5).astype(np.float32)
+    w = (1 + 0.5 * g.standard_normal(c)).astype(np.float32)
+    b = g.standard_normal(c).astype(np.float32)
+    xx = x.astype(np.float64)
+    mu = xx.mean(1)
+    rs = 1 / np.sqrt(((xx - mu[:, None]) ** 2).mean(1) + 1e-5)
+    y, mean, rstd = np.zeros_like(x), np.zeros(r, np.float32), np.zeros(r, np.float32)
+    layernorm_fwd_stats.run_host(x, w, b, y, mean, rstd, max_tile=128, rows=4)
+    assert np.abs(mean - mu).max() < 1e-5 and np.abs(rstd - rs).max() < 1e-4
+    assert np.abs(y - ((xx - mu[:, None]) * rs[:, None] * w + b)).max() < 1e-4
+    y, rstd = np.zeros_like(x), np.zeros(r, np.float32)
+    rmsnorm_fwd_stats.run_host(x, w, y, rstd, max_tile=512, rows=8)
+    want = 1 / np.sqrt((xx * xx).mean(1) + 1e-6)
+    assert np.abs(rstd - want).max() < 1e-4 and np.abs(y - xx * want[:, None] * w).max() < 1e-4
+    # the rule serves them as their siblings
+    got = layernorm_fwd_stats.tuned_config({"fmt": "f16"}, "sm_90", {"R": 32768, "C": 1000})
+    assert got["max_tile"] == 1024 and got["rows"] > 1
+
+
 # ---- the f32 product's precisions ----------------------------------------------------------------
 
 

@@ -293,10 +293,11 @@ def _from_defaults(kernel, gpu: str, config: dict, least: int = 0) -> dict | Non
 def _from_rule(kernel, gpu: str, config: dict) -> dict | None:
     """The rule's configuration for a shape nobody measured (kernels/heuristics.py), started from
     the table's catch-all entry for the kernel; None where the rule has nothing to say."""
-    from .kernels.heuristics import rule
+    from .kernels.heuristics import MEASURED_AS, rule
 
     name = _name(kernel)
-    catch_all = next((e["config"] for e in defaults() if e.get("gpu") == gpu and e.get("kernel") == name
+    measured = MEASURED_AS.get(name, name)
+    catch_all = next((e["config"] for e in defaults() if e.get("gpu") == gpu and e.get("kernel") == measured
                       and not e.get("when")), None)
     return rule(name, gpu, _with_defaults(kernel, config), catch_all)
 

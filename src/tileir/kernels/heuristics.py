@@ -260,7 +260,9 @@ def _attention(gpu, name, cfg, measured):
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,
          "bmm": _bmm, "matmul_partial": _partial, "softmax": _rows, "layernorm": _rows, "rmsnorm": _rows,
-         "attention": _attention}
+         "layernorm_fwd_stats": _rows, "rmsnorm_fwd_stats": _rows, "attention": _attention}
+# a kernel with no measurement of its own starts from its sibling's (the same walk over the rows)
+MEASURED_AS = {"layernorm_fwd_stats": "layernorm", "rmsnorm_fwd_stats": "rmsnorm"}
 
 
 def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dict | None:
@@ -274,4 +276,5 @@ def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dic
     return fn(gpu, name, _bucketed(config), dict(measured) if measured else None)
 
 
-__all__ = ["rule", "matmul_split", "RULES", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND", "SMALL_ROWS"]
+__all__ = ["rule", "matmul_split", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND",
+           "SMALL_ROWS"]

@@ -45,9 +45,9 @@ from .registry import Case, register
 # ---- markers -------------------------------------------------------------------------------------
 
 
-def _x_rows(fmt="f32", max_tile=8192):
-    """x of a forward: one row a block (grid axis 0), chunks along a FREE dimension."""
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+def _x_rows(fmt="f32", max_tile=8192, rows=1):
+    """x of a forward: ``rows`` rows a block (grid axis 0), chunks along a FREE dimension."""
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero))
 
 
 def _x_free(fmt="f32", max_tile=8192, row_tile=1):
@@ -64,7 +64,9 @@ def _rows_out(fmt="f32"):
     return Shared(fmt, ["R", "C"])
 
 
-_STAT_OUT = Out(F32, cells(["R"], [1]))  # one statistic a row, written by the row's block
+def _STAT_OUT(rows=1):  # noqa: N802  (a marker, spelled as the others)
+    """One statistic a row, [R] f32, written by the row's block."""
+    return Out(F32, cells(["R"], [rows]))
 
 
 def _stat_in(row_tile=1):
@@ -97,57 +99,57 @@ def _idx_min(a, b):
 # ---- forwards that save the statistics -------------------------------------------------------------
 
 
-@kernel(hints=entry_hints)
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
 def layernorm_fwd_stats(x=_x_rows, w=_vec, b=_vec, y=_rows_out, mean=_STAT_OUT, rstd=_STAT_OUT, *, eps: float = 1e-5,
-                        fmt: str = "f32", max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+                        fmt: str = "f32", max_tile: int = 8192, rows: int = 1, warps: int = 0, occupancy: int = 0):
     """y[r, :] = (x[r, :] - mean[r]) * rstd[r] * w + b for [R, C] arrays of ``fmt`` and [C] w and b,
     saving the [R] f32 mean[r] and rstd[r] = 1 / sqrt(var + eps) (biased variance) for the
-    backward; any R and C, rows walked in chunks of ``max_tile``."""
-    t = max_tile
+    backward; any R and C, rows walked in chunks of ``max_tile``, ``rows`` rows a block."""
+    t, n = max_tile, rows
     r = ti.block_id(0)
     chunks = ti.blocks_of(x, 1)
     last = ti.idx_sub(chunks, 1)
     inv_n = _inv_cols(x)
-    total = ti.carry(ti.full([1, t], 0.0, F32))
+    total = ti.carry(ti.full([n, t], 0.0, F32))
     for j in ti.d_range(0, last):
         ti.set(total, ti.get(total) + _chunk(x, [j]))
     x_last = _chunk(x, [last])  # a row that fits one chunk is read here only
     mu = ti.reduce_sum(ti.get(total) + x_last, keepdims=True) * inv_n
-    sq = ti.carry(ti.full([1, t], 0.0, F32))
+    sq = ti.carry(ti.full([n, t], 0.0, F32))
     for j in ti.d_range(0, last):  # whole chunks: no lane past C
         d = _chunk(x, [j]) - mu
         ti.set(sq, ti.get(sq) + d * d)
-    inside = ti.axis_mask(ti.tile_at(last, t), [1, t], 1, ti.extent_of(x, 1))
+    inside = ti.axis_mask(ti.tile_at(last, t), [n, t], 1, ti.extent_of(x, 1))
     d_last = ti.select(inside, x_last - mu, 0.0)  # a padded lane holds -mean: out of the variance
     rs = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * inv_n + eps)
-    out = ti.partition_view(ti.array_view(y), [1, t])
+    out = ti.partition_view(ti.array_view(y), [n, t])
     for j in ti.d_range(0, last):
         v = ti.fma((_chunk(x, [j]) - mu) * rs, _vec_row(w, j, t), _vec_row(b, j, t))
         ti.store_view(out, [r, j], ti.to(v, fmt))
     ti.store_view(out, [r, last], ti.to(ti.fma(d_last * rs, _vec_row(w, last, t), _vec_row(b, last, t)), fmt))
-    ti.store_cell(mean, ti.reshape(mu, [1]))
-    ti.store_cell(rstd, ti.reshape(rs, [1]))
+    ti.store_cell(mean, ti.reshape(mu, [n]))
+    ti.store_cell(rstd, ti.reshape(rs, [n]))
 
 
-@kernel(hints=entry_hints)
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
 def rmsnorm_fwd_stats(x=_x_rows, w=_vec, y=_rows_out, rstd=_STAT_OUT, *, eps: float = 1e-6, fmt: str = "f32",
-                      max_tile: int = 8192, warps: int = 0, occupancy: int = 0):
+                      max_tile: int = 8192, rows: int = 1, warps: int = 0, occupancy: int = 0):
     """y[r, :] = x[r, :] * rstd[r] * w for [R, C] arrays of ``fmt`` and a [C] w, saving the [R] f32
-    rstd[r] = 1 / sqrt(mean(x[r, :]^2) + eps) for the backward; any R and C."""
-    t = max_tile
+    rstd[r] = 1 / sqrt(mean(x[r, :]^2) + eps) for the backward; any R and C, ``rows`` rows a block."""
+    t, n = max_tile, rows
     r = ti.block_id(0)
     last = ti.idx_sub(ti.blocks_of(x, 1), 1)
-    ss = ti.carry(ti.full([1, t], 0.0, F32))
+    ss = ti.carry(ti.full([n, t], 0.0, F32))
     for j in ti.d_range(0, last):
         c = _chunk(x, [j])
         ti.set(ss, ti.get(ss) + c * c)
     x_last = _chunk(x, [last])  # a padded lane is 0, and so is its square
     rs = ti.rsqrt(ti.reduce_sum(ti.get(ss) + x_last * x_last, keepdims=True) * _inv_cols(x) + eps)
-    out = ti.partition_view(ti.array_view(y), [1, t])
+    out = ti.partition_view(ti.array_view(y), [n, t])
     for j in ti.d_range(0, last):
         ti.store_view(out, [r, j], ti.to(_chunk(x, [j]) * rs * _vec_row(w, j, t), fmt))
     ti.store_view(out, [r, last], ti.to(x_last * rs * _vec_row(w, last, t), fmt))
-    ti.store_cell(rstd, ti.reshape(rs, [1]))
+    ti.store_cell(rstd, ti.reshape(rs, [n]))
 
 
 # ---- backwards -----------------------------------------------------------------------------------
