@@ -298,3 +298,28 @@ def ti_kernel_copy(k):
     from tileir.kernel import KernelFn
 
     return KernelFn(k.fn, k.name, k.grid_fn, k.hints, k.tuned)
+
+
+def test_a_slice_for_a_parameter_read_as_dense_rows_is_refused_not_misread():
+    """Cells and array_view follow an array's strides; the pointer path and retile compute dense
+    offsets, so a slice there is refused (it would read the wrong elements). Kills: admitting every
+    parameter with extents as strided."""
+    import tileir as ti
+    from tileir import F32, TileirError
+
+    @ti.kernel(grid=lambda R: (R,))
+    def rows(x=ti.Whole(F32, ["R", 8]), y=ti.Shared(F32, ["R", 8])):
+        base = ti.tile_at(ti.block_id(0), 8)
+        ti.store(y, base, ti.load(x, base, [8]))
+
+    big = np.arange(64, dtype=np.float32).reshape(4, 16)
+    y = np.zeros((4, 8), np.float32)
+    with pytest.raises(TileirError, match="reads it as dense rows") as e:
+        rows.run_host(big[:, :8], y)
+    assert "ascontiguousarray" in e.value.fix and "argument 0 (x)" in str(e.value)
+    rows.run_host(np.ascontiguousarray(big[:, :8]), y)
+    assert np.array_equal(y, big[:, :8])
+    from tileir.runtime.arrays import prepare
+
+    with pytest.raises(TileirError, match="holds float64"):  # a strided host array's format is checked too
+        prepare(np.zeros((4, 16), np.float64)[:, :8], "f32", True, strided_ok=True)

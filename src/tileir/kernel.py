@@ -325,6 +325,14 @@ class KernelFn:
         values = plan.values(arrays)
         self._check_asserted(plan, values, asserted)
         prog = self.program(checked=checked, **cfg)
+        for p in sorted(prog.dense & set(plan.ranks)):
+            a = arrays[p]
+            if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+                raise TileirError("this array has gaps (a slice), and the kernel reads it as dense rows (load, store "
+                                  "or retile compute its element offsets)", kernel=self.name,
+                                  what=f"argument {p} ({self.params[p][0]})",
+                                  fix="np.ascontiguousarray(a) / a.contiguous(); or read it through its cells / "
+                                      "array_view, which follow the strides")
         args = [flat_span(a) if isinstance(a, np.ndarray) and i in plan.ranks else a for i, a in enumerate(arrays)]
         g = tuple(grid) if grid is not None else self._grid_of(cfg, plan, arrays, values)
         ran = run_host(prog, args + list(values), g)
@@ -417,13 +425,17 @@ class _CallSite:
                 device, slots, values, claims = got
                 key = (claims, tuple(_pow2_at_least(values[k]) for k in self.size_slots)) if self.tuned else claims
                 variant = self.variants.get(key)
-                if variant is not None and variant[0]._checked:
-                    launcher, grid_rule = variant
+                if variant is not None and variant[0]._checked and (
+                        not variant[2] or all(arrays[p].is_contiguous() for p in variant[2])):
+                    launcher, grid_rule, _ = variant
                     if grid is None:
                         grid = grid_rule(arrays, values)
                     launcher.launch_slots(device, slots, grid, stream, sync, arrays if stream is not None else ())
                     return
         plan = self.plan  # the full path: the generic reader, which says what is wrong
+        if len(arrays) != len(self.fn.params):
+            raise TileirError(f"takes {len(self.fn.params)} argument(s) ({', '.join(n for n, _ in self.fn.params)}), "
+                              f"got {len(arrays)}", kernel=self.fn.name, what="launch")
         values = plan.values(arrays) if plan else []
         claims = plan.div16(values, arrays) if plan else ()
         if self.asserted:
@@ -432,7 +444,7 @@ class _CallSite:
         got = self.variants.get(key)
         if got is None:
             got = self.variants[key] = self._prepare(claims, values)
-        launcher, grid_rule = got
+        launcher, grid_rule, _ = got
         if grid is None:
             grid = grid_rule(arrays, values)
         launcher(grid, arrays + tuple(values) if values else arrays, stream, sync)
@@ -443,6 +455,12 @@ class _CallSite:
         from .runtime.launch import launcher_for
 
         fn = self.fn
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+            raise TileirError("a first call of this configuration (or of a new size class: stride or alignment) "
+                              "inside CUDA graph capture: it would assemble and load a cubin, which a capture "
+                              "cannot hold", kernel=fn.name, what="launch",
+                              fix="call the kernel once with the same arrays before torch.cuda.graph(...) (warm-up)")
         static = self.static
         if self.tuned:
             static = fn.tuned_config(dict(static), self.target, self.plan.named(values))
@@ -454,7 +472,8 @@ class _CallSite:
         cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)
         prog = fn.program(spec, self.checked, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg, self.checked)]
-        launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=plan.ranks,
+        dense = frozenset(prog.dense & set(plan.ranks))  # read as dense rows: contiguous arrays only
+        launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=set(plan.ranks) - dense,
                                 unaligned=prog.unaligned)
         fast = plan.fast_grid() if fn.grid_fn is None else None
 
@@ -462,7 +481,7 @@ class _CallSite:
             g = fast(values) if fast is not None else None
             return g if g is not None else fn._grid_of(cfg, plan, arrays, values)
 
-        return launcher, grid_rule
+        return launcher, grid_rule, dense
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):

@@ -60,6 +60,7 @@ class TileProg:
     markers: tuple = ()  # per parameter: its marker (markers.Marker) or None
     written: set = field(default_factory=set)  # the buffer parameters the program may write
     unaligned: frozenset = frozenset()  # buffer parameters not claimed 16-byte aligned (a slice's)
+    dense: set = field(default_factory=set)  # buffers read or written as dense rows (pointer path, retile)
 
     def walk(self, ops=None):
         """Every operation depth first, a region's operation before its body."""

@@ -58,8 +58,12 @@ class CellRecording:
                 else:
                     strides.append(DYN_DIM)
                     dyn_strides.append(self.hidden_h[plan.stride[(param, d)]])
-            return self.t_tensor_view(param, m.dtype, self.t_idx_const(0), tuple(shape), tuple(strides),
-                                      dyn_shape, dyn_strides)
+            self.planned_view = True  # the launch's strides: any layout the plan admits
+            try:
+                return self.t_tensor_view(param, m.dtype, self.t_idx_const(0), tuple(shape), tuple(strides),
+                                          dyn_shape, dyn_strides)
+            finally:
+                self.planned_view = False
         extent = tuple(m.cells.extent if extent is None else extent)
         rank = len(extent)
         dyn_shape, dyn_strides, strides = [], [], []
@@ -166,6 +170,7 @@ class CellRecording:
         return view, idx
 
     def t_retile(self, param, dtype, extent, tile, pad):
+        self.prog.dense.add(param)  # row-major over the extent given: dense rows
         m = self.marker(param)
         p = self.prog.params[param]
         if p.dtype != dtype or not p.by_ptr:

@@ -113,6 +113,8 @@ class MemoryRecording:
         p = self.param_of(param, dtype, what)
         if not p.by_ptr:
             raise self.refuse(f"{what}: parameter {param} is passed by value", "scalar(p) reads it")
+        if not getattr(self, "planned_view", False):  # element offsets the kernel computes: dense rows
+            self.prog.dense.add(param)
         return p
 
     def t_load(self, param, dtype, base, shape, strides, mask, pad, hints=()):

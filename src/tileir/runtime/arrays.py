@@ -231,13 +231,13 @@ def prepare(arg, dtype: str, by_ptr: bool, *, kernel: str | None = None, pos: in
                               kernel=kernel, what=_where(pos))
         return pack_scalar(arg, dtype, kernel=kernel, pos=pos)
     if isinstance(arg, np.ndarray):
+        _check_format(arg.dtype.name, dtype, kernel, pos)
         if not arg.flags.c_contiguous:
             if strided_ok:  # staged from its first element to its last, so the strides still hold
                 from ..sizes import flat_span
 
                 return HostArg(flat_span(arg))
             raise _not_contiguous(kernel, pos, fix="np.ascontiguousarray(a)")
-        _check_format(arg.dtype.name, dtype, kernel, pos)
         return HostArg(arg)
     if type(arg).__name__ == "CUdeviceptr":
         return DeviceArg(int(arg), arg)

@@ -140,17 +140,45 @@ def context(device: int = 0):
     return ctx
 
 
-def bind(device: int) -> None:
-    """Make GPU ``device``'s primary context current on this thread, cheaply: nothing when this
-    thread bound it last (a launch that finds the context changed under it calls ``rebind``)."""
-    if getattr(_bound, "device", None) != device:
-        context(device)
+def bind(device: int) -> bool:
+    """Whether GPU ``device``'s primary context is current on this thread, making it so where the
+    thread has none current (a fresh thread); cheaply when this thread bound it last. False where
+    another GPU's context is current (torch's current device is another): the caller then pushes
+    ours for its call only (``pushed``), so torch's current device is left as the user set it."""
+    if getattr(_bound, "device", None) == device:
+        return True
+    d = cu()
+    ctx = _primary(device)
+    current = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if current is None or int(current) == 0:
+        check(d.cuCtxSetCurrent(ctx), f"making the primary context of GPU {device} current")
+    elif int(current) != int(ctx):
+        _bound.device = None
+        return False
+    _bound.device = device
+    return True
 
 
-def rebind(device: int) -> None:
-    """Bind ``device`` again, asking the driver what is current (someone else changed it)."""
+def rebind(device: int) -> bool:
+    """``bind`` again, asking the driver what is current (someone changed it under us)."""
     _bound.device = None
-    context(device)
+    return bind(device)
+
+
+class pushed:  # noqa: N801 - a context manager, read as a phrase: with pushed(device): ...
+    """GPU ``device``'s primary context current for the ``with`` body, the thread's own after."""
+
+    def __init__(self, device: int):
+        self.device = device
+
+    def __enter__(self):
+        check(cu().cuCtxPushCurrent(_primary(self.device)), f"pushing the primary context of GPU {self.device}")
+        return self
+
+    def __exit__(self, *exc):
+        check(cu().cuCtxPopCurrent(), "popping the context back")
+        _bound.device = None
+        return False
 
 
 def pointer_device(ptr: int) -> int:
@@ -174,8 +202,8 @@ class Module:
         self.device = device
         self._functions: dict[str, object] = {}
         self._lock = threading.Lock()
-        context(device)
-        self._handle = check(d.cuModuleLoadData(bytes(cubin)), "loading the cubin (cuModuleLoadData)", kernel)
+        with pushed(device):  # in that GPU's context, leaving the thread's current one as it was
+            self._handle = check(d.cuModuleLoadData(bytes(cubin)), "loading the cubin (cuModuleLoadData)", kernel)
 
     @property
     def handle(self):
@@ -188,17 +216,17 @@ class Module:
         with self._lock:
             f = self._functions.get(name)
             if f is None:
-                context(self.device)
-                f = check(cu().cuModuleGetFunction(self.handle, name.encode()),
-                          f"finding the entry '{name}' in the cubin (cuModuleGetFunction)", self.kernel)
+                with pushed(self.device):
+                    f = check(cu().cuModuleGetFunction(self.handle, name.encode()),
+                              f"finding the entry '{name}' in the cubin (cuModuleGetFunction)", self.kernel)
                 self._functions[name] = f
             return f
 
     def global_ptr(self, name: str) -> tuple[int, int]:
         """(device pointer, size in bytes) of the global ``name``."""
-        context(self.device)
-        dptr, size = check(cu().cuModuleGetGlobal(self.handle, name.encode()),
-                           f"finding the global '{name}' in the cubin (cuModuleGetGlobal)", self.kernel)
+        with pushed(self.device):
+            dptr, size = check(cu().cuModuleGetGlobal(self.handle, name.encode()),
+                               f"finding the global '{name}' in the cubin (cuModuleGetGlobal)", self.kernel)
         return int(dptr), int(size)
 
     def unload(self) -> None:
@@ -207,5 +235,5 @@ class Module:
                 return
             handle, self._handle = self._handle, None
             self._functions.clear()
-        context(self.device)
-        check(cu().cuModuleUnload(handle), "unloading the module (cuModuleUnload)", self.kernel)
+        with pushed(self.device):
+            check(cu().cuModuleUnload(handle), "unloading the module (cuModuleUnload)", self.kernel)

@@ -31,11 +31,14 @@ _TORCH_DTYPES = {
 
 
 def _f32_bits(v: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", v))[0]
+    try:
+        return struct.unpack("<I", struct.pack("<f", v))[0]
+    except (OverflowError, struct.error):  # past f32's range: inf, as the full path's ctypes float packs it
+        return 0x7F800000 if float(v) > 0 else 0xFF800000
 
 
 def _f64_bits(v: float) -> int:
-    return struct.unpack("<Q", struct.pack("<d", v))[0]
+    return struct.unpack("<Q", struct.pack("<d", float(v)))[0]
 
 
 def reader(plan, params, n_user: int):
@@ -66,10 +69,10 @@ def reader(plan, params, n_user: int):
             conds.append(f"type(a{i}) is int and {-(1 << (bits - 1))} <= a{i} < {1 << bits}")
             slots[i] = f"(a{i} & {(1 << bits) - 1})"
         elif fmt == "f32":
-            conds.append(f"(type(a{i}) is float or type(a{i}) is int)")
+            conds.append(f"(type(a{i}) is float or (type(a{i}) is int and -2**1000 < a{i} < 2**1000))")
             slots[i] = f"f32_bits(a{i})"
         elif fmt == "f64":
-            conds.append(f"(type(a{i}) is float or type(a{i}) is int)")
+            conds.append(f"(type(a{i}) is float or (type(a{i}) is int and -2**1000 < a{i} < 2**1000))")
             slots[i] = f"f64_bits(a{i})"
         elif fmt == "i1":
             conds.append(f"type(a{i}) is bool")

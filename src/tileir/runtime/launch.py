@@ -9,6 +9,7 @@ release accepts, from 12.x through 13.x.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import sys
@@ -17,7 +18,7 @@ import threading
 from ..errors import TileirError
 from ..lru import LRU
 from .arrays import DeviceArg, HostArg, HostStaging, is_torch_tensor, pack_scalar, prepare
-from .driver import Module, _bound, bind, check, cu, pointer_device, rebind
+from .driver import Module, _bound, bind, check, cu, pointer_device, pushed, rebind
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
 ALIGN = 16  # every buffer parameter's address must be a multiple of this (ops/memory.py claims it)
@@ -198,7 +199,6 @@ class Launcher:
         """The CUfunction on GPU ``device`` (the cubin loaded there on first use)."""
         f = self._functions.get(device)
         if f is None:
-            bind(device)
             f = module_for(self.cubin, self.kernel, device).function(self.kernel)
             self._functions[device] = f
         return f
@@ -245,19 +245,35 @@ class Launcher:
         return s
 
     def _launch(self, device: int, gx: int, gy: int, gz: int, hstream, sync: bool) -> None:
-        """The driver call on the slots as they stand (the device's context bound; once more after
-        binding afresh if the thread's context changed under us), then (``sync``) the wait."""
+        """The driver call on the slots as they stand, in GPU ``device``'s primary context: made
+        current where the thread has none (or had it last), pushed for this call only where another
+        GPU's is current (torch's current device stays the user's); then (``sync``) the wait."""
         d = self._driver
         f = self._functions.get(device) or self.function(device)
-        if getattr(_bound, "device", None) != device:
-            bind(device)
-        res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
-        if res[0] != self._success:  # the words are made only for an error
-            if res[0] in self._retry:
-                rebind(device)
+        if getattr(_bound, "device", None) == device or bind(device):
+            res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+            if res[0] in self._retry:  # the context changed under us: bind afresh, or push ours
+                if rebind(device):
+                    res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+                else:
+                    with pushed(device):
+                        res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+        else:
+            with pushed(device):
                 res = d.cuLaunchKernel(f, gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
-            if res[0] != self._success:
-                check(res, f"launching on grid ({gx}, {gy}, {gz}) of GPU {device} (cuLaunchKernel)", self.kernel)
+        if res[0] != self._success:  # the words are made only for an error
+            check(res, f"launching on grid ({gx}, {gy}, {gz}) of GPU {device} (cuLaunchKernel)", self.kernel)
+        if sync:
+            check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
+                  self.kernel)
+
+    def _launch_current(self, gx, gy, gz, hstream, sync, device, bound) -> None:
+        """``_launch`` (``bound``), or the bare launch where the caller pushed the context."""
+        if bound:
+            return self._launch(device, gx, gy, gz, hstream, sync)
+        d = self._driver
+        res = d.cuLaunchKernel(self.function(device), gx, gy, gz, 1, 1, 1, 0, hstream, self._params_addr, 0)
+        check(res, f"launching on grid ({gx}, {gy}, {gz}) (cuLaunchKernel)", self.kernel)
         if sync:
             check(d.cuStreamSynchronize(hstream), "running the kernel (cuStreamSynchronize after the launch)",
                   self.kernel)
@@ -365,12 +381,16 @@ class Launcher:
         handle = self._stream_for(stream, device, tensors)
         hstream = self._stream(handle)
         if not self._checked:
-            bind(device)
             check_param_info(self.function(device), [_param_size(bp, p) for (_, bp), p in zip(params, prepared)],
                              kernel)
             self._checked = True
         self.function(device)
-        bind(device)
+        bound = bind(device)
+        with (contextlib.nullcontext() if bound else pushed(device)):  # the copies in this GPU's context
+            self._stage_and_launch(gx, gy, gz, args, prepared, hstream, sync, device, bound)
+
+    def _stage_and_launch(self, gx, gy, gz, args, prepared, hstream, sync, device, bound) -> None:
+        kernel = self.kernel
         staging = HostStaging(kernel, hstream)
         if any(isinstance(p, HostArg) for p in prepared) and _capturing(hstream):
             raise TileirError("a numpy argument during CUDA graph capture: it would be copied and waited for, "
@@ -386,7 +406,7 @@ class Launcher:
                     elif isinstance(p, DeviceArg):
                         p = p.ptr
                     self._put(i, p)
-                self._launch(device, gx, gy, gz, hstream, bool(staging) or sync)
+                self._launch_current(gx, gy, gz, hstream, bool(staging) or sync, device, bound)
                 if staging:
                     staging.download()
                 ok = True
