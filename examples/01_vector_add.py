@@ -18,6 +18,7 @@ import tileir as ti
 from tileir import F32, In, Out, cells
 
 
+# --8<-- [start:kernel]
 # The positional parameters are the kernel's arrays. Their markers say what each block reads and
 # writes: every array is cut into cells of ``tile`` elements along the run-time size "N" (read off
 # the arrays at every call), and block i of the grid reads cell i of a and b and writes cell i of c.
@@ -30,6 +31,7 @@ def vadd(a=lambda tile: In(F32, cells(["N"], [tile])),
     """c = a + b, elementwise, for f32 vectors of any length N."""
     ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))  # the last cell may be partial: its tail is not written
 
+# --8<-- [end:kernel]
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

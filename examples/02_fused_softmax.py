@@ -19,6 +19,7 @@ import tileir as ti
 from tileir import F32, FREE_AXIS, In, Out, PadNegInf, Shared, TileirError, cells
 
 
+# --8<-- [start:kernel]
 def _one_tile_grid(R, C, block):  # noqa: N803  (the run-time sizes' names)
     # a grid function sees the configuration and the run-time sizes: the place to refuse, before
     # anything launches, what this kernel cannot do
@@ -60,6 +61,7 @@ def softmax_chunked(x=lambda chunk: In(F32, cells(["R", "C"], [1, chunk], along=
     for j in ti.d_range(0, ti.blocks_of(x, 1)):
         ti.store_view(out, [r, j], ti.exp(ti.load_at(x, [j]) - ti.get(m)) / ti.get(l_))  # the tail is clipped
 
+# --8<-- [end:kernel]
 
 def _rates(x, y) -> str:
     """Bandwidth of each kernel and of torch.softmax on the GPU (x read once, y written once)."""

@@ -20,6 +20,7 @@ import tileir as ti
 from tileir import F16, F32, FREE_AXIS, In, Out, PadZero, autotune, cells
 
 
+# --8<-- [start:kernel]
 # C [M, N] = A [M, K] @ B [K, N]. Block (i, j) of a 2-D grid computes the [tm, tn] cell (i, j) of C,
 # walking K in steps of tk: A's K dimension and B's follow no grid axis (FREE_AXIS), so the loop
 # names the cell it reads. Edge cells read zeros (PadZero adds nothing to a dot product) and C's
@@ -46,6 +47,7 @@ def matmul(a=_a, b=_b, c=_c, *, tm: int = 64, tn: int = 64, tk: int = 32):
         ti.set(acc, ti.mma(ti.load_at(a, [kk]), ti.load_at(b, [kk]), ti.get(acc)))  # tensor cores: f16 in, f32 acc
     ti.store_cell(c, ti.to(ti.get(acc), F16))
 
+# --8<-- [end:kernel]
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

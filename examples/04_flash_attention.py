@@ -22,6 +22,7 @@ from tileir import F16, F32, FREE_AXIS, In, Out, PadZero, cells
 
 LOG2E = 1.4426950408889634
 
+# --8<-- [start:kernel]
 # q, k, v and o are [BH, S, D]: batch and heads folded into one dimension. Grid axis 0 walks the
 # query blocks of bq rows, axis 1 the batch-heads; axis 2 has one block, covering the head dimension
 # D with one tile of d_tile lanes (a power of two >= D; lanes past D read zero, which adds nothing
@@ -72,6 +73,7 @@ def attention(q=_q, k=_kv, v=_kv, o=_o, *, causal: bool = False, bq: int = 64, b
     out = ti.get(acc) / ti.get(l_)
     ti.store_cell(o, ti.reshape(ti.to(out, F16), [1, bq, d_tile]))  # rows past S, lanes past D: not written
 
+# --8<-- [end:kernel]
 
 def reference(q, k, v, causal: bool) -> np.ndarray:
     """Attention in f64 with numpy, the textbook way (the whole score matrix)."""

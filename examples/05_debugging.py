@@ -21,6 +21,7 @@ import tileir as ti
 from tileir import F32, In, Out, PadZero, TileirError, cells
 
 
+# --8<-- [start:kernel]
 # Center each row of an [R, C] matrix: y = x - mean(x). One block a row, the row in one tile of
 # `block` lanes; lanes past C read zero (PadZero), which leaves the sum alone.
 def _x(block):
@@ -55,6 +56,7 @@ def center(x=_x, y=_y, *, block: int = 1024, debug: bool = False):
         ti.d_assert(ti.eq(row, row), "x holds a NaN")
     ti.store_cell(y, row - mean)
 
+# --8<-- [end:kernel]
 
 def _bad_lanes(got: np.ndarray, want: np.ndarray, tol: float) -> str:
     bad = np.argwhere(np.abs(got - want) > tol)

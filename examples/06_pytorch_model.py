@@ -21,6 +21,7 @@ import tileir.ops as tops
 from tileir import F16, F32, In, Out, cells
 
 
+# --8<-- [start:kernel]
 # A kernel of your own: the SwiGLU gate, silu(g) * u, fused into one pass over [R, C] f16 arrays.
 # g and u will be the two column halves of one matrix product's output: slices whose rows are
 # 2C apart, which the kernel reads in place (the row stride is a run-time parameter too).
@@ -49,6 +50,7 @@ def swiglu(gu: torch.Tensor) -> torch.Tensor:
 def _(gu):
     return gu.new_empty(*gu.shape[:-1], gu.shape[-1] // 2)
 
+# --8<-- [end:kernel]
 
 class Block(torch.nn.Module):
     """A pre-norm transformer block: x + attention(layer_norm(x)), then x + mlp(rms_norm(x)) with a
