@@ -45,7 +45,8 @@ repro)
     --out "$OUT/fuzz_repro_rerun_h200.json" > /dev/null
   # ... then campaign 1's five unknowns (two while loops answering their initial carries, two whose
   # stores after the loop never happened, one strided load past the edge) shrunk, 60 s each
-  timeout 320 python3 -m tileir.diff fuzz --seeds 6,85,217,1316,663 --max-shrink 5 --max-shrink-per-class 5 \
+  timeout 320 python3 -m tileir.diff fuzz --seeds 6,85,217,1316,663 --gen-version 1 --max-shrink 5 \
+    --max-shrink-per-class 5 \
     --shrink-s 55 --shrink-total-s 280 --out "$OUT/fuzz_unknowns_h200.json" --repro-dir "$WORK/unknown_repro"
   pack unknown_repro
   ;;

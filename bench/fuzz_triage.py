@@ -30,7 +30,16 @@ import warnings
 
 import numpy as np
 
-from tileir.diff.fuzzgen import generate, walk
+from tileir.diff.fuzzgen import generate as _generate
+from tileir.diff.fuzzgen import walk
+from tileir.diff.fuzzspec import Profile
+
+VERSION = [1]  # the generator version of the report being triaged (a report without one is campaign 1's)
+
+
+def generate(seed: int) -> dict:
+    """The program the campaign drew from ``seed`` (its generator's version)."""
+    return _generate(seed, Profile(version=VERSION[0]))
 
 
 def _lane(text: str):
@@ -193,6 +202,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     with open(a.report) as f:
         rep = json.load(f)
+    VERSION[0] = int(rep.get("generator") or 1)
     rows = [triage_one(r) for r in rep["differences"]]
     groups = collections.defaultdict(list)
     for t in rows:

@@ -173,3 +173,15 @@ def test_reduce_and_scan_max_min_of_both_zeros_follow_maxf(prop):
     assert sign(outs[2])[:4] == [-1, 1, 1, 1]  # the prefix max: -0, then +0 once +0 is in
     assert sign(outs[3])[4:6] == [-1, -1] and outs[3][4:6].tolist() == [-2.0, -2.0]
     assert sign(outs[3])[:2] == [-1, -1] and outs[3][:2].tolist() == [0.0, 0.0]
+
+
+def test_rounding_is_a_type_and_its_strings_alike():
+    """The spec's Rounding (the audit: modes were strings only): a member records what its string does."""
+    x = np.array([1.0] * 4, np.float32)
+    y = np.array([2.0**-30] * 4, np.float32)
+    for member, name in ((ti.Rounding.Down, "negative_inf"), (ti.Rounding.Up, "positive_inf"),
+                         (ti.Rounding.TowardZero, "zero"), (ti.Rounding.NearestEven, "nearest_even")):
+        assert ti.rounding_name(member) == name == member.value
+        assert _float_kernel(F32, "addf", member, x, y).tobytes() == _float_kernel(F32, "addf", name, x, y).tobytes()
+    with pytest.raises(ti.TileirError, match="tileir.Rounding"):
+        _float_kernel(F32, "addf", "down", x, y)

@@ -203,6 +203,7 @@ from .surface.arith import (
     NoUnsignedWrap,
     NoWrap,
     Overflow,
+    Rounding,
     abs,
     abs_i,
     add,
@@ -532,8 +533,8 @@ __all__ = [
     # values
     "Carry", "GatherScatterView", "GridView", "Idx", "Lit", "Param", "Ptrs", "TensorView", "Tile",
     # surface.arith
-    "NoAssumption", "NoSignedWrap", "NoUnsignedWrap", "NoWrap", "Overflow", "abs", "abs_i", "add", "add_i",
-    "add_i64", "addi", "and_i", "andi", "atan2", "bool_const", "ceil", "consti", "cos", "cosh", "div", "div_i",
+    "NoAssumption", "NoSignedWrap", "NoUnsignedWrap", "NoWrap", "Overflow", "Rounding", "abs", "abs_i", "add",
+    "add_i", "add_i64", "addi", "and_i", "andi", "atan2", "bool_const", "ceil", "consti", "cos", "cosh", "div", "div_i",
     "eq", "eq_i", "eq_u", "exp", "exp2", "f_const", "floor", "fma", "full", "ge", "ge_i", "ge_u", "gt", "gt_i",
     "gt_u", "i64_const", "i8_const", "i_const", "le", "le_i", "le_u", "lit", "log", "log2", "lt", "lt_i",
     "lt_u", "max", "max_i", "min", "min_i", "mul", "mul_i", "mulhi_i", "muli", "ne", "ne_i", "ne_u", "neg",

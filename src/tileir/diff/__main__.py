@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--ops", default=None, help="comma-separated step kinds: draw only these (with loads and "
                    "stores), e.g. vstore,if,atomic")
     z.add_argument("--focus", default=None, help="comma-separated step kinds drawn 8x as often")
+    z.add_argument("--gen-version", type=int, default=None, help="the generator's version (default: the newest); 1 "
+                   "draws campaign 1's programs (bench/results/fuzz_h200.json) again")
     z.add_argument("--shrink-known", action="store_true", help="shrink failures with a known cause too (to "
                    "study an open one)")
     z.add_argument("--seeds", default=None, help="comma-separated program seeds to run (and shrink) instead of "
@@ -87,9 +89,10 @@ def main(argv=None) -> int:
     return 1 if bad or report["summary"]["proves_nothing"] and a.mutants else 0
 
 
-def profile_of(ops: str | None, focus: str | None):
-    """The generator's profile for ``--ops`` / ``--focus`` (comma-separated step kinds)."""
-    from .fuzzspec import DEFAULT, WEIGHTS, Profile
+def profile_of(ops: str | None, focus: str | None, version: int | None = None):
+    """The generator's profile for ``--ops`` / ``--focus`` (comma-separated step kinds) and
+    ``--gen-version``."""
+    from .fuzzspec import DEFAULT, GENERATOR, WEIGHTS, Profile
 
     def kinds(text):
         names = tuple(x.strip() for x in (text or "").split(",") if x.strip())
@@ -99,7 +102,10 @@ def profile_of(ops: str | None, focus: str | None):
         return names
 
     only, foc = kinds(ops), kinds(focus)
-    return Profile(only=only, focus=foc) if only or foc else DEFAULT
+    ver = GENERATOR if version is None else int(version)
+    if not 1 <= ver <= GENERATOR:
+        raise SystemExit(f"generator version {ver}: there are 1 to {GENERATOR}")
+    return Profile(only=only, focus=foc, version=ver) if only or foc or ver != GENERATOR else DEFAULT
 
 
 def _fuzz(a) -> int:
@@ -129,7 +135,7 @@ def _fuzz(a) -> int:
         log(json.dumps(rep["summary"]))
         return 0 if not rep["summary"]["not_found"] else 1
     repro = a.repro_dir or os.path.join(os.path.dirname(os.path.abspath(a.out)), "fuzz_repro")
-    prof = profile_of(a.ops, a.focus)
+    prof = profile_of(a.ops, a.focus, a.gen_version)
     seeds = [int(x) for x in a.seeds.split(",") if x.strip()] if a.seeds else None
     camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, profile=prof, log=log,
                     seeds=seeds)

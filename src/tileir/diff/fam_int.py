@@ -10,6 +10,7 @@ import numpy as np
 import tileir as ti
 from tileir import F16, F32, I8, I16, I32, I64
 
+from ..families.convert import ftof_modes
 from . import corpora as C
 from . import exact as X
 from .model import *  # noqa: F401,F403
@@ -171,23 +172,10 @@ def _ftoi():
 
 # the ftof pairs and modes the recording takes and tileiras assembles for sm_90 (measured with
 # tileiras 13.4.92: every pair to or from f8E8M0FNU and f4E2M1FN is "unsupported type" below sm_100)
-FTOF_SM90 = {
-    "f64": (("f32", ("nearest_even", "zero")), ("tf32", ("nearest_even", "zero")), ("f16", ("nearest_even", "zero")),
-            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f32": (("f64", ("nearest_even",)), ("tf32", ("nearest_even", "zero", "nearest_away")),
-            ("f16", ("nearest_even", "zero")), ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)),
-            ("f8E5M2", ("nearest_even",))),
-    "tf32": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("f16", ("nearest_even", "zero")),
-             ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "bf16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-             ("f16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f8E4M3FN": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-                 ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f8E5M2": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-               ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E4M3FN", ("nearest_even",))),
-}
+# every pair and mode the recording takes that tileiras assembles for sm_90 (families/convert.py
+# ftof_modes, measured pair by pair); those of convert.UNMEASURED_FTOF are here to be measured
+_FTOF_FORMATS = ("f64", "f32", "tf32", "f16", "bf16", "f8E4M3FN", "f8E5M2")
+FTOF_SM90 = {src: tuple((dst, ftof_modes(src, dst)) for dst in _FTOF_FORMATS if dst != src) for src in _FTOF_FORMATS}
 FTOF_EXCLUDED = ("f8E8M0FNU", "f4E2M1FN")  # tileiras refuses both formats below sm_100
 
 # where the host reference disagrees with the correctly rounded conversion (tests xfail them)

@@ -291,7 +291,8 @@ class Campaign:
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
             "tileiras": version, "opt_level": "tileiras default" if self.opt_level is None else self.opt_level,
-            "seed": self.seed, "programs_requested": self.programs, "programs": generated, "recorded": recorded,
+            "seed": self.seed, "generator": self.profile.version,
+            "programs_requested": self.programs, "programs": generated, "recorded": recorded,
             "recorded_share": round(recorded / generated, 4) if generated else None, "refused": st["refused"],
             "assembled": st["ready"] + st["host_error"], "assemble_errors": st["assemble_error"],
             "host_errors": st["host_error"], "crashes": st["record_crash"] + st["lower_crash"] + st["compile_crash"],

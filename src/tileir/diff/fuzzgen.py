@@ -33,6 +33,7 @@ from .fuzzspec import (
     DEFAULT,
     FLOATS,
     FTOF,
+    FTOF_V1,
     IBIN,
     INTS,
     MEMORY,
@@ -285,7 +286,7 @@ class Gen(MemoryDraws):
             if kind == "bitcast" and (not a.raw or a.fmt not in ("f32", "f64", "f16", "bf16")):
                 kind = "ftoi_sat"
             if kind == "ftof":
-                dsts = FTOF[a.fmt]
+                dsts = (FTOF_V1 if self.p.version == 1 else FTOF)[a.fmt]
                 to, modes = r.choices(dsts, [3 if d == "tf32" else 1 for d, _ in dsts])[0]  # tf32: issue 15's
                 mode = self.choose("ftof", modes)
                 return self.add(out, pool, {"op": "conv", "id": sid, "kind": "ftof", "to": to, "mode": mode, "a": a.id},

@@ -23,24 +23,35 @@ RMW_ORDERLESS = ("add", "and", "or", "xor", "max", "min", "umax", "umin")
 # the dialect's mma table (families/mma.py MMA_TABLE), written out so this module imports nothing of tileir
 MMA_PAIRS = (("f16", "f16"), ("f16", "f32"), ("bf16", "f32"), ("f32", "f32"), ("tf32", "f32"), ("f64", "f64"),
              ("f8E4M3FN", "f16"), ("f8E4M3FN", "f32"), ("f8E5M2", "f16"), ("f8E5M2", "f32"))
-# conversions between float formats and their modes that tileiras assembles for sm_90 (diff.fam_int.FTOF_SM90)
+# conversions between float formats and their modes that tileiras assembles for sm_90 (diff.fam_int.FTOF_SM90,
+# families/convert.py ftof_modes; the modes of convert.UNMEASURED_FTOF included: the campaign measures them too)
+_NE, _NZ = ("nearest_even",), ("nearest_even", "zero")
+_ALL = ("nearest_even", "zero", "negative_inf", "positive_inf", "nearest_away")  # widening into f64, f32, f16
+_TF = ("nearest_even", "zero", "nearest_away")  # an exact widening into tf32
+_F8 = (("f8E4M3FN", _NE), ("f8E5M2", _NE))
 FTOF = {
-    "f64": (("f32", ("nearest_even", "zero")), ("tf32", ("nearest_even", "zero")), ("f16", ("nearest_even", "zero")),
-            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f32": (("f64", ("nearest_even",)), ("tf32", ("nearest_even", "zero", "nearest_away")),
-            ("f16", ("nearest_even", "zero")), ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)),
-            ("f8E5M2", ("nearest_even",))),
-    "tf32": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("f16", ("nearest_even", "zero")),
-             ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-            ("bf16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "bf16": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-             ("f16", ("nearest_even", "zero")), ("f8E4M3FN", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f8E4M3FN": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-                 ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E5M2", ("nearest_even",))),
-    "f8E5M2": (("f64", ("nearest_even",)), ("f32", ("nearest_even",)), ("tf32", ("nearest_even",)),
-               ("f16", ("nearest_even",)), ("bf16", ("nearest_even",)), ("f8E4M3FN", ("nearest_even",))),
+    "f64": (("f32", ("nearest_even", "zero", "negative_inf", "positive_inf")), ("tf32", _NZ), ("f16", _NZ),
+            ("bf16", _NZ)) + _F8,
+    "f32": (("f64", _ALL), ("tf32", _TF), ("f16", _NZ), ("bf16", _NZ)) + _F8,
+    "tf32": (("f64", _ALL), ("f32", _ALL), ("f16", _NZ), ("bf16", _NZ)) + _F8,
+    "f16": (("f64", _ALL), ("f32", _ALL), ("tf32", _TF), ("bf16", _NZ)) + _F8,
+    "bf16": (("f64", _ALL), ("f32", _ALL), ("tf32", _TF), ("f16", _NZ)) + _F8,
+    "f8E4M3FN": (("f64", _ALL), ("f32", _ALL), ("tf32", _TF), ("f16", _ALL), ("bf16", _NZ), ("f8E5M2", _NE)),
+    "f8E5M2": (("f64", _ALL), ("f32", _ALL), ("tf32", _TF), ("f16", _ALL), ("bf16", _NZ), ("f8E4M3FN", _NE)),
 }
+# the table campaign 1 (bench/results/fuzz_h200.json) drew from: generator version 1 (Profile.version)
+# draws the programs of its seeds again, mode for mode
+_TFA = ("nearest_even", "zero", "nearest_away")
+FTOF_V1 = {
+    "f64": (("f32", _NZ), ("tf32", _NZ), ("f16", _NZ), ("bf16", _NZ)) + _F8,
+    "f32": (("f64", _NE), ("tf32", _TFA), ("f16", _NZ), ("bf16", _NZ)) + _F8,
+    "tf32": (("f64", _NE), ("f32", _NE), ("f16", _NZ), ("bf16", _NZ)) + _F8,
+    "f16": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("bf16", _NZ)) + _F8,
+    "bf16": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("f16", _NZ)) + _F8,
+    "f8E4M3FN": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("f16", _NE), ("bf16", _NE), ("f8E5M2", _NE)),
+    "f8E5M2": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("f16", _NE), ("bf16", _NE), ("f8E4M3FN", _NE)),
+}
+GENERATOR = 2  # the generator's version: 2 draws the ftof modes of FTOF, 1 those of FTOF_V1 (campaign 1)
 BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8, "i64": 64, "i32": 32,
         "i16": 16, "i8": 8, "i4": 4, "i1": 1}
 # the step kinds and their default weights; a profile may boost some (the mutant check's focus)
@@ -91,6 +102,7 @@ class Profile:
     only: tuple = ()  # when given, the only step kinds drawn (with loads and stores, which feed and keep them)
     prefer: tuple = ()  # (choice point, value): drawn there 60% of the time where it is legal
     fire_asserts: float = 0.02  # the share of assert steps whose condition is false on purpose
+    version: int = 2  # the generator's version (GENERATOR): 1 draws campaign 1's programs again
 
 
 DEFAULT = Profile()

@@ -7,6 +7,7 @@ from .arith import (  # noqa: F401  # noqa: F401
                     NoUnsignedWrap,
                     NoWrap,
                     Overflow,
+                    Rounding,
                     abs,
                     abs_i,
                     add,

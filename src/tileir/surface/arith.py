@@ -20,11 +20,29 @@ ROUNDINGS = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "
              "nearest_away")
 
 
+class Rounding(enum.Enum):
+    """A rounding direction (the spec's ``Rounding``): ``rounding=Rounding.Down`` where a mode is
+    taken -- add / sub / mul / div, float_to_float -- and the dialect's string ("negative_inf")
+    alike; the value is that string. NearestEven is IEEE's default, TowardZero truncates, Down and
+    Up round toward -inf and +inf, NearestAway breaks ties away from zero (f32 -> tf32), Approx and
+    Full are the transcendentals' modes."""
+
+    NearestEven = "nearest_even"
+    TowardZero = "zero"
+    Down = "negative_inf"
+    Up = "positive_inf"
+    NearestAway = "nearest_away"
+    Approx = "approx"
+    Full = "full"
+    NearestIntToZero = "nearest_int_to_zero"
+
+
 def rounding_name(r) -> str:
-    """The dialect's spelling of a rounding direction (``rounding<..>``)."""
-    name = getattr(r, "value", r)
+    """The dialect's spelling of a rounding direction (``rounding<..>``): a Rounding or the string."""
+    name = r.value if isinstance(r, Rounding) else r
     if name not in ROUNDINGS:
-        raise refuse(f"unknown rounding {r!r}; the dialect's are {', '.join(ROUNDINGS)}")
+        raise refuse(f"unknown rounding {r!r}; the dialect's are {', '.join(ROUNDINGS)} (or tileir.Rounding."
+                     f"{', '.join(x.name for x in Rounding)})")
     return name
 
 

@@ -21,9 +21,12 @@ def _conv(op, t, to):
 def float_to_float(a: Tile, to_d, rounding="nearest_even") -> Tile:
     """``a`` in float format ``to_d``, rounded by ``rounding`` (widening is exact). The two formats
     must differ (tileiras refuses an ftof between equal ones): ``to`` records nothing then."""
-    r = getattr(rounding, "value", rounding)
+    from .arith import Rounding
+
+    r = rounding.value if isinstance(rounding, Rounding) else rounding
     if r not in _FTOF:
-        raise refuse(f"float_to_float rounding {r!r}; the modes are {', '.join(_FTOF)}")
+        raise refuse(f"float_to_float rounding {rounding!r}; the modes are {', '.join(_FTOF)} (or tileir.Rounding."
+                     "NearestEven, TowardZero, Down, Up, NearestAway)")
     return _conv(_FTOF[r], a, dname(to_d))
 
 
