@@ -275,6 +275,9 @@ def check(kern, *args, device: Callable | None = None, judge=None, grid=None, **
         gpu = _gpu_or_refuse(kern)
         try:
             import torch
+
+            if not torch.cuda.is_available():  # a CPU build of torch: the call stages numpy arrays itself
+                torch = None
         except ImportError:
             torch = None
         dev_args = [_device_copy(a, torch) if i in arrays else a for i, a in enumerate(args)]
