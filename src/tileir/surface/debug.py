@@ -64,7 +64,8 @@ def d_print(fmt: str, args=()) -> None:
     float one for a float. In the token chain: ordered after every memory access before it and
     before every one after. Refused inside a reduction, scan or if. On the device the text goes to
     standard output when the context synchronises (prints of different blocks may interleave); on
-    the host reference it is appended to the interpreter's ``printed`` list."""
+    the host reference it is appended to the interpreter's ``printed`` list, which ``run_host`` and
+    interpreted calls (``TILEIR_INTERPRET=1``) write to standard output after the run."""
     if isinstance(args, (Tile, Ptrs, Idx)):
         args = [args]
     args = list(args)
