@@ -21,12 +21,12 @@ demo: $(STAMP)
 	$(PY) -m tileir demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
 	$(PY) -m pytest -q -n 2
 	$(PY) -m tileir ledger --quiet
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples
 
 # the documentation site (mkdocs.yml), built strictly: a broken link or reference fails it
 $(DOCS_STAMP): $(STAMP)
