@@ -19,6 +19,16 @@ ordered after it; prints and the token-only operations are also chained among th
 memory_fence_alias and gdc_wait at the kernel's top level also order every later load of a
 parameter nobody writes; inside a loop that part is not expressed, and gdc_wait is refused there.
 
+Where the spec is wider (issue 15's audit): it restricts only memory_fence_alias (and d_print) to
+outside reduce, scan and if regions. Here all three token-only operations are refused there --
+reduce and scan bodies carry no token (and the dialect wants them pure), and the lowering gives an
+if no token, so one made inside cannot be used after it (tried with gdc_launch_dependents in an if
+followed by a loop: tileiras rejects the bytes, "operand #0 must be cuda tile token type") -- and
+gdc_wait is refused in loops too: its whole point is ordering the loads after it, which the
+lowering expresses only at the top level (a loop carries no token for never-written parameters).
+gdc_launch_dependents and memory_fence_alias are taken in loops. gdc_wait and
+gdc_launch_dependents are no-ops under tileir's launch, which sets no programmatic dependent launch.
+
 Host: assert raises (the device fails the launch); assume is the identity (nothing checks it);
 print formats with C printf semantics and appends the text to ``Interp.printed``; the token-only
 three do nothing.
@@ -188,10 +198,12 @@ class DebugRecording:
             raise self.refuse(f"unknown token operation {op!r}", "one of " + ", ".join(TOKEN_ONLY))
         what = name[:-4]
         self._not_in_pure_region(what)
-        if what == "gdc_wait" and len(self.frames) > 1:
+        if what == "gdc_wait" and any(f.kind not in ("entry", "trial") for f in self.frames):
             raise self.refuse("gdc_wait inside a region (a loop's body): the loads after it must wait for the "
                               "predecessor kernel, and the lowering orders them after it only at the kernel's top "
-                              "level",
+                              "level (the spec restricts only memory_fence_alias; this is the lowering's limit: a "
+                              "region carries no token for the parameters nobody writes, so a gdc_wait there would "
+                              "order none of their loads)",
                               "call gdc_wait once, at the top of the kernel, before the loop")
         tin, tout = self.next_token()
         self.emit("token_only", (tout,), op=name, tok=tin)

@@ -144,6 +144,10 @@ def _as_const(x, dtype: str) -> Tile:
     v = x.value if isinstance(x, Lit) else x
     if BY_NAME[dtype].is_float:
         return Tile(dev().t_constf(dtype, [], float(v)))
+    if isinstance(x, Lit):  # the spec: a place that needs a format of its own refuses a lit by name
+        raise refuse(f"{x!r} meets an {dtype} tile: lit is a float constant with no format of its own, and an "
+                     "integer operation refuses it",
+                     f"a Python int, or consti({dtype.upper()}, n) / i_const(n)")
     if isinstance(v, float) and v != int(v):
         raise refuse(f"the constant {v} meets an {dtype} tile and is not a whole number",
                      "a whole number, or convert the tile with int_to_float")

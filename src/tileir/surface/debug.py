@@ -61,7 +61,10 @@ def assume_in_range(t, lb=None, ub=None):
 def d_print(fmt: str, args=()) -> None:
     """Print ``fmt`` with ``args`` interleaved, C printf style: one format expression per argument
     (``%%`` is a percent sign), rank-0 arguments only, an integer conversion for an integer and a
-    float one for a float. In the token chain: ordered after every memory access before it and
+    float one for a float. The arguments may be of different formats -- wider than the spec, which
+    says one format, the first's: print_tko carries a type per argument, and the H200 printed
+    i32, f32 and i64 arguments of one call byte for byte (layer 2's print family). In the token
+    chain: ordered after every memory access before it and
     before every one after. Refused inside a reduction, scan or if. On the device the text goes to
     standard output when the context synchronises (prints of different blocks may interleave); on
     the host reference it is appended to the interpreter's ``printed`` list, which ``run_host`` and
