@@ -162,7 +162,7 @@ def _calls_on_sm90(monkeypatch):
 
     prepared = []
 
-    def cubin(self, arch="sm_90", opt_level=None, div16=(), **static):
+    def cubin(self, arch="sm_90", opt_level=None, div16=(), checked=False, **static):
         prepared.append(dict(static))
         return b""
 
