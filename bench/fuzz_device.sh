@@ -9,7 +9,9 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # strided loads; and the layer-2 ftof family with the new modes: ~6 min
 #
-# Run from the repository root, e.g. with the device tool: command "bench/fuzz_device.sh campaign".
+# Run from the repository root, e.g. with the device tool: command "bench/fuzz_device.sh campaign",
+# carry [".tc"] (the toolchain, git-ignored: ../shared/device/toolchain.sh makes .tc/tc.tar.xz;
+# unpacked to /tmp/tc here unless it is there already).
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
@@ -53,12 +55,12 @@ repro)
 focus)
   # view stores with what the shrinker kept around them (an if, an atomic, a pack, a transcendental):
   # how often the tail is written and what the failures share (4 of them shrunk although known)
-  timeout 150 python3 -m tileir.diff fuzz --programs 3000 --seed 100000 --ops vstore,if,atomic,pack,un \
+  timeout 150 python3 -m tileir.diff fuzz --programs 3000 --seed 100000 --ops vstore,if,atomic,pack,un --focus vstore \
     --time-limit 100 --max-shrink 4 --max-shrink-per-class 4 --shrink-s 10 --shrink-total-s 40 --shrink-known \
     --out "$OUT/fuzz_vstore_h200.json" --repro-dir "$WORK/vstore_repro"
   pack vstore_repro
   # while loops (trips 0-4, carries, data exits) and strided view loads, each shrunk where unexplained
-  timeout 130 python3 -m tileir.diff fuzz --programs 2000 --seed 200000 --ops while,un,bin \
+  timeout 130 python3 -m tileir.diff fuzz --programs 2000 --seed 200000 --ops while,un,bin --focus while \
     --time-limit 70 --max-shrink 3 --shrink-s 15 --shrink-total-s 45 \
     --out "$OUT/fuzz_while_h200.json" --repro-dir "$WORK/while_repro"
   pack while_repro
