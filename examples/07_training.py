@@ -26,15 +26,23 @@ the cast.
 The task: a sequence of ``seq / 2`` random tokens, a separator, and the same tokens again; the
 model reads ``seq`` tokens and is scored (cross-entropy) only where the next token is a copy, so
 the loss starts near log(vocab - 1) and falls as the model learns to look back ``seq / 2 + 1``
-positions.
+positions. The optimizer: AdamW (betas 0.9, 0.95), the gradients' norm clipped to 1, the learning
+rate warmed up over the first 5% of the steps and then down a cosine to a tenth.
 
 Agreement: at every step |loss_tileir - loss_torch| <= atol + rtol * |loss_torch| (the tolerance
 of the compute format, TOL below; written to the JSON with the largest difference seen). The
 two runs differ only in the rounding of their kernels (accumulation order, where a product is
 rounded to the format), which the optimizer carries forward, so the tolerance is looser than one
-op's. A disagreement exits with status 1 after the JSON is written. Tokens per second: the steps
-after ``--warmup`` (the first ones assemble tileir's kernels and warm torch's), ``batch * seq``
-tokens a step, timed between two device synchronisations.
+op's. A disagreement exits with status 1 after the JSON is written. A third run, the control
+(ControlOps: torch with its products and attention in f32, rounded once to the format; leave it
+out with ``--no-control``), shows how far two correct runs drift apart from rounding alone: where
+the training is unstable (too high a learning rate: loss spikes at steps that rounding decides)
+torch and the control disagree as much as tileir and torch do, and the tolerance means nothing.
+Tokens per second: the steps after ``--warmup`` (the first ones assemble tileir's kernels and warm
+torch's), ``batch * seq`` tokens a step, timed between two device synchronisations.
+
+The first batch's gradients of each model are also compared with the same model's in f32 torch
+(``grad_rel_err_vs_f32``: the largest relative error over the parameters), before training.
 
 ``--cpu-smoke``: d_model 64, 2 heads of 64, seq 16, batch 2, 3 steps, one block, on the CPU (the
 host reference for tileir's side), bf16 as on the GPU.
@@ -63,11 +71,12 @@ SMOKE = {"d_model": 64, "heads": 2, "head_dim": 64, "layers": 1, "seq": 16, "bat
 GPU = {"d_model": 512, "heads": 8, "head_dim": 64, "layers": 2, "seq": 256, "batch": 32, "steps": 300, "vocab": 256,
        "lr": 1e-3, "warmup": 10, "log_every": 10}
 EPS = 1e-5
+CLIP = 1.0  # the gradients' norm is clipped to this
 
 
 # ---- the two backends ----------------------------------------------------------------------------
 
-
+# --8<-- [start:ops]
 class TileirOps:
     """The model's three kinds of op through tileir (CUDA tensors on the GPU, CPU ones on the host
     reference)."""
@@ -103,11 +112,29 @@ class TorchOps:
     @staticmethod
     def rms_norm(x, w):
         return F.rms_norm(x, [x.shape[-1]], w, EPS)
+# --8<-- [end:ops]
+
+
+class ControlOps(TorchOps):
+    """torch again with other roundings, the control: the products and attention in f32, rounded
+    once to the format. Its curve beside torch's shows how far two correct runs in the format
+    drift apart from rounding alone."""
+
+    name = "control"
+
+    @staticmethod
+    def matmul(a, b):
+        return (a.float() @ b.float()).to(a.dtype)
+
+    @staticmethod
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True).to(q.dtype)
 
 
 # ---- the model -----------------------------------------------------------------------------------
 
 
+# --8<-- [start:block]
 class Block(torch.nn.Module):
     def __init__(self, d, heads, head_dim, hidden):
         super().__init__()
@@ -128,6 +155,7 @@ class Block(torch.nn.Module):
         x = x + ops.matmul(att, self.w_o.to(dt))
         gate, up = ops.matmul(ops.rms_norm(x, self.norm2.to(dt)), self.w_gate_up.to(dt)).chunk(2, -1)
         return x + ops.matmul(F.silu(gate) * up, self.w_down.to(dt))
+# --8<-- [end:block]
 
 
 class TinyGPT(torch.nn.Module):
@@ -175,9 +203,20 @@ def loss_of(model, ops, dt, seqs, scored):
     return F.cross_entropy(logits[:, scored].float().flatten(0, 1), seqs[:, 1:][:, scored].flatten())
 
 
-def train(model, ops, data, scored, dt, lr, warmup, device):
-    """AdamW on ``model`` over the batches of ``data``: (the per-step losses, seconds of the steps
-    after ``warmup``, seconds of the first step)."""
+def lr_at(step: int, steps: int, lr: float) -> float:
+    """The learning rate of ``step``: a linear warm-up over the first 5% of the steps, then a
+    cosine down to lr / 10."""
+    ramp = max(1, steps // 20)
+    if step < ramp:
+        return lr * (step + 1) / ramp
+    t = (step - ramp) / max(1, steps - ramp)
+    return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * t)))
+
+
+def train(model, ops, data, scored, dt, lr, warmup, device, clip=CLIP):
+    """AdamW on ``model`` over the batches of ``data`` (lr_at's schedule, gradients clipped to a
+    norm of ``clip``): (the per-step losses, seconds of the steps after ``warmup``, seconds of the
+    first step)."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     losses, t_first, t0 = [], 0.0, None
@@ -192,6 +231,9 @@ def train(model, ops, data, scored, dt, lr, warmup, device):
         loss = loss_of(model, ops, dt, seqs, scored)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, data.shape[0], lr)
         opt.step()
         losses.append(loss.detach())
         if step == 0:
@@ -230,22 +272,36 @@ def plot(record, path):
     import matplotlib.pyplot as plt
 
     c = record["config"]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, (ax, dx) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[2, 1])
     steps = range(1, len(record["loss_tileir"]) + 1)
-    for name, style in (("tileir", "-"), ("torch", "--")):
-        ax.plot(steps, record[f"loss_{name}"], style, lw=1.2,
-                label=f"{name} ({record['tokens_per_s'][name]:,.0f} tokens/s)")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy on the copied half")
+    for name, style, color in (("tileir", "-", "C0"), ("torch", "--", "C1"), ("control", ":", "C2")):
+        if f"loss_{name}" in record:
+            extra = "torch, products in f32" if name == "control" else f"{record['tokens_per_s'][name]:,.0f} tokens/s"
+            ax.plot(steps, record[f"loss_{name}"], style, color=color, lw=1.2, label=f"{name} ({extra})")
+            if name != "torch":
+                dx.plot(steps, [abs(a - b) + 1e-9 for a, b in zip(record[f"loss_{name}"], record["loss_torch"])],
+                        style, color=color, lw=1.0, label=f"|{name} - torch|")
+    losses = record["loss_tileir"] + record["loss_torch"]
+    if max(losses) > 20 * min(losses):
+        ax.set_yscale("log")
+    ax.set_ylabel("cross-entropy on the copy")
     ax.set_title(f"{record['device']}: d_model {c['d_model']}, {c['heads']}x{c['head_dim']} heads, "
-                 f"{c['layers']} layers, seq {c['seq']}, batch {c['batch']}, {c['dtype']}\n"
-                 f"max |difference| {record['max_abs_diff']:.3g} (tolerance {c['atol']} + {c['rtol']} * loss)",
-                 fontsize=9)
+                 f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, {c['dtype']}", fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
+    dx.plot(steps, [c["atol"] + c["rtol"] * abs(b) for b in record["loss_torch"]], "k-", lw=0.6, label="tolerance")
+    dx.set_yscale("log")
+    dx.set_xlabel("step")
+    dx.set_ylabel("|difference|")
+    dx.legend(fontsize=8)
+    dx.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return str(path)
+
+
+def count(n: int, what: str) -> str:
+    return f"{n} {what}" + "s" * (n != 1)
 
 
 def parse(argv):
@@ -257,6 +313,7 @@ def parse(argv):
         p.add_argument("--" + name.replace("_", "-"), type=int, default=None)
     p.add_argument("--lr", type=float, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-control", action="store_true", help="leave out the control run (ControlOps)")
     p.add_argument("--out", default=None, help="the JSON record (the PNG beside it, .png)")
     args = p.parse_args(argv)
     on_gpu = torch.cuda.is_available() and not args.cpu_smoke and args.device != "cpu"
@@ -278,7 +335,7 @@ def main(argv=None) -> int:
     torch.manual_seed(args.seed)
     ref = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
     models = {}
-    for ops in (TileirOps, TorchOps):  # the same initial weights for both
+    for ops in (TileirOps, TorchOps) + (() if args.no_control else (ControlOps,)):  # the same initial weights
         m = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
         m.load_state_dict(ref.state_dict())
         models[ops.name] = (m.to(device), ops)
@@ -288,9 +345,9 @@ def main(argv=None) -> int:
     tokens = c["batch"] * c["seq"]
     grad_err = grad_check(models, ref, data, scored, dt, device)
     n_params = sum(p.numel() for p in ref.parameters())
-    print(f"{device} {args.dtype}: d_model {c['d_model']}, {c['heads']} heads of {c['head_dim']}, {c['layers']} "
-          f"layers, seq {c['seq']}, batch {c['batch']}, vocab {c['vocab']}, {c['steps']} steps, {n_params:,} "
-          "parameters", flush=True)
+    print(f"{device} {args.dtype}: d_model {c['d_model']}, {c['heads']} heads of {c['head_dim']}, "
+          f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, vocab {c['vocab']}, {c['steps']} steps, "
+          f"{n_params:,} parameters", flush=True)
     print("first-batch gradients against f32 torch, the largest relative error over the parameters: "
           + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
     curves, rate, first = {}, {}, {}
@@ -298,26 +355,31 @@ def main(argv=None) -> int:
         losses, timed, t_first = train(m, ops, data, scored, dt, c["lr"], c["warmup"], device)
         curves[name], first[name] = losses, t_first
         rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
-        print(f"{name}: {rate[name]:,.0f} tokens/s after {c['warmup']} warm-up steps (first step {t_first:.2f} s)",
-              flush=True)
-    diffs = [abs(a - b) for a, b in zip(curves["tileir"], curves["torch"])]
-    bad = [i for i, (a, b) in enumerate(zip(curves["tileir"], curves["torch"])) if abs(a - b) > atol + rtol * abs(b)]
-    print(f"{'step':>5} {'tileir':>9} {'torch':>9} {'|diff|':>9}")
-    for i, (a, b) in enumerate(zip(curves["tileir"], curves["torch"])):
+        print(f"{name}: {rate[name]:,.0f} tokens/s after {count(c['warmup'], 'warm-up step')} "
+              f"(first step {t_first:.2f} s)", flush=True)
+    tl, tr, ctl = curves["tileir"], curves["torch"], curves.get("control")
+    diffs = [abs(a - b) for a, b in zip(tl, tr)]
+    bad = [i for i, (a, b) in enumerate(zip(tl, tr)) if abs(a - b) > atol + rtol * abs(b)]
+    print(f"{'step':>5} {'tileir':>9} {'torch':>9} {'|diff|':>9}" + (f" {'control':>9}" if ctl else ""))
+    for i, (a, b) in enumerate(zip(tl, tr)):
         if i % c["log_every"] == 0 or i == len(diffs) - 1 or i in bad:
-            print(f"{i + 1:5d} {a:9.4f} {b:9.4f} {diffs[i]:9.2e}{'  OUTSIDE' if i in bad else ''}")
+            print(f"{i + 1:5d} {a:9.4f} {b:9.4f} {diffs[i]:9.2e}" + (f" {ctl[i]:9.4f}" if ctl else "")
+                  + ("  OUTSIDE" if i in bad else ""))
     record = {
         "what": "examples/07_training.py: the same model trained with tileir.ops and with pure torch",
+        "command": " ".join(["python3", "examples/07_training.py", *(sys.argv[1:] if argv is None else argv)]),
         "date": datetime.date.today().isoformat(),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (host reference)",
         "torch": torch.__version__,
-        "config": dict(c, dtype=args.dtype, seed=args.seed, task="copy", optimizer="AdamW(0.9, 0.95), no decay",
-                       params=n_params, tokens_per_step=tokens, atol=atol, rtol=rtol),
-        "loss_tileir": curves["tileir"],
-        "loss_torch": curves["torch"],
+        "config": dict(c, dtype=args.dtype, seed=args.seed, task="copy", params=n_params, tokens_per_step=tokens,
+                       optimizer=f"AdamW(betas 0.9, 0.95; no weight decay), gradient norm clipped to {CLIP}, "
+                       "learning rate: linear warm-up over 5% of the steps, cosine down to lr / 10",
+                       atol=atol, rtol=rtol),
+        "loss_tileir": tl,
+        "loss_torch": tr,
         "abs_diff": diffs,
         "max_abs_diff": max(diffs),
-        "max_rel_diff": max(d / max(abs(b), 1e-12) for d, b in zip(diffs, curves["torch"])),
+        "max_rel_diff": max(d / max(abs(b), 1e-12) for d, b in zip(diffs, tr)),
         "tolerance": f"|loss_tileir - loss_torch| <= {atol} + {rtol} * |loss_torch| at every step",
         "steps_outside_tolerance": [i + 1 for i in bad],
         "agree": not bad,
@@ -328,8 +390,19 @@ def main(argv=None) -> int:
         "grad_check": "first batch, before training: per backend the largest over the parameters of "
                       "|g - g_f32| / |g_f32|, g_f32 from the same model in f32 torch",
     }
-    print(f"max |diff| {record['max_abs_diff']:.3e} (tolerance {atol} + {rtol} * loss); tokens/s tileir / torch "
-          f"{record['tileir_over_torch_tokens_per_s']:.3f}")
+    if ctl:
+        cdiffs = [abs(a - b) for a, b in zip(ctl, tr)]
+        record.update({
+            "control": "pure torch with the products and attention in f32, rounded once to the format: how far "
+                       "two correct runs drift apart from rounding alone",
+            "loss_control": ctl,
+            "control_max_abs_diff": max(cdiffs),
+            "control_steps_outside_tolerance": [i + 1 for i, (a, b) in enumerate(zip(ctl, tr))
+                                                if abs(a - b) > atol + rtol * abs(b)],
+        })
+    print(f"max |tileir - torch| {record['max_abs_diff']:.3e} (tolerance {atol} + {rtol} * loss)"
+          + (f"; max |control - torch| {record['control_max_abs_diff']:.3e}" if ctl else "")
+          + f"; tokens/s tileir / torch {record['tileir_over_torch_tokens_per_s']:.3f}")
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
