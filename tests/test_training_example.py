@@ -39,8 +39,9 @@ def _run(name: str, *extra: str) -> str:
 
 
 def _shape(text: str) -> list[str]:
-    """Lines with every number (1,234.5e-06 included) replaced by #."""
-    return [re.sub(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?", "#", line).rstrip()
+    """Lines with every number (1,234.5e-06 included) replaced by # and runs of blanks by one (a
+    number's width pads a column)."""
+    return [" ".join(re.sub(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?", "#", line).split())
             for line in text.strip("\n").splitlines()]
 
 
