@@ -1,6 +1,7 @@
 """A backward kernel in tileir, registered with torch: softmax's, the worked example of the tutorial
-docs/tutorials/backward.md (the page shows this file's sections, between the ``--8<--`` markers,
-word for word; tests/test_training_example.py holds the two to each other and runs this file).
+docs/tutorials/backward.md (the page includes this file's sections, between the ``--8<--``
+markers, and its output, docs/tutorials/output/backward_softmax.txt; tests/test_training_example.py
+runs this file and holds the output to what it prints).
 
     PYTHONPATH=src python3 examples/backward_softmax.py     # on the CPU: the host reference
 
@@ -22,9 +23,8 @@ from tileir import F32, In, Out, PadZero, cells
 from tileir.kernels import softmax as softmax_fwd  # the library's forward kernel
 from tileir.kernels.launching import launch  # CUDA tensors: the GPU; CPU tensors: the host reference
 
+
 # --8<-- [start:kernel]
-
-
 def _rows(fmt="f32", tile=1024):
     """Block r reads row r of an [R, C] array as one [1, tile] cell (C <= tile); the lanes past C
     read zero."""
@@ -48,13 +48,11 @@ def softmax_bwd_rows(y=_rows, dy=_rows, dx=_dx, *, fmt: str = "f32", tile: int =
 def tile_for(cols: int) -> int:
     """The tile a row of ``cols`` needs: the smallest power of two >= cols."""
     return 1 << (int(cols) - 1).bit_length()
-
-
 # --8<-- [end:kernel]
 
 
+# --8<-- [start:host]
 def check_on_host():
-    # --8<-- [start:host]
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 37)).astype(np.float32)
     y = np.exp(x - x.max(-1, keepdims=True))
@@ -64,8 +62,8 @@ def check_on_host():
     softmax_bwd_rows.run_host(y, dy, dx, tile=tile_for(37))  # R = 5 and C = 37 read off the arrays
     want = y * (dy - (dy * y).sum(-1, keepdims=True))
     np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-6)
-    # --8<-- [end:host]
     print(f"host reference: softmax_bwd_rows of [5, 37] f32 equals numpy (max error {np.abs(dx - want).max():.1e})")
+# --8<-- [end:host]
 
 
 # --8<-- [start:ops]
@@ -117,8 +115,8 @@ torch.library.register_autograd("tutorial::softmax", backward, setup_context=set
 # --8<-- [end:ops]
 
 
+# --8<-- [start:check]
 def check_against_torch():
-    # --8<-- [start:check]
     torch.manual_seed(0)
     for dtype, tol in ((torch.float32, 1e-5), (torch.bfloat16, 2e-2)):
         x = torch.randn(4, 6, 300, dtype=dtype)  # CPU tensors: both kernels run on the host reference
@@ -143,8 +141,8 @@ def check_against_torch():
     xr = x.detach().clone().requires_grad_()
     (torch.softmax(xr, -1) * torch.arange(40.0)).sum().backward()
     torch.testing.assert_close(x.grad, xr.grad, atol=1e-5, rtol=1e-5)
-    # --8<-- [end:check]
     print("opcheck and torch.compile(fullgraph=True): passed")
+# --8<-- [end:check]
 
 
 if __name__ == "__main__":

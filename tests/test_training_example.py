@@ -1,14 +1,11 @@
 """The training example and the backward tutorial, on the CPU (the host reference):
 examples/07_training.py --cpu-smoke trains the tileir model and the pure-torch one side by side and
 its JSON says the two loss curves agree step by step; examples/backward_softmax.py runs its
-checks; and docs/tutorials/backward.md shows both scripts' sections and output as they are.
+checks; and docs/tutorials/backward.md includes both scripts' sections (pymdownx.snippets,
+``--8<-- "examples/FILE:SECTION"``) and their output as they print it now
+(docs/tutorials/output/FILE.txt), numbers aside: timings and roundings move, the lines do not.
 
-The page marks each block it takes from a script with a comment on the line before it,
-``<!-- examples/FILE:SECTION -->`` (the lines between ``# --8<-- [start:SECTION]`` and
-``# --8<-- [end:SECTION]`` in FILE, dedented) or ``<!-- examples/FILE:output -->`` (what FILE
-prints, numbers aside: timings and roundings move, the lines do not).
-
-    python tests/test_training_example.py --write    # rewrite the page's blocks from the scripts
+    python tests/test_training_example.py --write    # rewrite the output files the page includes
 """
 
 from __future__ import annotations
@@ -25,9 +22,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "tutorials" / "backward.md"
+OUTPUTS = ROOT / "docs" / "tutorials" / "output"
 # the arguments each script's shown output is printed with
 ARGS = {"backward_softmax.py": [], "07_training.py": ["--cpu-smoke"]}
-BLOCK = re.compile(r"(<!-- examples/([\w.]+):(\w+) -->\n```\w*\n)(.*?)(^```)", re.S | re.M)
+# the sections the page includes
+SECTIONS = {("backward_softmax.py", s) for s in ("kernel", "host", "ops", "check")} | \
+    {("07_training.py", s) for s in ("ops", "block")}
 
 
 def _run(name: str, *extra: str) -> str:
@@ -52,8 +52,13 @@ def _section(name: str, section: str) -> str:
     return textwrap.dedent(m.group(1)).strip("\n")
 
 
-def _blocks() -> dict[tuple[str, str], str]:
-    return {(m.group(2), m.group(3)): m.group(4).strip("\n") for m in BLOCK.finditer(PAGE.read_text())}
+def _included() -> list[str]:
+    """What the page includes: ``examples/FILE[:SECTION]`` and ``docs/...`` paths."""
+    return re.findall(r'^\s*--8<-- "([^"]+)"\s*$', PAGE.read_text(), re.M)
+
+
+def _output(name: str) -> Path:
+    return OUTPUTS / f"{Path(name).stem}.txt"
 
 
 def _smoke_lines(stdout: str) -> str:
@@ -78,39 +83,34 @@ def test_training_smoke_losses_agree_step_by_step(tmp_path):
     err = rec["grad_rel_err_vs_f32"]
     assert err["tileir"] < 2 * err["torch"] + 1e-3, err
     assert rec["tokens_per_s"]["tileir"] > 0 and rec["tokens_per_s"]["torch"] > 0
-    shown = _blocks()[("07_training.py", "output")]
-    assert _shape(shown) == _shape(_smoke_lines(stdout)), \
+    assert _shape(_output("07_training.py").read_text()) == _shape(_smoke_lines(stdout)), \
         f"{PAGE.name} shows other lines than the smoke prints (python {__file__} --write):\n{stdout}"
 
 
 def test_backward_tutorial_script_runs_and_the_page_shows_its_output():
     pytest.importorskip("torch")
     stdout = _run("backward_softmax.py")
-    assert _shape(_blocks()[("backward_softmax.py", "output")]) == _shape(stdout), \
+    assert _shape(_output("backward_softmax.py").read_text()) == _shape(stdout), \
         f"{PAGE.name} shows other lines than the script prints (python {__file__} --write):\n{stdout}"
 
 
-def test_the_page_shows_the_scripts_code_as_it_is():
-    blocks = _blocks()
-    code = {k: v for k, v in blocks.items() if k[1] != "output"}
-    assert {k for k in code if k[0] == "backward_softmax.py"} == \
-        {("backward_softmax.py", s) for s in ("kernel", "host", "ops", "check")}
-    assert {k for k in code if k[0] == "07_training.py"} == {("07_training.py", s) for s in ("ops", "block")}
-    for (name, section), shown in code.items():
-        assert shown == _section(name, section), \
-            f"{PAGE.name} shows another {name}:{section} than the script (python {__file__} --write)"
+def test_the_page_includes_the_scripts_sections_and_outputs():
+    included = _included()
+    sections = {tuple(p[len("examples/"):].split(":")) for p in included if ":" in p}
+    assert sections == SECTIONS
+    for name, section in sections:
+        assert _section(name, section).strip(), f"examples/{name}:{section} is empty"
+    for name in ARGS:
+        assert str(_output(name).relative_to(ROOT)) in included
+    missing = [p for p in included if not (ROOT / p.partition(":")[0]).exists()]
+    assert not missing, missing
 
 
 def write() -> None:
-    outputs = {name: _smoke_lines(_run(name)) for name in ARGS}
-
-    def fill(m):
-        name, section = m.group(2), m.group(3)
-        body = outputs[name] if section == "output" else _section(name, section)
-        return m.group(1) + body.strip("\n") + "\n" + m.group(5)
-
-    PAGE.write_text(BLOCK.sub(fill, PAGE.read_text()))
-    print(f"wrote {PAGE.relative_to(ROOT)}")
+    OUTPUTS.mkdir(parents=True, exist_ok=True)
+    for name in ARGS:
+        _output(name).write_text(_smoke_lines(_run(name)).rstrip("\n") + "\n")
+        print(f"wrote {_output(name).relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
