@@ -185,22 +185,21 @@ class TinyGPT(torch.nn.Module):
 
 def copy_batches(steps, batch, seq, vocab, seed):
     """[steps, batch, seq + 1] sequences: seq / 2 random tokens in [1, vocab), the separator 0, the
-    same tokens again (cut at seq + 1); and the [seq] mask of the positions whose next token is a
-    copy."""
+    same tokens again (cut at seq + 1); and the first input position whose next token is a copy
+    (every later one's is too)."""
     half = seq // 2
     g = torch.Generator().manual_seed(seed)
     body = torch.randint(1, vocab, (steps, batch, half), generator=g)
     sep = torch.zeros(steps, batch, 1, dtype=body.dtype)
     data = torch.cat([body, sep, body], -1)[..., : seq + 1]
-    scored = torch.zeros(seq, dtype=torch.bool)
-    scored[half:] = True  # input position p predicts data[p + 1], a copy for p >= half
-    return data, scored
+    return data, half  # input position p predicts data[p + 1], a copy for p >= half
 
 
-def loss_of(model, ops, dt, seqs, scored):
-    """Cross-entropy of the next token at the ``scored`` input positions of ``seqs`` [batch, seq + 1]."""
+def loss_of(model, ops, dt, seqs, copy_from):
+    """Cross-entropy of the next token at the input positions from ``copy_from`` on of ``seqs``
+    [batch, seq + 1] (a slice, not a mask: a mask on the GPU would wait for the device)."""
     logits = model(seqs[:, :-1], ops, dt)
-    return F.cross_entropy(logits[:, scored].float().flatten(0, 1), seqs[:, 1:][:, scored].flatten())
+    return F.cross_entropy(logits[:, copy_from:].float().flatten(0, 1), seqs[:, copy_from + 1:].flatten())
 
 
 def lr_at(step: int, steps: int, lr: float) -> float:
@@ -213,14 +212,13 @@ def lr_at(step: int, steps: int, lr: float) -> float:
     return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * t)))
 
 
-def train(model, ops, data, scored, dt, lr, warmup, device, clip=CLIP):
+def train(model, ops, data, copy_from, dt, lr, warmup, device, clip=CLIP):
     """AdamW on ``model`` over the batches of ``data`` (lr_at's schedule, gradients clipped to a
     norm of ``clip``): (the per-step losses, seconds of the steps after ``warmup``, seconds of the
     first step)."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     losses, t_first, t0 = [], 0.0, None
-    scored = scored.to(device)
     sync()
     start = time.perf_counter()
     for step in range(data.shape[0]):
@@ -228,7 +226,7 @@ def train(model, ops, data, scored, dt, lr, warmup, device, clip=CLIP):
             sync()
             t0 = time.perf_counter()
         seqs = data[step].to(device, non_blocking=True)
-        loss = loss_of(model, ops, dt, seqs, scored)
+        loss = loss_of(model, ops, dt, seqs, copy_from)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -244,15 +242,15 @@ def train(model, ops, data, scored, dt, lr, warmup, device, clip=CLIP):
     return [float(v) for v in torch.stack(losses).cpu()], timed, t_first
 
 
-def grad_check(models, ref, data, scored, dt, device):
+def grad_check(models, ref, data, copy_from, dt, device):
     """Each model's gradients on the first batch against the same model's in f32 torch: per
     backend, the largest over the parameters of |g - g_f32| / |g_f32| (Frobenius norms)."""
     f32 = TinyGPT(*ref.init_args).to(device)
     f32.load_state_dict(ref.state_dict())
-    grads, seqs, scored = {}, data[0].to(device), scored.to(device)
+    grads, seqs = {}, data[0].to(device)
     for name, (m, ops, fmt) in {"f32": (f32, TorchOps, torch.float32),
                                 **{n: (m, o, dt) for n, (m, o) in models.items()}}.items():
-        loss_of(m, ops, fmt, seqs, scored).backward()
+        loss_of(m, ops, fmt, seqs, copy_from).backward()
         grads[name] = {n: p.grad.float() for n, p in m.named_parameters()}
         m.zero_grad(set_to_none=True)
     return {name: max(float((g[n] - grads["f32"][n]).norm() / grads["f32"][n].norm()) for n in g)
@@ -339,11 +337,11 @@ def main(argv=None) -> int:
         m = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
         m.load_state_dict(ref.state_dict())
         models[ops.name] = (m.to(device), ops)
-    data, scored = copy_batches(c["steps"], c["batch"], c["seq"], c["vocab"], args.seed + 1)
+    data, copy_from = copy_batches(c["steps"], c["batch"], c["seq"], c["vocab"], args.seed + 1)
     if device.type == "cuda":
         data = data.pin_memory()
     tokens = c["batch"] * c["seq"]
-    grad_err = grad_check(models, ref, data, scored, dt, device)
+    grad_err = grad_check(models, ref, data, copy_from, dt, device)
     n_params = sum(p.numel() for p in ref.parameters())
     print(f"{device} {args.dtype}: d_model {c['d_model']}, {c['heads']} heads of {c['head_dim']}, "
           f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, vocab {c['vocab']}, {c['steps']} steps, "
@@ -352,7 +350,7 @@ def main(argv=None) -> int:
           + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
     curves, rate, first = {}, {}, {}
     for name, (m, ops) in models.items():
-        losses, timed, t_first = train(m, ops, data, scored, dt, c["lr"], c["warmup"], device)
+        losses, timed, t_first = train(m, ops, data, copy_from, dt, c["lr"], c["warmup"], device)
         curves[name], first[name] = losses, t_first
         rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
         print(f"{name}: {rate[name]:,.0f} tokens/s after {count(c['warmup'], 'warm-up step')} "
