@@ -241,7 +241,7 @@ class KernelFn:
     def cubin(self, arch: str = "sm_90", opt_level=None, div16=(), checked: bool = False, **static) -> bytes:
         """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk). tileiras runs at
         its own level unless ``opt_level`` forces one or this kernel reaches an assembler defect
-        known for ``arch`` (``assemble.kernel_args``, issue 6)."""
+        known for ``arch`` (``assemble.kernel_args``, docs/assembler-defect.md)."""
         from .assemble import assemble
         from .bytecode import encode_kernel
 

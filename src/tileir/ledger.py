@@ -120,7 +120,7 @@ def report(root=None) -> tuple:
 
 
 def layer2(root=None) -> tuple:
-    """The layer-2 column (issue 5): (entry -> 'diff FAMILY' | 'exempt: REASON' | 'GAP', layer-2 gaps).
+    """The layer-2 column (the device diff): (entry -> 'diff FAMILY' | 'exempt: REASON' | 'GAP', layer-2 gaps).
     Each operation maps to the device-diff family that checks it or to a named exemption, from the
     table in tileir/diff/families.py; an attribute is covered as its operation is."""
     from .diff.families import ledger_layer2

@@ -2,7 +2,7 @@
 
 tileir keeps what it made per configuration (a recording, a cubin, a prepared launch) so the next
 call with that configuration is cheap; a program that sweeps sizes given as configuration (vadd
-takes ``n`` so) would otherwise keep every one for the life of the process (9-40 KB each, issue 18).
+takes ``n`` so) would otherwise keep every one for the life of the process (9-40 KB each).
 
 The size is ``TILEIR_MEMORY_CACHE_ENTRIES`` (entries per cache) where set, else
 ``DEFAULT_ENTRIES``; an evicted entry is only made again on its next use.

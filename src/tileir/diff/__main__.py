@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     r.add_argument("--no-device", action="store_true", help="host reference and assembly only")
     sub.add_parser("list", help="the families, their tiers and their mutants")
-    z = sub.add_parser("fuzz", help="random whole programs on the GPU against the host reference (issue 15)")
+    z = sub.add_parser("fuzz", help="random whole programs on the GPU against the host reference")
     z.add_argument("--programs", type=int, default=10000, help="programs to draw (default 10000)")
     z.add_argument("--seed", type=int, default=1, help="program i is drawn from seed + i")
     z.add_argument("--out", required=True, help="the campaign's results JSON")

@@ -1,5 +1,5 @@
 """Telling a fuzz difference's cause: a tileiras wrong answer, a lowering bug, or a host-reference
-error (issue 15).
+error.
 
 The evidence, in the order it is weighed:
 

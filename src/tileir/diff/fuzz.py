@@ -1,4 +1,4 @@
-"""The device fuzzer's campaign (issue 15): random whole programs on the GPU against the host
+"""The device fuzzer's campaign: random whole programs on the GPU against the host
 reference, every difference shrunk, saved and classified.
 
     python -m tileir.diff fuzz --programs 10000 --seed 1 --out bench/results/fuzz_h200.json

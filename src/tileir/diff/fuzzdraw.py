@@ -243,8 +243,8 @@ class MemoryDraws:
 
     def s_softmax(self, out, pool, ctx):
         """The online-softmax loop of flash attention: per key block a score product [M, D] x [D, N],
-        the running max and sum, and the value product [M, N] x [N, D] (issue 15's held-out case:
-        tf32 at M = 32 with D or N of 4)."""
+        the running max and sum, and the value product [M, N] x [N, D] (the third defect of
+        docs/assembler-defect.md: tf32 with D or N of 4)."""
         r = self.r
         self.use_fmt("f32")
         step = {"op": "softmax", "id": self.fresh(2), "M": r.choice((16, 32, 32, 64)), "D": r.choice((4, 4, 8, 16, 32)),

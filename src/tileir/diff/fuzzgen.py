@@ -1,4 +1,4 @@
-"""Random tile programs for the device fuzzer (issue 15), as JSON-able DESCRIPTIONS.
+"""Random tile programs for the device fuzzer, as JSON-able DESCRIPTIONS.
 
 A description is a dict: ``grid``, ``warps`` (an entry hint, 0 for tileiras' choice), ``fmts``
 (the storable formats that get an input and an output buffer), ``globals`` (declared module
@@ -287,7 +287,7 @@ class Gen(MemoryDraws):
                 kind = "ftoi_sat"
             if kind == "ftof":
                 dsts = (FTOF_V1 if self.p.version == 1 else FTOF)[a.fmt]
-                to, modes = r.choices(dsts, [3 if d == "tf32" else 1 for d, _ in dsts])[0]  # tf32: issue 15's
+                to, modes = r.choices(dsts, [3 if d == "tf32" else 1 for d, _ in dsts])[0]  # tf32 3x: its defect
                 mode = self.choose("ftof", modes)
                 return self.add(out, pool, {"op": "conv", "id": sid, "kind": "ftof", "to": to, "mode": mode, "a": a.id},
                                 TV(sid, to, a.shape, a.exact, False))

@@ -19,7 +19,7 @@ ordered after it; prints and the token-only operations are also chained among th
 memory_fence_alias and gdc_wait at the kernel's top level also order every later load of a
 parameter nobody writes; inside a loop that part is not expressed, and gdc_wait is refused there.
 
-Where the spec is wider (issue 15's audit): it restricts only memory_fence_alias (and d_print) to
+Where the spec is wider: it restricts only memory_fence_alias (and d_print) to
 outside reduce, scan and if regions. Here all three token-only operations are refused there --
 reduce and scan bodies carry no token (and the dialect wants them pure), and the lowering gives an
 if no token, so one made inside cannot be used after it (tried with gdc_launch_dependents in an if

@@ -7,7 +7,7 @@ from .softmax import softmax
 
 __all__ = ["CASES", "Case", "vadd", "saxpy", "softmax", "matmul", "matmul_f16", "matmul_bf16", "matmul_tf32"]
 
-# more library kernels (tests/test_kernels_more.py)
+# attention, batched and transposed products, convolution, norms, reductions
 from .attention import attention  # noqa: E402
 from .bmm import bmm  # noqa: E402
 from .conv1d import conv1d  # noqa: E402
@@ -18,7 +18,7 @@ from .transpose import transpose  # noqa: E402
 __all__ += ["layernorm", "rmsnorm", "attention", "bmm", "transpose", "block_sum", "block_max", "vector_sum",
             "vector_max", "conv1d"]
 
-# the third batch: atomics, scans across blocks, integer mma (tests/test_kernels_extra.py)
+# atomics, scans across blocks, integer products, recurrences
 from .histogram import histogram  # noqa: E402
 from .matmul import tile_for  # noqa: E402
 from .matmul_i8 import matmul_i8  # noqa: E402
@@ -55,7 +55,7 @@ __all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_ba
             "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq", "attention_backward", "matmul_nt",
             "matmul_tn"]
 
-# every shape (issue 12): split-K, the fp8 product, the host-side dispatch (tests/test_heuristics.py)
+# split-K products and their dispatch, the fp8 product
 from .gemm import gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E402
 from .matmul_f8 import matmul_f8  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Configurations that generalise (issue 12): a rule that picks a library kernel's tiles and hints
+"""Configurations that generalise: a rule that picks a library kernel's tiles and hints
 for a shape nobody measured, from what is known about the GPU, instead of reusing the one
 configuration measured at the benchmark's shape for every shape.
 

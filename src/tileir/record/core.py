@@ -48,7 +48,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARY_DIR = os.path.join(_PACKAGE_DIR, "kernels")  # the library's kernels are kernels like any user's
 
 
-# Guards on runaway work, each refused at record time with its fix (issue 18).
+# Guards on runaway work, each refused at record time with its fix.
 # A tile of more lanes than this is refused: tileiras' time grows faster than the tile
 # (bench/results/tile_size_assemble_cpu.json, bench/tile_size_assemble.py: saxpy's pointer tile of
 # 2^16 lanes assembles for sm_90 in 10 s, 2^17 in 37 s, 2^18 in 183 s), and 2^16 32-bit lanes are

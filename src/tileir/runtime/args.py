@@ -2,8 +2,8 @@
 exactly what a launch refuses -- the argument count, the grid (``launch.normalize_grid``: 1 to 3
 dimensions, each an int from 1 to the device's limit) and every by-value argument
 (``arrays.prepare``: a number of the parameter's kind that fits its format) -- in the same words,
-so the oracle and the device never disagree on bad input (issue 18: the host truncated 2999.7 to
-2999, wrapped 2^32 + 3000 to 3000 and ran grids of 0 or 4 dimensions as no-ops).
+so the oracle and the device never disagree on bad input (left to itself the host would truncate
+2999.7 to 2999, wrap 2^32 + 3000 to 3000 and run grids of 0 or 4 dimensions as no-ops).
 
 Plain Python and numpy: runs without a GPU.
 """
