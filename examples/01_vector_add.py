@@ -8,11 +8,11 @@ Exits nonzero if an answer is wrong.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import torch
+from tutorial import tutorial_args
 
 import tileir as ti
 from tileir import F32, In, Out, cells
@@ -34,14 +34,10 @@ def vadd(a=lambda tile: In(F32, cells(["N"], [tile])),
 # --8<-- [end:kernel]
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="run on the GPU (default: the host reference)")
-    args = parser.parse_args(argv)
+    args = tutorial_args(argv, __doc__, "run on the GPU (default: the host reference)")
+    if args is None:
+        return 2
     if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
         device, sizes = "cuda", [1, 1000, 1 << 20, (1 << 24) + 3]
     else:
         # plain kernel calls run on the host reference: the same recording, interpreted with numpy,

@@ -8,12 +8,12 @@ Exits nonzero if an answer is wrong.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
 
 import torch
+from tutorial import tutorial_args
 
 import tileir as ti
 from tileir import F32, FREE_AXIS, In, Out, PadNegInf, Shared, TileirError, cells
@@ -81,14 +81,10 @@ def _pow2(n: int) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="run on the GPU (default: the host reference)")
-    args = parser.parse_args(argv)
+    args = tutorial_args(argv, __doc__, "run on the GPU (default: the host reference)")
+    if args is None:
+        return 2
     if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
         device, shapes = "cuda", [(4096, 1000), (8192, 4096), (4096, 20_000)]
     else:
         os.environ["TILEIR_INTERPRET"] = "1"  # plain calls run on the host reference

@@ -8,13 +8,13 @@ Exits nonzero if an answer is wrong.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 import time
 
 import torch
+from tutorial import tutorial_args
 
 import tileir as ti
 from tileir import F16, F32, FREE_AXIS, In, Out, PadZero, autotune, cells
@@ -50,14 +50,10 @@ def matmul(a=_a, b=_b, c=_c, *, tm: int = 64, tn: int = 64, tk: int = 32):
 # --8<-- [end:kernel]
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="run and tune on the GPU (default: the host reference)")
-    args = parser.parse_args(argv)
+    args = tutorial_args(argv, __doc__, "run and tune on the GPU (default: the host reference)")
+    if args is None:
+        return 2
     if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
         device, (m, n, k) = "cuda", (4096, 4096, 4096)
         candidates = [{"tm": tm, "tn": tn, "tk": tk} for tm in (64, 128) for tn in (64, 128, 256) for tk in (32, 64)]
     else:

@@ -9,13 +9,13 @@ Exits nonzero if an answer is wrong.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
 
 import numpy as np
 import torch
+from tutorial import tutorial_args
 
 import tileir as ti
 from tileir import F16, F32, FREE_AXIS, In, Out, PadZero, cells
@@ -100,14 +100,10 @@ def _rates(q, k, v, o, causal, d_tile, tiles) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="run on the GPU (default: the host reference)")
-    args = parser.parse_args(argv)
+    args = tutorial_args(argv, __doc__, "run on the GPU (default: the host reference)")
+    if args is None:
+        return 2
     if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
         device, shapes, tiles = "cuda", [(4, 8, 1000, 64), (4, 32, 4096, 128)], {"bq": 128, "bk": 64}
     else:
         os.environ["TILEIR_INTERPRET"] = "1"  # plain calls run on the host reference

@@ -9,13 +9,13 @@ Exits nonzero if the fixed kernel's answer is wrong.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
 
 import numpy as np
 import torch
+from tutorial import tutorial_args
 
 import tileir as ti
 from tileir import F32, In, Out, PadZero, TileirError, cells
@@ -66,14 +66,9 @@ def _bad_lanes(got: np.ndarray, want: np.ndarray, tol: float) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="check on the GPU (default: the host reference)")
-    args = parser.parse_args(argv)
-    if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
+    args = tutorial_args(argv, __doc__, "check on the GPU (default: the host reference)")
+    if args is None:
+        return 2
     rng = np.random.default_rng(0)
     ok = True
 

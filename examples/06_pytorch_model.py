@@ -9,12 +9,12 @@ Exits nonzero if the model's output differs from the same model written in plain
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 import torch
 import torch.nn.functional as F  # noqa: N812  (torch's own spelling)
+from tutorial import tutorial_args
 
 import tileir as ti
 import tileir.ops as tops
@@ -139,14 +139,10 @@ def _timings(model, x, dim, heads, hidden, backend) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", action="store_true", help="CUDA tensors (default: CPU, the host reference)")
-    args = parser.parse_args(argv)
+    args = tutorial_args(argv, __doc__, "CUDA tensors (default: CPU, the host reference)")
+    if args is None:
+        return 2
     if args.device:
-        os.environ.pop("TILEIR_INTERPRET", None)
-        if not torch.cuda.is_available():
-            print("--device: torch sees no CUDA GPU here; run without --device for the host reference")
-            return 2
         device, (batch, seq, dim, heads, hidden, layers) = "cuda", (8, 1024, 1024, 8, 2816, 4)
         backend = "inductor"  # torch.compile's default
     else:
