@@ -138,6 +138,24 @@ def _tile2(t, rows, cols):
 # ---- the forward that saves lse ----------------------------------------------------------------------
 
 
+def _walk_keys(step, qi, seq, nk, bq: int, bk: int, causal: bool) -> None:
+    """``step(j, masked)`` over the key blocks query block ``qi`` sees: causal, the blocks wholly
+    below the diagonal unmasked, then the diagonal's masked; else the blocks wholly inside S
+    unmasked, then the partial last one (if any) masked. ``nk``: the key blocks there are."""
+    if causal:
+        below = ti.idx_mul(qi, bq // bk)  # key blocks wholly below the diagonal (all inside S)
+        for j in ti.d_range(0, below):
+            step(j, False)
+        for j in ti.d_range(below, _idx_min(ti.idx_add(below, bq // bk), nk)):
+            step(j, True)
+    else:
+        whole = ti.idx_div(seq, ti.idx_const(bk))
+        for j in ti.d_range(0, whole):
+            step(j, False)
+        for j in ti.d_range(whole, nk):  # none, or the partial last key block
+            step(j, True)
+
+
 def _check_causal_tiles(causal, bq, bk, name):
     if causal and bq % bk:
         raise TileirError(f"causal {name} with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
@@ -178,19 +196,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
         ti.set(acc, ti.mma(ti.to(p, fmt), vt, ti.get(acc) * alpha))
         ti.set(m_i, m_new)
 
-    nk = ti.blocks_of(v, 2)
-    if causal:
-        below = ti.idx_mul(qi, bq // bk)  # key blocks wholly below the diagonal (all inside S)
-        for j in ti.d_range(0, below):
-            step(j, False)
-        for j in ti.d_range(below, _idx_min(ti.idx_add(below, bq // bk), nk)):
-            step(j, True)
-    else:
-        whole = ti.idx_div(seq, ti.idx_const(bk))
-        for j in ti.d_range(0, whole):
-            step(j, False)
-        for j in ti.d_range(whole, nk):  # none, or the partial last key block
-            step(j, True)
+    _walk_keys(step, qi, seq, ti.blocks_of(v, 2), bq, bk, causal)
     out = ti.get(acc) * (1.0 / ti.get(l_i))
     o_view = ti.partition_view(ti.array_view(o), [1, 1, bq, d_tile])
     ti.store_view(o_view, [bz, h, qi, 0], ti.reshape(ti.to(out, fmt), [1, 1, bq, d_tile]))
@@ -307,19 +313,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
         ds = p * (ti.mma(do_blk, vt, 0.0) - dl)
         ti.set(dq_acc, ti.mma(ti.to(ds, fmt), kb, ti.get(dq_acc)))
 
-    nk = _idx_ceil_div(seq, bk)
-    if causal:
-        below = ti.idx_mul(qi, bq // bk)  # key blocks wholly below the diagonal
-        for j in ti.d_range(0, below):
-            step(j, False)
-        for j in ti.d_range(below, _idx_min(ti.idx_add(below, bq // bk), nk)):
-            step(j, True)
-    else:
-        whole = ti.idx_div(seq, ti.idx_const(bk))
-        for j in ti.d_range(0, whole):
-            step(j, False)
-        for j in ti.d_range(whole, nk):  # none, or the partial last key block
-            step(j, True)
+    _walk_keys(step, qi, seq, _idx_ceil_div(seq, bk), bq, bk, causal)
     shape = [1, 1, bq, d_tile]
     ti.store_view(ti.partition_view(ti.array_view(dq), shape), [bz, h, qi, 0],
                   ti.reshape(ti.to(ti.get(dq_acc) * sm_scale, fmt), shape))
