@@ -57,6 +57,18 @@ def test_attention_forward_backward_causal_and_grouped_heads():
     torch.testing.assert_close(got.float(), want, atol=2e-3, rtol=2e-3)
 
 
+def test_a_linear_layers_transposed_weight_is_read_in_place():
+    """x @ W.T (W [N, K] row-major) goes through matmul_nt, which reads W through a transposing
+    view: no copy of the weight. Kills: the contiguous() fallback (the copy is counted)."""
+    from unittest import mock
+
+    torch.manual_seed(0)
+    x, w = torch.randn(6, 40), torch.randn(9, 40)
+    with mock.patch.object(torch.Tensor, "contiguous", side_effect=AssertionError("copied")):
+        got = tops.matmul(x, w.t())
+    torch.testing.assert_close(got, x @ w.t(), atol=2e-2, rtol=2e-2)
+
+
 def test_the_rest_equals_torch():
     x = torch.randn(33, 70)
     assert torch.equal(tops.transpose(x), x.t())

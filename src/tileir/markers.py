@@ -163,21 +163,5 @@ def kparam_of(m) -> KParam:
     return m.kparam if isinstance(m, Marker) else m
 
 
-def grid_from_markers(markers, shapes) -> tuple:
-    """The launch grid the markers imply for arguments of ``shapes``: along each axis, the cell
-    count of every dimension that follows it (they must agree). See ``tileir.sizes``."""
-    from .sizes import SizePlan
-
-    plan = SizePlan("kernel", [f"argument {i}" for i in range(len(markers))], markers)
-    return plan.grid(plan.values([_Shaped(s) for s in shapes]))
-
-
-class _Shaped:
-    """A stand-in array of a shape, contiguous (what grid_from_markers is given)."""
-
-    def __init__(self, shape):
-        self.shape = tuple(shape) if shape is not None else None
-
-
 __all__ = ["FREE_AXIS", "DYN_DIM", "Cells", "cells", "Marker", "In", "Out", "Shared", "Whole", "kparam_of",
-           "grid_from_markers", "is_runtime"]
+           "is_runtime"]

@@ -91,7 +91,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return a.new_zeros(*a.shape[:-1], b.shape[1])
     a2 = _dense_last(a.reshape(-1, a.shape[-1]))
     out = a.new_empty(a2.shape[0], b.shape[1])
-    _run(_matmul_kernel(fmt), a2, _dense_last(b), out)
+    if b.stride(0) == 1 and b.shape[0] > 1 and b.shape[1] > 1 and b.t().stride(-1) == 1:
+        from .kernels import matmul_nt  # b is W.T of a row-major W [N, K] (a Linear layer): read in place
+
+        _run(matmul_nt, a2, b.t(), out, fmt=fmt)
+    else:
+        _run(_matmul_kernel(fmt), a2, _dense_last(b), out)
     return out.reshape(*a.shape[:-1], b.shape[1])
 
 

@@ -48,8 +48,8 @@ class Hidden:
 
 def shape_strides(a):
     """(shape, strides in elements) of an array argument, or None for something that is not one.
-    torch tensors, numpy and cupy arrays, ``__cuda_array_interface__`` objects; a stand-in with
-    only a shape (``markers.grid_from_markers``) is contiguous."""
+    torch tensors, numpy and cupy arrays, ``__cuda_array_interface__`` objects; anything else
+    with a shape is taken as contiguous."""
     shape = getattr(a, "shape", None)
     if shape is None:
         return None

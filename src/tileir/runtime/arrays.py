@@ -207,7 +207,9 @@ def _dlpack_arg(obj, dtype, kernel, pos, stream: int, strided_ok=False) -> Devic
     if t.strides:
         itemsize = max(1, t.dtype.bits * t.dtype.lanes // 8)
         strides = [t.strides[i] * itemsize for i in range(t.ndim)]
-        if not strided_ok and not _c_contiguous(shape, strides, itemsize):
+        # strides the launch read itself (sizes.shape_strides) only where the object shows them
+        shown = hasattr(obj, "strides") or callable(getattr(obj, "stride", None))
+        if not (strided_ok and shown) and not _c_contiguous(shape, strides, itemsize):
             raise _not_contiguous(kernel, pos)
     kind = _DL_CODES.get(t.dtype.code)
     name = None if kind is None else ("bool" if kind == "bool" else f"{kind}{t.dtype.bits}")
