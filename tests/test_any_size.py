@@ -281,7 +281,7 @@ def test_blocks_of_a_dimension_along_an_axis_is_the_cells_not_the_grid():
 
 
 def test_an_int_for_a_float_configuration_is_the_same_recording():
-    k = ti_kernel_copy(softmax)
+    """eps=0 and eps=0.0 are one configuration. Kills: keying configuration by repr alone."""
     x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
     y = np.zeros_like(x)
     from tileir.kernels import layernorm
@@ -291,7 +291,6 @@ def test_an_int_for_a_float_configuration_is_the_same_recording():
     ln.run_host(x, w, b, y, eps=0)
     ln.run_host(x, w, b, y, eps=0.0)
     assert ln.compiled()["recordings"] == 1
-    assert k.compiled()["recordings"] == 0
 
 
 def ti_kernel_copy(k):
