@@ -91,11 +91,12 @@ def test_find_tileiras_falls_back_to_env_then_path(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("gpu", DEFECT_TARGETS)
 def test_spec_targets_get_tileiras_own_level(gpu):
-    # issue 6: the defect is narrowed to a trigger (tests/test_assembler_defect.py), so the
+    # the defect is narrowed to a trigger (tests/test_assembler_defect.py), so the
     # arguments every kernel gets add nothing; the kernels that reach it get --opt-level 0
     assert asm.tileiras_args("13.4.92", gpu) == ["--gpu-name", gpu]
     sentence = asm.assembler_defect("13.4.92", gpu)
-    assert "13.4.92" in sentence and gpu in sentence and "issue 6" in sentence and "--opt-level 0" in sentence
+    assert "13.4.92" in sentence and gpu in sentence and "--opt-level 0" in sentence
+    assert "docs/assembler-defect.md" in sentence
 
 
 @pytest.mark.parametrize("gpu", ["sm_80", "sm_86", "sm_89", "sm_120", "sm_121"])
@@ -113,7 +114,7 @@ def test_defect_table_is_one_dict():
     assert set(asm.DEFECTS) == {("13.4.92", g) for g in DEFECT_TARGETS}
     for d in asm.DEFECTS.values():
         assert d.trigger is asm.token_chained_unaligned_view_loads
-        assert tuple(d.workaround) == ("--opt-level", "0") and "issue 6" in d.sentence
+        assert tuple(d.workaround) == ("--opt-level", "0") and "docs/assembler-defect.md" in d.sentence
 
 
 def test_kernel_args():

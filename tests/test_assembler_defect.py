@@ -82,7 +82,8 @@ def fma_defect(monkeypatch):
     table = dict(asm.DEFECTS)
     table[("13.4.92", "sm_90")] = asm.Defect(
         asm.uses("FloatFma"), O0,
-        "tileiras 13.4.92 on sm_90 miscompiles a test-local FloatFma (issue 6, tests/test_assembler_defect.py).")
+        "tileiras 13.4.92 on sm_90 miscompiles a test-local FloatFma "
+        "(docs/assembler-defect.md, tests/test_assembler_defect.py).")
     monkeypatch.setattr(asm, "DEFECTS", table)
     return table
 
@@ -120,7 +121,8 @@ def test_the_table_and_the_sentence(gpu):
     sentence = asm.assembler_defect("13.4.92", gpu)
     assert sentence == d.sentence and "13.4.92" in sentence and gpu in sentence
     assert "wrong answers" in sentence and "token" in sentence and "div_by<16>" in sentence
-    assert "issue 6" in sentence and "tests/test_assembler_defect.py" in sentence and "--opt-level 0" in sentence
+    assert "docs/assembler-defect.md" in sentence and "tests/test_assembler_defect.py" in sentence
+    assert "--opt-level 0" in sentence
     assert sentence.endswith(".") and ". " not in sentence  # one sentence
     if gpu != "sm_90":
         assert "no " + gpu + " device" in sentence  # says it was not checked there
@@ -181,7 +183,7 @@ def test_only_a_kernel_with_the_trigger_gets_the_workaround(fma_defect):
     assert asm.kernel_args(lowered("saxpy"), "13.5.0", "sm_90") == ["--gpu-name", "sm_90"]
     assert asm.tileiras_args("13.4.92", "sm_90") == ["--gpu-name", "sm_90"]  # not every kernel
     sentence = asm.assembler_defect("13.4.92", "sm_90")
-    assert "13.4.92" in sentence and "sm_90" in sentence and "issue 6" in sentence
+    assert "13.4.92" in sentence and "sm_90" in sentence and "docs/assembler-defect.md" in sentence
 
 
 def test_a_trigger_that_cannot_be_narrowed_reaches_every_kernel(monkeypatch):

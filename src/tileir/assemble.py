@@ -269,10 +269,12 @@ DEFECTS: dict[tuple[str, str], Defect] = {
         token_chained_unaligned_view_loads,
         ("--opt-level", "0"),
         f"tileiras 13.4.92 for sm_90 {_REPRODUCED}, so kernels that reach that trigger are assembled with "
-        "--opt-level 0 and no others; docs/assembler-defect.md has the measurements." if gpu == "sm_90" else
+        "--opt-level 0 and no others; docs/assembler-defect.md and tests/test_assembler_defect.py hold it."
+        if gpu == "sm_90" else
         f"tileiras 13.4.92 for {gpu} is held, as the spec says, to the defect reproduced for sm_90, where it "
         f"{_REPRODUCED.replace('gives', 'gave', 1)}, but no {gpu} device has run it, so kernels that reach the "
-        "same trigger get --opt-level 0 and no others; docs/assembler-defect.md has the measurements.",
+        "same trigger get --opt-level 0 and no others; docs/assembler-defect.md and "
+        "tests/test_assembler_defect.py hold it.",
     )
     for gpu in _DEFECT_TARGETS_13_4_92
 }
