@@ -14,7 +14,7 @@ import datetime
 import json
 
 import torch
-from timing import per_call_us, record_encode_ms
+from timing import host_us, per_call_us, record_encode_ms
 
 import tileir as ti
 from tileir import F32, In, Out, cells
@@ -68,6 +68,20 @@ def main():
         "host_current_stream": per_call_us(lambda: current_torch_stream(0)),
         "host_bind": per_call_us(lambda: driver.bind(0)),
     }
+    # the host's own cost per call (the queue never fills): where per_call_us is the GPU's pace
+    # for both sides, this says how much host time each leaves to spare
+    host = {"tileir": host_us(lambda: vadd(a, b, c)),
+            "tileir_launch_slots": host_us(lambda: launcher.launch_slots(0, ready, g, None, False)),
+            "cuLaunchKernel": host_us(lambda: d.cuLaunchKernel(fn, *g, 1, 1, 1, 0, stream, ctypes.addressof(ptrs), 0)),
+            "torch": host_us(lambda: torch.add(a, b, out=c))}
+    # the GPU's pace: back-to-back launches of the same add timed by events
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(2000):
+        torch.add(a, b, out=c)
+    end.record()
+    torch.cuda.synchronize()
+    gpu_us = start.elapsed_time(end) / 2000 * 1e3
     torch.cuda.synchronize()
     vadd(a, b, c)
     torch.cuda.synchronize()
@@ -76,6 +90,8 @@ def main():
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "launch_overhead_us": {k: round(v, 2) if v is not None else None for k, v in us.items()},
            "tileir_over_torch": round(ratio, 3),
+           "host_only_us": {k: round(v, 2) for k, v in host.items()},
+           "gpu_us_per_small_add": round(gpu_us, 2),
            "record_encode_ms_matmul": round(record_encode_ms(matmul_f16, tm=128, tn=256, tk=32, group=8), 3)}
     print(json.dumps(out))
     with open(args.out, "w") as f:

@@ -8,7 +8,7 @@ import time
 
 from tileir.runtime.timing import median_ms
 
-__all__ = ["median_ms", "per_call_us", "record_encode_ms"]
+__all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms"]
 
 
 def per_call_us(fn, reps: int = 2000) -> float:
@@ -23,6 +23,25 @@ def per_call_us(fn, reps: int = 2000) -> float:
         fn()
     torch.cuda.synchronize()
     return (time.perf_counter() - t) / reps * 1e6
+
+
+def host_us(fn, reps: int = 300) -> float:
+    """Microseconds of host time per call of ``fn``, ``reps`` calls issued without waiting and the
+    clock stopped before the device is drained: few enough calls that the launch queue does not
+    fill, so this is what the host spends, whatever the GPU's own pace (per_call_us is the larger
+    of the two)."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, time.perf_counter() - t)
+        torch.cuda.synchronize()
+    return best / reps * 1e6
 
 
 def record_encode_ms(kernel, reps: int = 20, **config) -> float:

@@ -30,6 +30,9 @@ SPECIALISE_DIVISOR = 16  # the stride claim recorded when a call's stride is a m
 # TILEIR_SPECIALISE_STRIDES=0: one cubin per configuration, no stride claims (bench/dynamic_sizes.py
 # measures what the claims are worth)
 SPECIALISE = os.environ.get("TILEIR_SPECIALISE_STRIDES", "1") not in ("0", "")
+# TILEIR_SPECIALISE_SIZES=0: no claims on the contiguous dimensions' sizes (read when a plan is made;
+# bench/h200.py measured what they are worth: docs/design.md, "Run-time sizes")
+SPECIALISE_SIZES = os.environ.get("TILEIR_SPECIALISE_SIZES", "1") not in ("0", "")
 
 
 def specialising() -> bool:
@@ -146,6 +149,12 @@ class SizePlan:
         self._strides = [(k, h.reads[0]) for k, h in enumerate(self.hidden) if h.kind == "stride"]
         self._fixed = [(p, d, e) for (p, d), e in self.extent.items() if isinstance(e, int)]
         self.stride_slots = tuple(k for k, _ in self._strides)
+        # the sizes that bound an array's contiguous dimension: a launch claims the ones that are a
+        # multiple of 16 (only those: a row count masks whole rows, and every claim doubles the
+        # cubins a configuration may need)
+        self.size_slots = tuple(k for k, reads in self._sizes
+                                if any(d == self.ranks.get(p, 0) - 1 for p, d in reads)) if SPECIALISE_SIZES else ()
+        self.claim_slots = tuple(sorted(self.size_slots + self.stride_slots))
         self.array_params = tuple(sorted(self.ranks))
 
     def __bool__(self) -> bool:
@@ -276,14 +285,15 @@ class SizePlan:
         return tuple(g[a][0] if a in g else 1 for a in range(max(g) + 1))
 
     def div16(self, values, arrays=None) -> tuple:
-        """The claims a launch with these values specialises on: per hidden stride, whether it is a
+        """The claims a launch with these values specialises on: per claimable hidden value
+        (``claim_slots``: the strides and the contiguous dimensions' sizes), whether it is a
         multiple of SPECIALISE_DIVISOR elements, then per array parameter (``array_params``),
         whether its first element's address is 16-byte aligned (a slice at an odd column is not;
-        its program then makes no alignment claim for it). With SPECIALISE off, no stride claims
-        (and the pointers claimed aligned)."""
+        its program then makes no alignment claim for it). With SPECIALISE off, no claims on
+        values (and the pointers claimed aligned)."""
         if not SPECIALISE:
-            return (False,) * len(self.stride_slots)
-        strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.stride_slots)
+            return (False,) * len(self.claim_slots)
+        strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.claim_slots)
         if arrays is None:
             return strides
         return strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)

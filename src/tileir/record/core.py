@@ -126,7 +126,7 @@ class RecorderCore(_dev.Dev):
 
     def read_hidden(self, div16=()) -> None:
         """The hidden parameters' handles, made at the entry before the body runs (so every region
-        may use them); a stride the launch found a multiple of 16 carries that claim, and an array
+        may use them); a stride or size the launch found a multiple of 16 carries that claim, and an array
         whose address is not 16-byte aligned is left out of the alignment claim (``div16``:
         ``SizePlan.div16``'s layout)."""
         if self.sizes is None:
@@ -135,8 +135,8 @@ class RecorderCore(_dev.Dev):
         from ..sizes import SPECIALISE_DIVISOR
 
         base = len(self.prog.params) - len(self.sizes.hidden)
-        n = len(self.sizes.stride_slots)
-        claims = dict(zip(self.sizes.stride_slots, div16[:n]))
+        n = len(self.sizes.claim_slots)
+        claims = dict(zip(self.sizes.claim_slots, div16[:n]))
         self.prog.unaligned = frozenset(p for p, ok in zip(self.sizes.array_params, div16[n:]) if not ok)
         for k in range(len(self.sizes.hidden)):
             h = self.t_scalar(base + k, "i32")

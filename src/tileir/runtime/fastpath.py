@@ -111,7 +111,7 @@ def reader(plan, params, n_user: int):
     if size_conds:
         lines.append("    if not (" + " and ".join(size_conds) + "):\n        return None")
     lines.append("    values = [" + ", ".join(outs) + "]")
-    claims = [f"values[{k}] % {SPECIALISE_DIVISOR} == 0" for k in plan.stride_slots]
+    claims = [f"values[{k}] % {SPECIALISE_DIVISOR} == 0" for k in plan.claim_slots]
     claims += [f"p{p} % {SPECIALISE_DIVISOR} == 0" for p in plan.array_params]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]
     device = f"g{tensors[0]}" if tensors else "0"
