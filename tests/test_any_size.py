@@ -183,6 +183,29 @@ def test_row_kernels_on_slices_of_wider_matrices(kern, fmt, dtype):
     assert not big[:, :10].astype(np.float64).any() and not big[:, 10 + cols:].astype(np.float64).any()
 
 
+@pytest.mark.parametrize("kern", [softmax, layernorm, rmsnorm])
+def test_the_one_chunk_programs_agree_with_the_walks_and_refuse_a_wider_row(kern):
+    """one_chunk (the rule's choice where a row's bucket fits the chunk) records no walk: it must
+    answer what the walking program answers at every width up to the chunk, rows sharing a block
+    or not -- and refuse a row past it, where it would leave the rest of the row unwritten (the
+    mutant: a plan without the one-cell limit runs it and the last check fails)."""
+    rng = np.random.default_rng(7)
+    for cols, rows in ((1, 1), (13, 2), (100, 1), (127, 4), (128, 1)):
+        x = (rng.standard_normal((6, cols)) * 3).astype(np.float32)
+        w, bias = rng.standard_normal(cols).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
+        args = {softmax: (x,), layernorm: (x, w, bias), rmsnorm: (x, w)}[kern]
+        got, want = np.zeros_like(x), np.zeros_like(x)
+        kern.run_host(*args, got, max_tile=128, rows=rows, one_chunk=True)
+        kern.run_host(*args, want, max_tile=32, rows=rows)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert kern.compiled()["recordings"] >= 2
+    x = np.ones((2, 129), np.float32)
+    args = {softmax: (x,), layernorm: (x, x[0], x[0]), rmsnorm: (x, x[0])}[kern]
+    y = np.full_like(x, 7.0)
+    _refused(lambda: kern.run_host(*args, y, max_tile=128, one_chunk=True), "129", "one cell", what="argument 0")
+    assert (y == 7.0).all()  # nothing ran
+
+
 # ---- bad input: refused, naming the argument and the fix, with nothing run -----------------------
 
 

@@ -245,8 +245,11 @@ def test_the_rule_for_rows():
                 assert lanes <= 1 << 16
                 if r * pow2(c) > SMALL_ROWS and c < 8192:
                     assert cfg["max_tile"] == pow2(c)  # no padded lanes past the row's bucket
-    # the measured shape keeps the measured configuration
-    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192}) == {"max_tile": 8192, "warps": 0, "occupancy": 4}
+                if r * pow2(c) > SMALL_ROWS:  # the one-chunk program exactly where the row is one chunk
+                    assert cfg["one_chunk"] == (pow2(c) <= cfg["max_tile"])
+    # the measured shape keeps the measured configuration, as one chunk
+    assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192}) == {"max_tile": 8192, "warps": 0, "occupancy": 4,
+                                                                         "one_chunk": True}
 
 
 def pow2(n):

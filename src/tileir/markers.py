@@ -51,6 +51,7 @@ class Cells:
     tile: tuple
     along: tuple
     pad: Padding = NoPadding
+    one_cell: tuple = ()  # dimensions one cell covers whole: the launch refuses an extent past the tile
 
     @property
     def rank(self) -> int:
@@ -83,10 +84,12 @@ def check_extent(extent, what: str) -> tuple:
     return extent
 
 
-def cells(extent, tile, along=None, pad: Padding = NoPadding) -> Cells:
+def cells(extent, tile, along=None, pad: Padding = NoPadding, one_cell=()) -> Cells:
     """A parameter's row-major tensor of ``extent`` (each a fixed int, a run-time size name such as
     ``"M"``, or DYN_DIM) cut into cells of ``tile`` (powers of two; the last cell along a dimension
-    may be partial), dimension d following grid axis ``along[d]`` or FREE_AXIS."""
+    may be partial), dimension d following grid axis ``along[d]`` or FREE_AXIS. ``one_cell``: the
+    dimensions a single cell covers whole (a program that needs no walk along them): a launch whose
+    extent there is past the tile is refused."""
     extent, tile = check_extent(extent, f"cells({list(extent)}, {list(tile)})"), tuple(tile)
     if len(extent) != len(tile) or not tile:
         raise TileirError(f"cells({list(extent)}, {list(tile)}): one tile dimension per extent")
@@ -106,7 +109,16 @@ def cells(extent, tile, along=None, pad: Padding = NoPadding) -> Cells:
     axes = [a for a in along if a != FREE_AXIS]
     if len(axes) != len(set(axes)):
         raise TileirError(f"cells: along {list(along)} — two dimensions follow one grid axis")
-    return Cells(extent, tile, along, as_padding(pad, "pad", "cells"))
+    one_cell = tuple(one_cell)
+    for d in one_cell:
+        if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < len(tile):
+            raise TileirError(f"cells: one_cell {list(one_cell)} -- {d!r} is not a dimension of {list(extent)}",
+                              fix=f"dimension numbers from 0 to {len(tile) - 1}")
+        if isinstance(extent[d], int) and extent[d] > tile[d]:
+            raise TileirError(f"cells({list(extent)}, {list(tile)}): dimension {d} is {extent[d]}, past the one "
+                              f"cell of {tile[d]} that one_cell says covers it",
+                              fix=f"a tile of at least {extent[d]} there, or leave dimension {d} out of one_cell")
+    return Cells(extent, tile, along, as_padding(pad, "pad", "cells"), one_cell)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,7 @@ class SizePlan:
         self.stride: dict = {}
         self.ranks: dict = {}  # parameter -> its array's rank
         self.axes: dict = {}  # grid axis -> [(parameter, dimension, tile)]
+        self.limits: list = []  # (parameter, dimension, tile): a run-time extent one cell covers
         named: dict = {}
         reads: list = []
         for p, m in enumerate(markers):
@@ -134,6 +135,7 @@ class SizePlan:
                 for d, (t, a) in enumerate(zip(cells.tile, cells.along)):
                     if a >= 0:
                         self.axes.setdefault(a, []).append((p, d, t))
+                self.limits += [(p, d, cells.tile[d]) for d in cells.one_cell if not isinstance(ext[d], int)]
         for p, rank in self.ranks.items():
             for d in range(rank - 1):
                 self.stride[(p, d)] = len(reads)
@@ -212,6 +214,13 @@ class SizePlan:
                 raise self._refuse(f"size {self.hidden[k].label} is {v}, past {SIZE_LIMIT} (sizes are i32)", p0,
                                    "split the work into pieces below 2^31 elements a dimension")
             out[k] = v
+        for p, d, t in self.limits:
+            n = geo[p][0][d]
+            if n > t:
+                raise self._refuse(f"dimension {d} of the array is {n}, past the {t} lanes of the one cell this "
+                                   "configuration covers it with", p,
+                                   f"a configuration whose tile there is at least {n} (a power of two), or one "
+                                   "that walks that dimension in cells")
         for p in self.ranks:
             shape, strides = geo[p]
             if shape[-1] != 1 and strides[-1] != 1:

@@ -34,7 +34,9 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   row a block, occupancy 4) serves rows of 8192 and more. A narrower row is one chunk of its
   own width (no padded lanes: a 100-wide row in an 8192-lane tile computes 80 times too much),
   and several rows share a block (``rows``) so a block still moves a few thousand elements,
-  while keeping at least 4 blocks an SM.
+  while keeping at least 4 blocks an SM. Where the row is one chunk (its bucket at most the
+  chunk), the one-chunk program runs (``one_chunk``: no walk, no carried chunk -- measured on the
+  H200 at 8192 x 8192, docs/speed.md).
 * Attention: the head tile is the head dimension's power of two (64 for D = 64: a 128 tile does
   twice the work); bq = bk = 128 with 8 warps as measured at D = 128; bq 64 where the grid would
   not fill the SMs (then tileiras' own warp count: causal with bq 64 and 8 warps is answered wrong
@@ -222,14 +224,14 @@ def _rows(gpu, name, cfg, measured):
         return None  # launch-bound: the measured entry serves
     base = dict(measured) if measured else {"max_tile": ROW_LANES, "occupancy": BLOCKS_PER_SM}
     lanes = base.get("max_tile", ROW_LANES)
-    if c >= lanes:
-        return base  # the measured: one row a block in chunks of its lanes
+    if c >= lanes:  # the measured: one row a block in chunks of its lanes; one chunk where it is one
+        return dict(base, one_chunk=c == lanes)
     # one chunk of the row's own width; rows share a block up to the measured chunk's lanes, while
     # leaving BLOCKS_PER_SM blocks an SM
     fill = max(1, r // (BLOCKS_PER_SM * SMS[gpu]))
     rows = max(1, min(lanes // c, 1 << (fill.bit_length() - 1)))
     block = rows * c
-    out = {"max_tile": c, "rows": rows, "warps": base.get("warps", 0) if block >= lanes else 0,
+    out = {"max_tile": c, "rows": rows, "one_chunk": True, "warps": base.get("warps", 0) if block >= lanes else 0,
            "occupancy": BLOCKS_PER_SM if block >= lanes // 2 else 2 * BLOCKS_PER_SM}
     return out
 

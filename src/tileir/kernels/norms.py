@@ -28,8 +28,9 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _x(fmt="f32", max_tile=8192, rows=1):
-    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+def _x(fmt="f32", max_tile=8192, rows=1, one_chunk=False):
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero,
+                         one_cell=(1,) if one_chunk else ()))
 
 
 def _vec(fmt="f32", max_tile=8192):
@@ -53,13 +54,14 @@ def _row(v, j, t):
 
 class _Walk:
     """What both norms share: the row's chunks, the last one's index, 1 / C, and the output view
-    (a block's ``n`` rows at once)."""
+    (a block's ``n`` rows at once). ``one``: the row is one chunk (the configuration's one_chunk):
+    no walks, the last chunk is chunk 0."""
 
-    def __init__(self, x, y, t, n=1):
-        self.t, self.n = t, n
+    def __init__(self, x, y, t, n=1, one=False):
+        self.t, self.n, self.one = t, n, one
         self.r = ti.block_id(0)
-        self.chunks = ti.blocks_of(x, 1)
-        self.last = ti.idx_sub(self.chunks, 1)
+        self.chunks = None if one else ti.blocks_of(x, 1)
+        self.last = 0 if one else ti.idx_sub(self.chunks, 1)
         self.cols = ti.extent_of(x, 1)
         self.inv_n = 1.0 / ti.int_to_float(ti.idx_as_tile(self.cols), F32)
         self.out = ti.partition_view(ti.array_view(y), [n, t])
@@ -67,6 +69,9 @@ class _Walk:
     def sum_and_last(self, x, fn):
         """([n, t] sums over the rows' chunks of fn(chunk), the last chunk as f32): one read of every
         chunk."""
+        if self.one:
+            c = _chunk(x, 0)
+            return fn(c), c
         acc = ti.carry(ti.full([self.n, self.t], 0.0, F32))
         kept = ti.carry(ti.full([self.n, self.t], 0.0, F32))
         for j in ti.d_range(0, self.chunks):
@@ -75,44 +80,51 @@ class _Walk:
             ti.set(kept, c)
         return ti.get(acc), ti.get(kept)
 
+    def whole_chunks(self):
+        """The chunks before the last (every lane inside the row), to loop over: none for one chunk."""
+        return () if self.one else ti.d_range(0, self.last)
+
     def store(self, j, v, fmt):
         ti.store_view(self.out, [self.r, j], ti.to(v, fmt))
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
 def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, eps: float = 1e-5, fmt: str = "f32", max_tile: int = 8192,
-              rows: int = 1, warps: int = 0, occupancy: int = 0):
+              rows: int = 1, one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * w + b for [R, C] arrays of ``fmt`` (f32, f16
     or bf16) and [C] weights and biases, f32 statistics (the biased variance), any R and C.
     rows: rows a block (a [rows, max_tile] cell, for narrow rows; those past R are not written).
+    one_chunk: the program for rows of at most ``max_tile`` (no walk; a wider row is refused).
     warps / occupancy: entry hints (0: tileiras decides)."""
-    walk, t = _Walk(x, y, max_tile, rows), max_tile
+    walk, t = _Walk(x, y, max_tile, rows, one_chunk), max_tile
     w_last, b_last = ti.load_at(w, [walk.last]), ti.load_at(b, [walk.last])  # issued before the row's reads
     s, x_last = walk.sum_and_last(x, lambda c: c)
     mean = ti.reduce_sum(s, keepdims=True) * walk.inv_n
-    sq = ti.carry(ti.full([rows, t], 0.0, F32))
-    for j in ti.d_range(0, walk.last):  # the whole chunks: no lane past C
+    sq = None if one_chunk else ti.carry(ti.full([rows, t], 0.0, F32))
+    for j in walk.whole_chunks():  # the whole chunks: no lane past C
         d = _chunk(x, j) - mean
         ti.set(sq, ti.get(sq) + d * d)
     inside = ti.axis_mask(ti.tile_at(walk.last, t), [rows, t], 1, walk.cols)
     d_last = ti.select(inside, x_last - mean, 0.0)  # the padded lanes hold -mean: out of the variance
-    rstd = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * walk.inv_n + eps)
-    for j in ti.d_range(0, walk.last):
+    squares = d_last * d_last if one_chunk else ti.get(sq) + d_last * d_last
+    rstd = ti.rsqrt(ti.reduce_sum(squares, keepdims=True) * walk.inv_n + eps)
+    for j in walk.whole_chunks():
         walk.store(j, ti.fma((_chunk(x, j) - mean) * rstd, _row(w, j, t), _row(b, j, t)), fmt)
     wr, br = (ti.reshape(ti.to(v, F32), [1, t]) for v in (w_last, b_last))
     walk.store(walk.last, ti.fma(d_last * rstd, wr, br), fmt)
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
 def rmsnorm(x=_x, w=_vec, y=_y, *, eps: float = 1e-6, fmt: str = "f32", max_tile: int = 8192, rows: int = 1,
-            warps: int = 0, occupancy: int = 0):
+            one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w for [R, C] arrays of ``fmt`` (f32, f16 or
-    bf16) and a [C] weight, f32 statistics, any R and C; ``rows`` rows a block."""
-    walk, t = _Walk(x, y, max_tile, rows), max_tile
+    bf16) and a [C] weight, f32 statistics, any R and C; ``rows`` rows a block; ``one_chunk``: the
+    program for rows of at most ``max_tile``."""
+    walk, t = _Walk(x, y, max_tile, rows, one_chunk), max_tile
     w_last = ti.load_at(w, [walk.last])
     ss, x_last = walk.sum_and_last(x, lambda c: c * c)  # a padded lane's square is 0
     rs = ti.rsqrt(ti.reduce_sum(ss, keepdims=True) * walk.inv_n + eps)
-    for j in ti.d_range(0, walk.last):
+    for j in walk.whole_chunks():
         walk.store(j, _chunk(x, j) * rs * _row(w, j, t), fmt)
     walk.store(walk.last, x_last * rs * ti.reshape(ti.to(w_last, F32), [1, t]), fmt)
 

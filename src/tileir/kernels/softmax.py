@@ -29,23 +29,31 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _x(fmt="f32", max_tile=4096, rows=1):
-    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadNegInf))
+def _x(fmt="f32", max_tile=4096, rows=1, one_chunk=False):
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadNegInf,
+                         one_cell=(1,) if one_chunk else ()))
 
 
 def _y(fmt="f32"):
     return Shared(fmt, ["R", "C"])
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
-def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, rows: int = 1, warps: int = 0,
-            occupancy: int = 0):
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
+def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, rows: int = 1, one_chunk: bool = False,
+            warps: int = 0, occupancy: int = 0):
     """y[r, :] = softmax(x[r, :]) for [R, C] arrays of ``fmt`` (f32, f16 or bf16; the arithmetic in
     f32), any R and C; rows walked in chunks of ``max_tile``, ``rows`` rows a block (a [rows,
     max_tile] cell: narrow rows share a block; the rows past R read -inf and are never written).
+    one_chunk: the program for rows of at most ``max_tile`` (no walk; a wider row is refused).
     warps / occupancy: entry hints (0: tileiras decides)."""
     t, n = max_tile, rows
     r = ti.block_id(0)
+    out = ti.partition_view(ti.array_view(y), [n, t])
+    if one_chunk:
+        c = ti.to(ti.load_at(x, [0]), F32)
+        e = ti.exp(c - ti.reduce_max(c, keepdims=True))
+        ti.store_view(out, [r, 0], ti.to(e / ti.reduce_sum(e, keepdims=True), fmt))
+        return
     chunks = ti.blocks_of(x, 1)
     m_i = ti.carry(ti.full([n, 1], -math.inf, F32))
     l_i = ti.carry(ti.full([n, 1], 0.0, F32))
@@ -59,7 +67,6 @@ def softmax(x=_x, y=_y, *, fmt: str = "f32", max_tile: int = 4096, rows: int = 1
         ti.set(m_i, m_new)
         ti.set(e_last, e)
     row_max, total = ti.get(m_i), ti.get(l_i)
-    out = ti.partition_view(ti.array_view(y), [n, t])
     last = ti.idx_sub(chunks, 1)
     for j in ti.d_range(0, last):
         e = ti.exp(ti.to(ti.load_at(x, [j]), F32) - row_max)

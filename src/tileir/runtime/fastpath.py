@@ -101,6 +101,7 @@ def reader(plan, params, n_user: int):
         outs[k] = f"s{p0}[{d0}]"
         size_conds.append(f"0 < s{p0}[{d0}] <= {SIZE_LIMIT}")
         size_conds += [f"s{p}[{d}] == s{p0}[{d0}]" for p, d in reads[1:]]
+    size_conds += [f"s{p}[{d}] <= {t}" for p, d, t in plan.limits]
     for p in ps:
         size_conds.append(f"(s{p}[-1] == 1 or t{p}[-1] == 1)")
         size_conds += [f"s{p}[{d}] > 0" for d in range(plan.ranks[p])]
