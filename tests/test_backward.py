@@ -463,18 +463,23 @@ def test_norms_and_softmax_backward_on_the_gpu_match_torch_autograd(fmt, rows, c
     x = (torch.randn(rows, cols, device="cuda") * 2 + 0.5).to(tdt)
     w, b = (1 + 0.5 * torch.randn(cols, device="cuda")).to(tdt), torch.randn(cols, device="cuda").to(tdt)
     dy = torch.randn(rows, cols, device="cuda").to(tdt)
-    xr, wr, br = (t.float().requires_grad_() for t in (x, w, b))
+    # fresh leaves each time: for f32, .float() is the tensor itself, and a second backward into it
+    # would add to the first one's .grad (the f32 case failed on the H200 for exactly that)
+    def leaves(*ts):
+        return [t.detach().float().clone().requires_grad_() for t in ts]
+
+    xr, wr, br = leaves(x, w, b)
     torch.nn.functional.layer_norm(xr, (cols,), wr, br).backward(dy.float())
     y, mean, rstd = torch.empty_like(x), torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
     layernorm_fwd_stats(x, w, b, y, mean, rstd, fmt=fmt)
     for got, want in zip(layernorm_backward(x, w, dy, mean, rstd), (xr.grad, wr.grad, br.grad)):
         assert _on_gpu_close(got, want, fmt)
-    xr, wr = x.float().requires_grad_(), w.float().requires_grad_()
+    xr, wr = leaves(x, w)
     torch.nn.functional.rms_norm(xr, (cols,), wr, 1e-6).backward(dy.float())
     rmsnorm_fwd_stats(x, w, y, rstd, fmt=fmt)
     for got, want in zip(rmsnorm_backward(x, w, dy, rstd), (xr.grad, wr.grad)):
         assert _on_gpu_close(got, want, fmt)
-    xr = x.float().requires_grad_()
+    (xr,) = leaves(x)
     torch.softmax(xr, -1).backward(dy.float())
     dx = torch.empty_like(x)
     softmax_bwd(torch.softmax(x.float(), -1).to(tdt), dy, dx, fmt=fmt)
