@@ -45,27 +45,27 @@ class Dev:
         """t_block_id(axis: Int) -> Int"""
         raise self._unhandled("t_block_id")
 
-    def t_load(self, param, dtype, base, shape, strides, mask, pad, hints):
+    def t_load(self, param, dtype, base, shape, strides, mask, pad, hints=()):
         """t_load(param: Int, dtype: String, base: Int, shape: List[Int], strides: List[Int], mask: Option[Int], pad: Option[Int], hints: List[(String, List[(String, Int)])]) -> Int"""
         raise self._unhandled("t_load")
 
-    def t_store(self, param, dtype, base, shape, strides, v, mask, hints):
+    def t_store(self, param, dtype, base, shape, strides, v, mask, hints=()):
         """t_store(param: Int, dtype: String, base: Int, shape: List[Int], strides: List[Int], v: Int, mask: Option[Int], hints: List[(String, List[(String, Int)])]) -> Unit"""
         raise self._unhandled("t_store")
 
-    def t_gather(self, param, dtype, index, shape, mask, pad):
+    def t_gather(self, param, dtype, index, shape, mask=None, pad=None):
         """t_gather(param: Int, dtype: String, index: Int, shape: List[Int], mask: Option[Int], pad: Option[Int]) -> Int"""
         raise self._unhandled("t_gather")
 
-    def t_scatter(self, param, dtype, index, shape, v, mask):
+    def t_scatter(self, param, dtype, index, shape, v, mask=None):
         """t_scatter(param: Int, dtype: String, index: Int, shape: List[Int], v: Int, mask: Option[Int]) -> Unit"""
         raise self._unhandled("t_scatter")
 
-    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask):
+    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask=None):
         """t_atomic_rmw(param: Int, dtype: String, mode: String, index: Int, shape: List[Int], v: Int, mask: Option[Int]) -> Int"""
         raise self._unhandled("t_atomic_rmw")
 
-    def t_atomic_cas(self, param, dtype, index, shape, cmp, v, mask):
+    def t_atomic_cas(self, param, dtype, index, shape, cmp, v, mask=None):
         """t_atomic_cas(param: Int, dtype: String, index: Int, shape: List[Int], cmp: Int, v: Int, mask: Option[Int]) -> Int"""
         raise self._unhandled("t_atomic_cas")
 
@@ -89,16 +89,25 @@ class Dev:
         """t_lanes(base: Int, shape: List[Int], strides: List[Int]) -> Int"""
         raise self._unhandled("t_lanes")
 
-    def t_unaryf(self, op, dtype, shape, a):
-        """t_unaryf(op: String, dtype: String, shape: List[Int], a: Int) -> Int"""
+    def t_unaryf(self, op, dtype, shape, a, rounding="", ftz=False):
+        """t_unaryf(op: String, dtype: String, shape: List[Int], a: Int) -> Int
+
+        Beyond the spec, the op's attributes: ``rounding`` (the dialect's rounding mode by name,
+        '' for the op's default) and ``ftz`` (flush_to_zero)."""
         raise self._unhandled("t_unaryf")
 
-    def t_binaryf(self, op, dtype, shape, a, b):
-        """t_binaryf(op: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int"""
+    def t_binaryf(self, op, dtype, shape, a, b, rounding="", ftz=False, propagate_nan=False):
+        """t_binaryf(op: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int
+
+        Beyond the spec, the op's attributes: ``rounding`` (the dialect's rounding mode by name,
+        '' for the op's default), ``ftz`` (flush_to_zero) and ``propagate_nan`` (maxf / minf)."""
         raise self._unhandled("t_binaryf")
 
-    def t_fma(self, dtype, shape, a, b, c):
-        """t_fma(dtype: String, shape: List[Int], a: Int, b: Int, c: Int) -> Int"""
+    def t_fma(self, dtype, shape, a, b, c, rounding="nearest_even", ftz=False):
+        """t_fma(dtype: String, shape: List[Int], a: Int, b: Int, c: Int) -> Int
+
+        Beyond the spec, the op's attributes: ``rounding`` (the dialect's rounding mode by name)
+        and ``ftz`` (flush_to_zero)."""
         raise self._unhandled("t_fma")
 
     def t_mmaf(self, dtype, acc, m, k, n, a, b, c):
@@ -113,20 +122,29 @@ class Dev:
         """t_mmai(m: Int, k: Int, n: Int, a: Int, b: Int, c: Int) -> Int"""
         raise self._unhandled("t_mmai")
 
-    def t_cmpf(self, pred, dtype, shape, a, b):
-        """t_cmpf(pred: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int"""
+    def t_cmpf(self, pred, dtype, shape, a, b, ordered=True):
+        """t_cmpf(pred: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int
+
+        Beyond the spec: ``ordered`` (false: the unordered predicate, true on a NaN operand)."""
         raise self._unhandled("t_cmpf")
 
-    def t_cmpi(self, pred, shape, a, b):
-        """t_cmpi(pred: String, shape: List[Int], a: Int, b: Int) -> Int"""
+    def t_cmpi(self, pred, shape, a, b, signed=True, dtype="i32"):
+        """t_cmpi(pred: String, shape: List[Int], a: Int, b: Int) -> Int
+
+        Beyond the spec: ``signed`` (the comparison's signedness) and ``dtype`` (the operands'
+        integer format; the spec's form compares i32)."""
         raise self._unhandled("t_cmpi")
 
-    def t_unaryi(self, op, dtype, shape, a):
-        """t_unaryi(op: String, dtype: String, shape: List[Int], a: Int) -> Int"""
+    def t_unaryi(self, op, dtype, shape, a, overflow="none"):
+        """t_unaryi(op: String, dtype: String, shape: List[Int], a: Int) -> Int
+
+        Beyond the spec: ``overflow`` (the dialect's overflow attribute by name; "none" wraps)."""
         raise self._unhandled("t_unaryi")
 
-    def t_binaryi(self, op, dtype, shape, a, b):
-        """t_binaryi(op: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int"""
+    def t_binaryi(self, op, dtype, shape, a, b, overflow="none"):
+        """t_binaryi(op: String, dtype: String, shape: List[Int], a: Int, b: Int) -> Int
+
+        Beyond the spec: ``overflow`` (the dialect's overflow attribute by name; "none" wraps)."""
         raise self._unhandled("t_binaryi")
 
     def t_convert(self, op, from_, to, shape, a):
@@ -289,7 +307,7 @@ class Dev:
         """t_ptr_to_ptr(from: String, to: String, shape: List[Int], ptrs: Int) -> Int"""
         raise self._unhandled("t_ptr_to_ptr")
 
-    def t_load_ptrs(self, dtype, shape, ptrs, mask, pad):
+    def t_load_ptrs(self, dtype, shape, ptrs, mask=None, pad=None):
         """t_load_ptrs(dtype: String, shape: List[Int], ptrs: Int, mask: Option[Int], pad: Option[Int]) -> Int"""
         raise self._unhandled("t_load_ptrs")
 
@@ -309,11 +327,11 @@ class Dev:
         """t_token_only(op: String) -> Unit"""
         raise self._unhandled("t_token_only")
 
-    def t_store_ptrs(self, dtype, shape, ptrs, value, mask):
+    def t_store_ptrs(self, dtype, shape, ptrs, value, mask=None):
         """t_store_ptrs(dtype: String, shape: List[Int], ptrs: Int, value: Int, mask: Option[Int]) -> Unit"""
         raise self._unhandled("t_store_ptrs")
 
-    def t_global(self, sym, dtype, values, align, is_private, constant):
+    def t_global(self, sym, dtype, values, align=0, is_private=False, constant=False):
         """t_global(sym: String, dtype: String, values: List[Float], align: Int, is_private: Bool, constant: Bool) -> Unit"""
         raise self._unhandled("t_global")
 
@@ -325,7 +343,7 @@ class Dev:
         """t_alloca(dtype: String, num_elem: Int, align: Int, shared: Bool, shape: List[Int]) -> Int"""
         raise self._unhandled("t_alloca")
 
-    def t_tensor_view(self, param, dtype, base, shape, strides, dyn_shape, dyn_strides):
+    def t_tensor_view(self, param, dtype, base, shape, strides, dyn_shape=(), dyn_strides=()):
         """t_tensor_view(param: Int, dtype: String, base: Int, shape: List[Int], strides: List[Int], dyn_shape: List[Int], dyn_strides: List[Int]) -> Int"""
         raise self._unhandled("t_tensor_view")
 
@@ -345,11 +363,11 @@ class Dev:
         """t_atomic_red_view(dtype: String, view: Int, indices: List[Int], mode: String, scope: String, value: Int) -> Unit"""
         raise self._unhandled("t_atomic_red_view")
 
-    def t_load_view(self, dtype, view, indices, inbounds):
+    def t_load_view(self, dtype, view, indices, inbounds=()):
         """t_load_view(dtype: String, view: Int, indices: List[Int], inbounds: List[Bool]) -> Int"""
         raise self._unhandled("t_load_view")
 
-    def t_store_view(self, dtype, view, indices, value, inbounds):
+    def t_store_view(self, dtype, view, indices, value, inbounds=()):
         """t_store_view(dtype: String, view: Int, indices: List[Int], value: Int, inbounds: List[Bool]) -> Unit"""
         raise self._unhandled("t_store_view")
 
@@ -376,6 +394,13 @@ class Dev:
     def t_retile(self, param, dtype, extent, tile, pad):
         """t_retile(param: Int, dtype: String, extent: List[Int], tile: List[Int], pad: Padding) -> Int"""
         raise self._unhandled("t_retile")
+
+    def t_array_view(self, param, dtype):
+        """t_array_view(param: Int, dtype: String) -> Int
+
+        Not in the spec (tileir's own): the tensor view of a parameter's whole declared array,
+        with the run-time extents and strides the launch passes (``array_view``)."""
+        raise self._unhandled("t_array_view")
 
     def t_reshape(self, dtype, from_, to, src):
         """t_reshape(dtype: String, from: List[Int], to: List[Int], src: Int) -> Int"""
