@@ -31,7 +31,7 @@ def _cases():
     sys.path.insert(0, "tests")
     import test_family_folds as fo
     import test_family_loops as lo
-    import test_family_moreviews as mv
+    import test_family_strided_gather_atomic_views as mv
 
     z = ti.idx_const
     out = []

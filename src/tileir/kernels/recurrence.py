@@ -26,7 +26,7 @@ carry; 1 applying hin), so |h - exact| <= 3 L 2^-24 S(t), S(t) = sum_k |P(k, t)|
 order). The case draws a in [-0.5, 0.5) and x in [-1, 1), so S(t) <= 2: at tile 1024 and
 n <= 2^20, L = 2049 and 6 L 2^-24 = 7.3e-4; the case's atol is 1e-3 (the host's left fold errs by
 about 1e-7 on those inputs). With a in {-1, 0, 1} and small integer x every h is an integer and
-the answer is exact in any order (tests/test_kernels_extra.py holds it to that).
+the answer is exact in any order (tests/test_kernels_scans_histogram_i8.py holds it to that).
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
-"""The third batch of library kernels (histogram, prefix sum, linear recurrence, i8 matmul): each on
-the host reference against an independent numpy reference on shapes with tails (bit-exact where
-the kernel is exact, the module's stated bound where it is not), and layer 1 for each kernel
-(tileirdisasm of our bytes == render_kernel at every bytecode version; tileiras assembles for sm_90)."""
+"""The library's scan, histogram and integer-product kernels (histogram, prefix sum, linear
+recurrence, i8 matmul): each on the host reference against an independent numpy reference on
+shapes with tails (bit-exact where the kernel is exact, the module's stated bound where it is not),
+and layer 1 for each kernel (tileirdisasm of our bytes == render_kernel at every bytecode version;
+tileiras assembles for sm_90)."""
 
 import numpy as np
 import pytest
 
 import tileir.assemble as asm
 from tests.kernelcheck import config_id, render_matches_disassembly
-from tests.test_kernels_more import At, assert_matches_on_host
+from tests.test_kernels_norms_attention_reductions import At, assert_matches_on_host
 from tileir.kernels import (
     CASES,
     add_offsets,

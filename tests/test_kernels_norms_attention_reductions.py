@@ -1,4 +1,5 @@
-"""The second batch of library kernels (norms, attention, bmm, transpose, reductions, conv1d):
+"""The library's norm, attention, batched-product, transpose, reduction and convolution kernels
+(layernorm, rmsnorm, attention, bmm, transpose, vector / block sum and max, conv1d):
 each on the host reference against an independent numpy reference in f64 on shapes with tails,
 and layer 1 for each (tileirdisasm of our bytes == render_kernel at every bytecode version;
 tileiras assembles for sm_80 and sm_90)."""
