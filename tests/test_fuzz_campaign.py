@@ -261,6 +261,28 @@ def test_a_campaign_writes_its_json(tmp_path):
     assert shrunk and read_reproducer(shrunk[0]["reproducer"])["desc"]
 
 
+def test_a_campaign_stopped_by_a_signal_still_reports_what_ran(monkeypatch):
+    """`timeout` ends a device call with SIGTERM (the CLI turns it into KeyboardInterrupt): the
+    report of the programs compiled so far must still come back, marked interrupted (the mutant:
+    no handler in Campaign.run, and the exception escapes with nothing written)."""
+    import tileir.diff.fuzz as fuzz
+
+    calls = []
+    real = fuzz.compile_task
+
+    def stopping(task):
+        calls.append(task["index"])
+        if len(calls) == 10:
+            raise KeyboardInterrupt("signal 15")
+        return real(task)
+
+    monkeypatch.setattr(fuzz, "compile_task", stopping)
+    camp = Campaign(24, 40, device="inprocess", workers=0, assemble=False, log=lambda *a: None)
+    rep = camp.run(None, max_shrink=0)
+    assert rep["interrupted"] == "signal 15" and rep["programs"] == 9 and rep["programs_requested"] == 24
+    assert rep["ran_on_device"] <= 9
+
+
 def test_the_mutant_check_finds_a_mutant_the_device_runs():
     """A fake device that lowers the negf-as-absf mutant's way when the job was lowered with it."""
 

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     z.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu",
                    help="gpu; fake / inprocess: the host reference answers (no GPU; for tests)")
+    z.add_argument("--hang-s", type=float, default=None, help="seconds a program may run on the device before its "
+                   "worker is killed and the program counted a device error (default 15)")
     z.add_argument("--mutants", action="store_true", help="the mutant check instead of a campaign")
     z.add_argument("--mutant-programs", type=int, default=200, help="programs drawn per mutant (--mutants)")
     z.add_argument("--only", default=None, help="comma-separated mutant names (--mutants)")
@@ -138,7 +140,13 @@ def _fuzz(a) -> int:
     prof = profile_of(a.ops, a.focus, a.gen_version)
     seeds = [int(x) for x in a.seeds.split(",") if x.strip()] if a.seeds else None
     camp = Campaign(a.programs, a.seed, arch, a.opt_level, a.device, a.workers, a.time_limit, profile=prof, log=log,
-                    seeds=seeds)
+                    seeds=seeds, **({"hang_s": a.hang_s} if a.hang_s else {}))
+    import signal
+
+    def stop(signum, frame):  # `timeout` sends SIGTERM: the report of what ran is still written
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
     rep = camp.run(repro, a.max_shrink, a.shrink_s, a.shrink_total_s, a.max_shrink_per_class, a.shrink_known)
     rep["profile"] = {"ops": prof.only, "focus": prof.focus} if prof.only or prof.focus else None
     write_json(a.out, rep)

@@ -47,14 +47,18 @@ def make_pool(workers: int | None):
     return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
 
 
-def make_device(kind: str):
+HANG_S = 15.0  # a program's time on the device past which its worker is killed (fuzz programs take ms;
+# a worker's first program also creates the CUDA context, a few seconds)
+
+
+def make_device(kind: str, hang_s: float = HANG_S):
     """'gpu' (the worker process on the GPU), 'fake' (a worker answering with the host reference),
     or 'inprocess' (the host reference in this process: the tests')."""
     if not isinstance(kind, str):  # a device object already (the tests' fakes)
         return kind
     if kind == "inprocess":
         return InProcessDevice(fake_answer)
-    return GpuWorker(fake=kind == "fake")
+    return GpuWorker(fake=kind == "fake", hang_s=hang_s)
 
 
 def _device_label(kind) -> str | None:
@@ -75,7 +79,7 @@ class Campaign:
 
     def __init__(self, programs: int, seed: int, arch: str = "sm_90", opt_level=None, device: str = "gpu",
                  workers: int | None = None, time_limit: float = 360.0, profile: Profile = DEFAULT, log=print,
-                 assemble: bool = True, seeds=None):
+                 assemble: bool = True, seeds=None, hang_s: float = HANG_S):
         self.seeds = list(seeds) if seeds else None  # the programs of these seeds (a campaign's failures again)
         if self.seeds:
             programs = len(self.seeds)
@@ -87,6 +91,8 @@ class Campaign:
         self.assemble = assemble  # False: no tileiras (the CPU tests, with a device that needs no cubin)
         self.pool = None
         self.pool_restarts = 0
+        self.hang_s = hang_s
+        self.interrupted = None  # why the run stopped early (a signal): the report then holds what ran
         self.t0 = time.time()
 
     def task(self, i: int, **kw) -> dict:
@@ -172,7 +178,8 @@ class Campaign:
     def run(self, repro_dir: str | None = None, max_shrink: int = 12, shrink_s: float = 40.0,
             shrink_total_s: float = 90.0, per_class: int = 4, shrink_known: bool = False) -> dict:
         self.pool = make_pool(self.workers)
-        device = make_device(self.device_kind)
+        device = make_device(self.device_kind, self.hang_s)
+        t_run, diffs, shrunk = None, [], {}
         try:
             tasks = [self.task(i, seed=self.seeds[i]) if self.seeds else self.task(i) for i in range(self.programs)]
             self.run_programs(self.pool, device, tasks)
@@ -181,10 +188,18 @@ class Campaign:
             self.log(f"[fuzz] {len(self.compiled)} programs in {t_run:.0f} s: {len(diffs)} failures; shrinking")
             shrunk = self.shrink_all(diffs, self.pool, device, repro_dir, max_shrink, shrink_s, shrink_total_s,
                                      per_class, shrink_known)
+        except KeyboardInterrupt as e:  # SIGINT, or SIGTERM (the CLI turns it into this): report what ran
+            self.interrupted = str(e) or "interrupted"
+            self.log(f"[fuzz] stopped early ({self.interrupted}): reporting the {len(self.results)} programs run")
+            t_run = t_run or time.time() - self.t0
+            diffs = self.differences()
         finally:
+            if self.interrupted and hasattr(device, "_stop"):
+                device.broken = "the campaign was interrupted"  # its thread answers the rest at once
+                device._stop()  # a worker mid-batch is not waited for
             device.close()
             if self.pool is not None:
-                self.pool.shutdown(cancel_futures=True)
+                self.pool.shutdown(wait=not self.interrupted, cancel_futures=True)
         return self.report(diffs, shrunk, t_run)
 
     def differences(self) -> list:
@@ -254,7 +269,7 @@ class Campaign:
 
     def report(self, diffs, shrunk, t_run) -> dict:
         st = collections.Counter(c["status"] for c in self.compiled)
-        dev = collections.Counter(r["status"] for r in self.results.values())
+        dev = collections.Counter(r["status"] for r in list(self.results.values()))
         generated = len(self.compiled)
         recorded = generated - st["refused"] - st["record_crash"]
         cover = collections.Counter(k for c in self.compiled if c["status"] != "refused" for k in c.get("ops", ()))
@@ -291,7 +306,7 @@ class Campaign:
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
             "tileiras": version, "opt_level": "tileiras default" if self.opt_level is None else self.opt_level,
-            "seed": self.seed, "generator": self.profile.version,
+            "seed": self.seed, "generator": self.profile.version, "interrupted": self.interrupted,
             "programs_requested": self.programs, "programs": generated, "recorded": recorded,
             "recorded_share": round(recorded / generated, 4) if generated else None, "refused": st["refused"],
             "assembled": st["ready"] + st["host_error"], "assemble_errors": st["assemble_error"],
