@@ -1,4 +1,4 @@
-"""Issue 3: the device facts the loops / tile-shape / view families rest on, measured against the
+"""The device facts the loops / tile-shape / view families rest on, measured against the
 host reference. Two steps, because tileiras runs here and the GPU is elsewhere:
 
     .venv/bin/python tools/probe_families.py build .devcheck     # here: cubins + inputs + host answers

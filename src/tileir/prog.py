@@ -56,7 +56,10 @@ class TileProg:
     hints: tuple = ()
     calls: list = field(default_factory=list)  # the call tree (trace_calls)
     arg_handles: dict = field(default_factory=dict)  # handle -> parameter position (scalar params)
-    views: dict = field(default_factory=dict)  # view handle -> its Tile IR type (ir.TensorView, ...)
+    # view handle -> a dict: "ty" its Tile IR type (ir.TensorView, ir.PartitionView, ir.StridedView,
+    # ir.GatherScatterView), "param" the position of the parameter it views, and "cell": True on the
+    # partition view of a marker's cells (load_cell / store_cell / store_sub; how an Out is written)
+    views: dict = field(default_factory=dict)
     markers: tuple = ()  # per parameter: its marker (markers.Marker) or None
     written: set = field(default_factory=set)  # the buffer parameters the program may write
     unaligned: frozenset = frozenset()  # buffer parameters not claimed 16-byte aligned (a slice's)

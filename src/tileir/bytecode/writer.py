@@ -162,7 +162,7 @@ class _FnWriter:
         # the wire since 13.1 and tileirdisasm / tileiras 13.4.92 read and assemble 13.1 bytes with
         # ftof rounding<zero> (the layer-1 golden "ftof" at every version): the measurement wins.
         if g.name == "return" and "loop" in self.enclosing and v < (13, 4):
-            # ReturnOp's parents became entry, if and loop at 13.4 (the spec's knife T17)
+            # a return inside a loop needs bytecode 13.4, where ReturnOp's parents became entry, if and loop
             self._refuse("a return inside a loop (d_return_if in a d_loop)", (13, 4))
         self.nops += 1
         put_varint(out, d.opcode)
