@@ -44,6 +44,41 @@ def test_a_right_kernel_passes_checked_and_the_checks_are_only_in_the_checked_va
     assert np.array_equal(y, 2 * x)
 
 
+@ti.kernel(grid=lambda n, tile: (ti.cdiv(n, tile),))
+def binned(x=ti.ByPtr(F32), counts=ti.ByPtr(ti.I32), out=ti.ByPtr(F32), n=ti.ByValue(ti.I32), *, tile: int = 64,
+           shift: int = 0):
+    """Index-tile accesses: a gather of x at i + shift, an atomic count into counts at the gathered
+    value's integer part, a cas and a scatter into out at i -- each masked to i < n."""
+    base = ti.tile_at(ti.block_id(0), tile)
+    i = ti.lanes(base, [tile])
+    m = ti.tail_mask(base, [tile], ti.idx_of(ti.scalar(n)))
+    v = ti.gather(x, i + shift, mask=m, pad=0.0)
+    ti.atomic_add(counts, ti.float_to_int(v, ti.I32), 1, mask=m)
+    ti.atomic_cas(counts, ti.float_to_int(v, ti.I32), 1000, 1000, mask=m)
+    ti.scatter(out, i, v, mask=m)
+
+
+@pytest.mark.parametrize("shift,what", [(0, None), (1, "gather of parameter x"), (-1, "gather of parameter x")])
+def test_gathers_scatters_and_atomics_are_checked_by_their_index(shift, what):
+    """The index-tile operations assert their selected lanes' indices too (the mutant: no
+    check_index in gather, and the shifted gathers run to the end unflagged)."""
+    n = 100
+    x, counts, out = np.arange(n, dtype=np.float32) % 7, np.zeros(8, np.int32), np.zeros(n, np.float32)
+    if what is None:
+        binned.run_host(x, counts, out, n, shift=shift, check_bounds=True)
+        assert np.array_equal(out, x) and counts.sum() == n
+        assert binned.mlir(checked=True, shift=shift).count("assert ") == 4  # gather, add, cas, scatter
+        return
+    with pytest.raises(ti.TileirError, match=what):
+        binned.run_host(x, counts, out, n, shift=shift, check_bounds=True)
+
+
+def test_an_atomic_past_the_array_is_caught():
+    x, counts, out = np.full(10, 9.0, np.float32), np.zeros(8, np.int32), np.zeros(10, np.float32)
+    with pytest.raises(ti.TileirError, match="atomic_rmw of parameter counts outside"):
+        binned.run_host(x, counts, out, 10, check_bounds=True)
+
+
 def test_the_checked_variant_assembles():
     assert doubled.cubin("sm_90", checked=True)[:4] == b"\x7fELF"
 

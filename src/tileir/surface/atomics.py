@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..dev import dev, public
 from ..values import Param, Tile
 from ._util import h, info, refuse
+from .memory import check_index
 
 
 def _operands(p, index, what, *vals):
@@ -27,6 +28,7 @@ def atomic_rmw(p: Param, mode: str, index: Tile, v, mask=None) -> Tile:
     order they arrive in is unspecified, so only an order-independent mode (add, and, or, xor, max,
     min, umax, umin) has one answer there -- not xchg, and not addf, whose rounding depends on it."""
     shape, (hv,) = _operands(p, index, "atomic_rmw", v)
+    check_index(p, index, mask, "atomic_rmw")
     return Tile(dev().t_atomic_rmw(p.pos, p.dtype, mode, h(index), shape, hv,
                                    h(mask) if mask is not None else None))
 
@@ -48,6 +50,7 @@ def atomic_cas(p: Param, index: Tile, cmp, v, mask=None) -> Tile:
     (i32 i64 f32 f64). The comparison is on the BITS: a NaN matches only its own bit pattern, and
     the two zeros are two values."""
     shape, (hc, hv) = _operands(p, index, "atomic_cas", cmp, v)
+    check_index(p, index, mask, "atomic_cas")
     return Tile(dev().t_atomic_cas(p.pos, p.dtype, h(index), shape, hc, hv, h(mask) if mask is not None else None))
 
 

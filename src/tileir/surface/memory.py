@@ -92,4 +92,24 @@ def _check_bounds(p: Param, base, shape, strides, mask, what: str) -> None:
     d_assert(inside, f"{what} of parameter {p.name} outside the array passed (TILEIR_CHECK_BOUNDS)")
 
 
+def check_index(p: Param, index: Tile, mask, what: str) -> None:
+    """``_check_bounds`` for an operation that names elements by an index tile (gather, scatter,
+    the atomics): in a bounds-checked recording, assert every selected lane's index lies in
+    [0, span) of the array passed for ``p``."""
+    span = getattr(dev(), "checked_span", lambda _p: None)(p.pos)
+    if span is None:
+        return
+    from .arith import bool_const, ge_i, i_const, lt_i, select
+    from .convert import to
+    from .debug import d_assert
+    from .index import and_mask
+
+    d, _ = info(index)
+    zero, limit = (i_const(0), Tile(span)) if d == "i32" else (to(i_const(0), d), to(Tile(span), d))
+    inside = and_mask(ge_i(index, zero), lt_i(index, limit))
+    if mask is not None:
+        inside = select(mask, inside, bool_const(True))
+    d_assert(inside, f"{what} of parameter {p.name} outside the array passed (TILEIR_CHECK_BOUNDS)")
+
+
 __all__ = ["param", "position", "param_dtype", "scalar", "load", "store", "dname"]

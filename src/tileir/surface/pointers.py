@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..dev import dev, public
 from ..values import Param, Ptrs, Tile
 from ._util import dname, h, info, refuse
+from .memory import check_index
 
 
 def _param(p, what) -> Param:
@@ -112,6 +113,7 @@ def gather(p: Param, index: Tile, mask=None, pad=None) -> Tile:
     if not isinstance(index, Tile):
         raise refuse(f"gather's index is a {type(index).__name__}, not an i32 tile", "arange, lanes, or a loaded tile")
     _, shape = info(index)
+    check_index(p, index, mask, "gather")
     return Tile(dev().t_gather(p.pos, p.dtype, h(index), list(shape), _opt(mask), _opt(pad, p.dtype)))
 
 
@@ -129,6 +131,7 @@ def scatter(p: Param, index: Tile, v: Tile, mask=None) -> None:
         from .arith import _as_const
 
         v = _as_const(v, p.dtype)
+    check_index(p, index, mask, "scatter")
     dev().t_scatter(p.pos, p.dtype, h(index), list(shape), h(v), _opt(mask))
 
 
