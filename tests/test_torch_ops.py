@@ -39,10 +39,11 @@ def test_rows_ops_and_their_gradients_equal_torch():
     _grads(lambda t: tops.softmax(t), lambda t: torch.softmax(t, -1), torch.randn(2, 3, 9))  # leading dims
 
 
-def test_matmul_and_its_gradients_in_tf32():
+@pytest.mark.parametrize("precision, tol", [("tf32", 2e-2), ("3xtf32", 1e-5), ("ieee", 1e-5)])
+def test_matmul_and_its_gradients_by_precision(precision, tol):
     torch.manual_seed(0)
     a, b = torch.randn(3, 5, 40), torch.randn(40, 9)
-    _grads(tops.matmul, lambda x, y: x @ y, a, b, tol=2e-2)  # f32 operands multiply in tf32
+    _grads(lambda x, y: tops.matmul(x, y, precision), lambda x, y: x @ y, a, b, tol=tol)
 
 
 def test_attention_forward_backward_causal_and_grouped_heads():
@@ -57,16 +58,18 @@ def test_attention_forward_backward_causal_and_grouped_heads():
     torch.testing.assert_close(got.float(), want, atol=2e-3, rtol=2e-3)
 
 
-def test_a_linear_layers_transposed_weight_is_read_in_place():
+@pytest.mark.parametrize("dtype, precision", [(torch.float16, None), (torch.float32, "tf32")])
+def test_a_linear_layers_transposed_weight_is_read_in_place(dtype, precision):
     """x @ W.T (W [N, K] row-major) goes through matmul_nt, which reads W through a transposing
-    view: no copy of the weight. Kills: the contiguous() fallback (the copy is counted)."""
+    view: no copy of the weight (f32: in tf32, matmul_nt's one precision). Kills: the contiguous()
+    fallback (the copy is counted)."""
     from unittest import mock
 
     torch.manual_seed(0)
-    x, w = torch.randn(6, 40), torch.randn(9, 40)
+    x, w = torch.randn(6, 40).to(dtype), torch.randn(9, 40).to(dtype)
     with mock.patch.object(torch.Tensor, "contiguous", side_effect=AssertionError("copied")):
-        got = tops.matmul(x, w.t())
-    torch.testing.assert_close(got, x @ w.t(), atol=2e-2, rtol=2e-2)
+        got = tops.matmul(x, w.t(), precision)
+    torch.testing.assert_close(got.float(), x.float() @ w.float().t(), atol=2e-2, rtol=2e-2)
 
 
 def test_the_rest_equals_torch():

@@ -2,8 +2,9 @@
 
     import tileir.ops as tops
     y = tops.softmax(x)                          # allocates y on x's device, on torch's current stream
-    c = tops.matmul(a, b)
+    c = tops.matmul(a, b)                        # f32: torch's precision setting, or precision="3xtf32"
     o = tops.attention(q, k, v, causal=True)     # [B, H, S, D], like F.scaled_dot_product_attention
+    y = tops.scaled_mm(a8, w8.t(), sa, sb)       # fp8 with per-tensor scales, like torch._scaled_mm
 
 Each function checks shapes and dtypes (a TileirError that says what to pass), allocates its
 output like the torch function it stands for, and calls the library kernel on CUDA tensors --
@@ -11,6 +12,11 @@ asynchronously, on torch's current stream -- or, for CPU tensors, on the host re
 same program, so a CPU test checks what the GPU runs). Each is a ``torch.library.custom_op``
 (``tileir::name``) with a fake implementation, so ``torch.compile(fullgraph=True)`` traces a model
 that uses them without graph breaks, and autograd formulas where the op has a backward.
+
+Matrix products: ``matmul`` runs ``kernels.gemm`` -- split-K where the library's rule says one pass
+leaves the GPU idle -- and multiplies f32 operands as torch's own setting says
+(``f32_precision``: "highest" -> "ieee", "high"/"medium" -> "tf32") unless ``precision`` names one
+of "tf32", "3xtf32" (f32 accuracy on tensor cores), "ieee"; ``scaled_mm`` is ``matmul_f8``.
 """
 
 from __future__ import annotations
@@ -62,81 +68,150 @@ def _rows(x: torch.Tensor, op: str) -> torch.Tensor:
 
 # ---- matrix products ---------------------------------------------------------------------------
 
+PRECISIONS = ("tf32", "3xtf32", "ieee")  # matmul_tf32's, as Triton's input_precision names them
 
-def _matmul_kernel(fmt):
-    from .kernels import matmul_bf16, matmul_f16, matmul_tf32
 
-    return {"f16": matmul_f16, "bf16": matmul_bf16, "f32": matmul_tf32}[fmt]
+def f32_precision(precision: str | None = None) -> str:
+    """How ``matmul`` multiplies f32 operands: ``precision`` where given ("tf32", "3xtf32" or
+    "ieee"), else torch's own setting for f32 matrix products, read at the call:
+
+    * ``torch.backends.cuda.matmul.fp32_precision`` (torch's newer setting) where it is "ieee" or
+      "tf32" -- ``torch.set_float32_matmul_precision`` and ``allow_tf32`` set it too;
+    * else ``torch.get_float32_matmul_precision()``: "highest" (torch's default) -> "ieee" (f32
+      products; tileiras 13.4 runs them without tensor cores), "high" and "medium" -> "tf32".
+
+    "high" is "tf32", not "3xtf32", though torch's words for it allow TF32 *or* bf16x3: on CUDA
+    torch runs "high" as TF32 (it sets ``fp32_precision = "tf32"``), so tileir's products agree with
+    torch's own in the same program, at tf32's speed; 3xtf32 does three tensor-core products for
+    f32 accuracy and is asked for by name (``precision="3xtf32"``). "medium" (bf16 inside) has no
+    bf16 variant here and gets tf32, the nearer in accuracy, as torch does on CUDA. "highest" is
+    exact but slow on the GPU (64 x 64 tiles, no tensor cores): f32 accuracy at tensor-core speed
+    is ``precision="3xtf32"``."""
+    if precision is not None:
+        if precision not in PRECISIONS:
+            raise TileirError(f"matmul(precision={precision!r}): the f32 product is one of {', '.join(PRECISIONS)}",
+                              what="matmul", fix="precision='tf32' (tensor cores, 10-bit mantissas), '3xtf32' "
+                              "(tensor cores, f32 accuracy), 'ieee' (f32 products) or None (torch's setting)")
+        return precision
+    for setting in (lambda: torch.backends.cuda.matmul.fp32_precision, lambda: torch.backends.fp32_precision):
+        try:
+            p = setting()
+        except (AttributeError, RuntimeError):  # an older torch; a mix of torch's two settings
+            continue
+        if p in ("ieee", "tf32"):
+            return p
+    try:
+        legacy = torch.get_float32_matmul_precision()
+    except RuntimeError:  # torch refuses to answer where its two settings were mixed
+        return "ieee"
+    return "ieee" if legacy == "highest" else "tf32"
+
+
+def _dense(t: torch.Tensor) -> bool:
+    """Whether tileir reads ``t`` in place: a dense last dimension, every other stride positive."""
+    return bool(t.dim()) and (t.stride(-1) == 1 or t.shape[-1] == 1) and all(
+        s > 0 or n == 1 for n, s in zip(t.shape[:-1], t.stride()[:-1]))
 
 
 def _dense_last(t: torch.Tensor) -> torch.Tensor:
-    """``t`` itself where tileir reads it in place (a dense last dimension, every other stride
-    positive: a slice, a transposed head layout), else a contiguous copy (an expanded gradient's
-    stride 0, a transposed matrix)."""
-    if t.dim() and (t.stride(-1) == 1 or t.shape[-1] == 1) and all(
-            s > 0 or n == 1 for n, s in zip(t.shape[:-1], t.stride()[:-1])):
-        return t
-    return t.contiguous()
+    """``t`` itself where tileir reads it in place (a slice, a transposed head layout), else a
+    contiguous copy (an expanded gradient's stride 0, a transposed matrix)."""
+    return t if _dense(t) else t.contiguous()
 
 
-@torch.library.custom_op("tileir::matmul", mutates_args=())
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` for a [..., M, K] and b [K, N] (f16, bf16; f32 through tf32), f32 accumulation."""
-    fmt = _fmt(a, "matmul")
-    _same("matmul", a, b)
-    if a.dim() < 1 or b.dim() != 2 or a.shape[-1] != b.shape[0]:
-        raise TileirError(f"matmul of {list(a.shape)} and {list(b.shape)}: the inner sizes must agree and b is "
-                          "[K, N]", what="matmul", fix="a [..., M, K] and b [K, N]; bmm for batches of b")
-    if a.numel() == 0 or b.numel() == 0:  # torch's answers: empty, or a sum of nothing
-        return a.new_zeros(*a.shape[:-1], b.shape[1])
-    a2 = _dense_last(a.reshape(-1, a.shape[-1]))
-    out = a.new_empty(a2.shape[0], b.shape[1])
-    if b.stride(0) == 1 and b.shape[0] > 1 and b.shape[1] > 1 and b.t().stride(-1) == 1:
-        from .kernels import matmul_nt  # b is W.T of a row-major W [N, K] (a Linear layer): read in place
+def _gemm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    """a [M, K] @ b [K, N] through ``kernels.gemm``: one pass, or split-K where the rule for this
+    GPU says one pass leaves it idle (``heuristics.matmul_split``: a small M, a long K)."""
+    from .kernels.gemm import gemm
 
-        _run(matmul_nt, a2, b.t(), out, fmt=fmt)
-    else:
-        _run(_matmul_kernel(fmt), a2, _dense_last(b), out)
-    return out.reshape(*a.shape[:-1], b.shape[1])
+    out = a.new_empty(a.shape[0], b.shape[1])
+    gemm(_dense_last(a), _dense_last(b), out, precision=precision if a.dtype == torch.float32 else None)
+    return out
 
 
-@matmul.register_fake
-def _(a, b):
-    return a.new_empty(*a.shape[:-1], b.shape[1])
-
-
-@torch.library.custom_op("tileir::matmul_nt", mutates_args=())
-def _matmul_nt(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a [M, K] @ b[N, K]^T, b read through a transposing view (no copy)."""
+def _nt(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    """a [M, K] @ b [N, K]^T: b read through a transposing view (matmul_nt, no copy); f32 products
+    other than tf32 (matmul_nt's only one) through ``_gemm`` on a copy of b^T."""
     from .kernels import matmul_nt
 
+    if a.dtype == torch.float32 and precision != "tf32":
+        return _gemm(a, b.t(), precision)
     out = a.new_empty(a.shape[0], b.shape[0])
     _run(matmul_nt, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
     return out
 
 
-@_matmul_nt.register_fake
-def _(a, b):
-    return a.new_empty(a.shape[0], b.shape[0])
-
-
-@torch.library.custom_op("tileir::matmul_tn", mutates_args=())
-def _matmul_tn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """a[K, M]^T @ b [K, N], a read through a transposing view (no copy)."""
+def _tn(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
+    """a [K, M]^T @ b [K, N]: a read through a transposing view (matmul_tn, no copy); f32 products
+    other than tf32 through ``_gemm`` on a copy of a^T."""
     from .kernels import matmul_tn
 
+    if a.dtype == torch.float32 and precision != "tf32":
+        return _gemm(a.t(), b, precision)
     out = a.new_empty(a.shape[1], b.shape[1])
     _run(matmul_tn, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
     return out
 
 
+@torch.library.custom_op("tileir::matmul", mutates_args=())
+def matmul(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -> torch.Tensor:
+    """``a @ b`` for a [..., M, K] and b [K, N] (f16, bf16, f32), f32 accumulation.
+
+    f32 operands multiply by ``precision`` ("tf32", "3xtf32", "ieee"; None: torch's own setting,
+    see ``f32_precision``); f16 and bf16 products are exact in the f32 accumulator, so it does not
+    apply to them. The product runs through ``kernels.gemm``: split-K where the library's rule
+    (``heuristics.matmul_split``) says one pass leaves the GPU idle -- a small M and a long K -- and
+    one pass otherwise (always, on the host reference). b = W.T of a row-major W [N, K] (a Linear
+    layer's weight) is read in place by matmul_nt (one pass; f32 there is tf32 only, so the other
+    precisions copy W.T)."""
+    fmt = _fmt(a, "matmul")
+    _same("matmul", a, b)
+    p = f32_precision(precision) if fmt == "f32" or precision is not None else "tf32"
+    if a.dim() < 1 or b.dim() != 2 or a.shape[-1] != b.shape[0]:
+        raise TileirError(f"matmul of {list(a.shape)} and {list(b.shape)}: the inner sizes must agree and b is "
+                          "[K, N]", what="matmul", fix="a [..., M, K] and b [K, N]; bmm for batches of b")
+    if a.numel() == 0 or b.numel() == 0:  # torch's answers: empty, or a sum of nothing
+        return a.new_zeros(*a.shape[:-1], b.shape[1])
+    a2 = a.reshape(-1, a.shape[-1])
+    if b.stride(0) == 1 and b.shape[0] > 1 and b.shape[1] > 1 and b.t().stride(-1) == 1:
+        out = _nt(a2, b.t(), p)  # b is W.T of a row-major W [N, K] (a Linear layer)
+    else:
+        out = _gemm(a2, b, p)
+    return out.reshape(*a.shape[:-1], b.shape[1])
+
+
+@matmul.register_fake
+def _(a, b, precision=None):
+    return a.new_empty(*a.shape[:-1], b.shape[1])
+
+
+@torch.library.custom_op("tileir::matmul_nt", mutates_args=())
+def _matmul_nt(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32") -> torch.Tensor:
+    """a [M, K] @ b[N, K]^T (``_nt``): the backward's dA = dC @ B^T."""
+    return _nt(a, b, precision)
+
+
+@_matmul_nt.register_fake
+def _(a, b, precision="tf32"):
+    return a.new_empty(a.shape[0], b.shape[0])
+
+
+@torch.library.custom_op("tileir::matmul_tn", mutates_args=())
+def _matmul_tn(a: torch.Tensor, b: torch.Tensor, precision: str = "tf32") -> torch.Tensor:
+    """a[K, M]^T @ b [K, N] (``_tn``): the backward's dB = A^T @ dC."""
+    return _tn(a, b, precision)
+
+
 @_matmul_tn.register_fake
-def _(a, b):
+def _(a, b, precision="tf32"):
     return a.new_empty(a.shape[1], b.shape[1])
 
 
 def _matmul_setup(ctx, inputs, output):
-    ctx.save_for_backward(*inputs)
+    a, b, precision = inputs
+    ctx.save_for_backward(a, b)
+    # the backward multiplies as the forward did, whatever torch's setting is by then
+    ctx.precision = f32_precision(precision) if a.dtype == torch.float32 else "tf32"
 
 
 def _matmul_backward(ctx, grad):
@@ -144,10 +219,10 @@ def _matmul_backward(ctx, grad):
     g2 = grad.reshape(-1, grad.shape[-1])
     da = db = None
     if ctx.needs_input_grad[0]:
-        da = _matmul_nt(g2, b).reshape(a.shape)  # dA = dC @ B^T
+        da = _matmul_nt(g2, b, ctx.precision).reshape(a.shape)  # dA = dC @ B^T
     if ctx.needs_input_grad[1]:
-        db = _matmul_tn(a.reshape(-1, a.shape[-1]), g2)  # dB = A^T @ dC
-    return da, db
+        db = _matmul_tn(a.reshape(-1, a.shape[-1]), g2, ctx.precision)  # dB = A^T @ dC
+    return da, db, None
 
 
 torch.library.register_autograd("tileir::matmul", _matmul_backward, setup_context=_matmul_setup)
@@ -171,6 +246,90 @@ def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 @bmm.register_fake
 def _(a, b):
     return a.new_empty(a.shape[0], a.shape[1], b.shape[2])
+
+
+_F8 = {torch.float8_e4m3fn: "f8E4M3FN", torch.float8_e5m2: "f8E5M2"}
+_F8_OUT = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
+
+
+def _scaled_mm_check(a, b, scale_a, scale_b, out_dtype) -> None:
+    """What matmul_f8 takes, or a TileirError naming the argument and the fix."""
+    op = "scaled_mm"
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype not in _F8:
+            raise TileirError(f"{op}: {name} is {str(t.dtype).rpartition('.')[2]}; the operands are float8_e4m3fn "
+                              "or float8_e5m2", what=f"{op} {name}", fix=f"{name}.to(torch.float8_e4m3fn), its scale "
+                              "beside it (matmul for 16-bit and f32 operands)")
+    if b.dtype != a.dtype:
+        raise TileirError(f"{op} of {a.dtype} and {b.dtype}: both operands are one format (the dialect's fp8 "
+                          "product pairs a format with itself)", what=f"{op} b", fix=f"b.to({a.dtype})")
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise TileirError(f"{op} of {list(a.shape)} and {list(b.shape)}: a is [M, K] and b [K, N]", what=op,
+                          fix="a [M, K] and b = w.t() for a weight w [N, K]")
+    if not _dense(a):
+        raise TileirError(f"{op}: a {list(a.shape)} of strides {list(a.stride())} is not row-major",
+                          what=f"{op} a", fix="a.contiguous() (torch._scaled_mm also takes a row-major a)")
+    if not _dense(b.t()):
+        raise TileirError(f"{op}: b {list(b.shape)} of strides {list(b.stride())} is not column-major; matmul_f8 "
+                          "reads b as the weight w [N, K] it is the transpose of", what=f"{op} b",
+                          fix="b = w.t() for a row-major w [N, K] (as torch._scaled_mm takes it); "
+                              "b.t().contiguous().t() from a row-major b")
+    for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if s.dtype != torch.float32 or s.numel() != 1:
+            raise TileirError(f"{op}: {name} is a {str(s.dtype).rpartition('.')[2]} tensor of shape {list(s.shape)}; "
+                              "matmul_f8 takes one f32 scale per tensor (no row-wise or block scales)",
+                              what=f"{op} {name}", fix=f"a float32 tensor of one element: {name}.float() where it "
+                              "is one value; row-wise scales folded into the operand before quantising")
+    _same(op, a, b)
+    for name, s in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if s.device != a.device:
+            raise TileirError(f"{op}: {name} on {s.device}, the operands on {a.device}", what=f"{op} {name}",
+                              fix=f"{name}.to('{a.device}')")
+    if out_dtype not in _F8_OUT:
+        raise TileirError(f"{op} into {out_dtype}: the result is bfloat16, float16 or float32", what=f"{op} out_dtype",
+                          fix="out_dtype=torch.bfloat16")
+
+
+def _f8_host(t: torch.Tensor):
+    """An fp8 tensor as what the launch reads: a numpy view of a CPU tensor's memory (the host
+    reference's arrays; torch's numpy() takes no fp8), the tensor itself on CUDA."""
+    if t.is_cuda:
+        return t
+    import ml_dtypes
+
+    return t.view(torch.uint8).numpy().view({torch.float8_e4m3fn: ml_dtypes.float8_e4m3fn,
+                                             torch.float8_e5m2: ml_dtypes.float8_e5m2}[t.dtype])
+
+
+@torch.library.custom_op("tileir::scaled_mm", mutates_args=())
+def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
+              out_dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=out_dtype)`` with per-tensor scales:
+    (a @ b) * scale_a * scale_b for a [M, K] row-major and b [K, N] column-major (``w.t()`` of a
+    weight w [N, K], read in place), both float8_e4m3fn or both float8_e5m2; f32 accumulation,
+    the result bfloat16 (the default), float16 or float32; any M, N, K. The kernel is
+    ``matmul_f8`` with the tensor core's own accumulation along K (its ``promote=False``; torch's
+    ``use_fast_accum=True`` is the like of it). No gradient (fp8 is for inference here).
+
+    Refused, with the fix: other formats, an e4m3 x e5m2 pair (torch takes it; the dialect's fp8
+    product does not), a row-major b, row-wise or block scales, an fp8 result, bias and
+    scale_result (not arguments here)."""
+    _scaled_mm_check(a, b, scale_a, scale_b, out_dtype)
+    m, n = a.shape[0], b.shape[1]
+    if m == 0 or n == 0 or a.shape[1] == 0:  # torch's answers: empty, or a sum of nothing
+        return torch.zeros(m, n, dtype=out_dtype, device=a.device)
+    from .kernels import matmul_f8
+
+    out = torch.empty(m, n, dtype=out_dtype, device=a.device)
+    _run(matmul_f8, _f8_host(a), _f8_host(b.t()), out, scale_a.reshape(1), scale_b.reshape(1), fmt=_F8[a.dtype],
+         out=_F8_OUT[out_dtype])
+    return out
+
+
+@scaled_mm.register_fake
+def _(a, b, scale_a, scale_b, out_dtype=torch.bfloat16):
+    _scaled_mm_check(a, b, scale_a, scale_b, out_dtype)
+    return a.new_empty(a.shape[0], b.shape[1], dtype=out_dtype)
 
 
 # ---- rows ----------------------------------------------------------------------------------------
@@ -520,4 +679,5 @@ def histc(x: torch.Tensor, bins: int) -> torch.Tensor:
     return _histc(x, int(bins))
 
 
-__all__ = ["matmul", "bmm", "softmax", "layer_norm", "rms_norm", "attention", "transpose", "cumsum", "histc"]
+__all__ = ["matmul", "scaled_mm", "f32_precision", "PRECISIONS", "bmm", "softmax", "layer_norm", "rms_norm",
+           "attention", "transpose", "cumsum", "histc"]

@@ -1,0 +1,260 @@
+"""tileir.ops' matrix products on CPU tensors (the host reference runs the GPU's programs):
+f32 products by torch's precision setting or an explicit ``precision``, split-K where the
+library's rule says so, and ``scaled_mm`` (fp8, per-tensor scales) against ``torch._scaled_mm``
+-- each at small odd sizes, with its refusals."""
+
+from __future__ import annotations
+
+import importlib
+from unittest import mock
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tileir.ops as tops  # noqa: E402
+from tileir import TileirError  # noqa: E402
+from tileir.kernels.heuristics import matmul_split  # noqa: E402
+
+gemm_mod = importlib.import_module("tileir.kernels.gemm")  # the module (tileir.kernels.gemm is also its function)
+
+
+@pytest.fixture
+def torch_precision():
+    """Sets torch's f32 matmul precision for one test and puts the old one back (through the
+    legacy setter, which also resets torch's newer per-backend setting)."""
+    old = torch.get_float32_matmul_precision()
+    yield torch.set_float32_matmul_precision
+    torch.set_float32_matmul_precision(old)
+
+
+def _err(c, a, b):
+    """max |c - a @ b| over max (|a| @ |b|), the product in f64: the error in units of the sum's scale."""
+    a64, b64 = a.double(), b.double()
+    return float((c.double() - a64 @ b64).abs().max() / (a64.abs() @ b64.abs()).max())
+
+
+# ---- f32: torch's precision setting ------------------------------------------------------------
+
+
+def test_torch_setting_picks_the_f32_precision(torch_precision):
+    torch_precision("highest")
+    assert tops.f32_precision() == "ieee"
+    torch_precision("high")  # TF32, what torch itself runs on CUDA for "high"
+    assert tops.f32_precision() == "tf32"
+    torch_precision("medium")
+    assert tops.f32_precision() == "tf32"
+    assert tops.f32_precision("3xtf32") == "3xtf32"  # the keyword wins over the setting
+    torch_precision("highest")
+    torch.backends.cuda.matmul.fp32_precision = "tf32"  # torch's newer setting, alone
+    assert tops.f32_precision() == "tf32"
+    torch.backends.cuda.matmul.fp32_precision = "ieee"
+    assert tops.f32_precision() == "ieee"
+
+
+# errors in units of max(|a| @ |b|) at [37, 300] x [300, 53]: f32 products about 1e-7 (torch's own
+# f32 matmul is there too), tf32's 10-bit mantissas about 1e-4 (the bound 2e-3: a few units of 2^-11)
+_IEEE_CLASS, _TF32_LOW, _TF32_HIGH = 2e-6, 1e-5, 2e-3
+
+
+@pytest.mark.parametrize("setting, precision, f32_class", [
+    ("highest", None, True), ("high", None, False), ("medium", None, False),
+    ("high", "ieee", True), ("highest", "tf32", False), ("highest", "3xtf32", True), ("high", "3xtf32", True)])
+def test_f32_products_by_setting_and_keyword(torch_precision, setting, precision, f32_class):
+    torch_precision(setting)
+    torch.manual_seed(0)
+    a, b = torch.randn(37, 300), torch.randn(300, 53)
+    c = tops.matmul(a, b, precision)
+    assert c.dtype == torch.float32 and c.shape == (37, 53)
+    err = _err(c, a, b)
+    if f32_class:
+        assert err < _IEEE_CLASS
+        assert err <= 4 * _err(a @ b, a, b) + 1e-7  # as good as torch's f32 matmul, within a small factor
+    else:
+        assert _TF32_LOW < err < _TF32_HIGH  # tf32 ran: worse than f32, within tf32's bound
+
+
+def test_f32_gradients_multiply_as_the_forward_did(torch_precision):
+    """The backward takes the forward's precision even where torch's setting changed between them
+    (an f32-accurate dA, dB after "high" is set). Kills: the backward's tf32-only matmul_nt/_tn."""
+    torch.manual_seed(0)
+    a = torch.randn(3, 7, 150, requires_grad=True)
+    b = torch.randn(150, 11, requires_grad=True)
+    torch_precision("highest")
+    y = tops.matmul(a, b)
+    torch_precision("high")
+    dy = torch.randn(y.shape)
+    (y * dy).sum().backward()
+    a64, b64, dy64 = a.detach().double(), b.detach().double(), dy.double()
+    want_da = dy64 @ b64.t()
+    want_db = a64.reshape(-1, 150).t() @ dy64.reshape(-1, 11)
+    assert float((a.grad.double() - want_da).abs().max() / want_da.abs().max()) < 1e-5
+    assert float((b.grad.double() - want_db).abs().max() / want_db.abs().max()) < 1e-5
+    a.grad = b.grad = None
+    (tops.matmul(a, b) * dy).sum().backward()  # now under "high": tf32 both ways
+    err = float((a.grad.double() - want_da).abs().max() / want_da.abs().max())
+    assert 1e-5 < err < 2e-2
+
+
+def test_a_linear_weight_in_f32_is_read_in_place_only_in_tf32(torch_precision):
+    """x @ W.T: matmul_nt reads W in place, in tf32 only; the other precisions copy W.T first
+    (the answer then has their accuracy)."""
+    torch.manual_seed(0)
+    x, w = torch.randn(6, 40), torch.randn(9, 40)
+    with mock.patch.object(torch.Tensor, "contiguous", side_effect=AssertionError("copied")):
+        got = tops.matmul(x, w.t(), "tf32")
+    assert _TF32_LOW < _err(got, x, w.t()) < _TF32_HIGH
+    torch_precision("highest")
+    assert _err(tops.matmul(x, w.t()), x, w.t()) < _IEEE_CLASS
+
+
+@pytest.mark.parametrize("precision", ["fp64", "TF32", ""])
+def test_an_unknown_precision_is_refused(precision):
+    for dtype in (torch.float32, torch.float16):
+        with pytest.raises(TileirError, match="precision=") as e:
+            tops.matmul(torch.randn(4, 5, dtype=dtype), torch.randn(5, 3, dtype=dtype), precision)
+        assert e.value.what == "matmul" and "'3xtf32'" in e.value.fix
+
+
+# ---- split-K -----------------------------------------------------------------------------------
+
+
+def _as_on(gpu):
+    """gemm's plan as on ``gpu`` for host tensors too (the rule answers one pass without a GPU)."""
+    real = gemm_mod.plan
+    return mock.patch.object(gemm_mod, "plan", lambda a, b, g=None, precision="tf32": real(a, b, gpu, precision))
+
+
+@pytest.mark.parametrize("dtype, shape, tol", [
+    (torch.float16, (5, 700, 3100), 2e-3), (torch.bfloat16, (3, 1100, 2100), 1e-2),
+    (torch.float32, (7, 1000, 3000), 2e-6)])
+def test_split_k_where_the_rule_says_it_pays(dtype, shape, tol):
+    """A small M with a long K: the rule for sm_90 splits K, and tileir.ops.matmul runs the split
+    (matmul_partial + splitk_reduce) with the rule's split count and tiles; answers as torch's
+    product, relative to the sum's scale (f16/bf16: their rounding of C; f32 in 3xtf32)."""
+    m, n, k = shape
+    torch.manual_seed(0)
+    a, b = (torch.randn(m, k) / 30).to(dtype), torch.randn(k, n).to(dtype)
+    f32 = dtype == torch.float32
+    fmt = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    want = matmul_split("sm_90", fmt, m, n, k, precision="3xtf32" if f32 else "tf32")
+    assert want["splits"] > 1
+    with _as_on("sm_90"), mock.patch.object(gemm_mod, "matmul_split_k", wraps=gemm_mod.matmul_split_k) as spy:
+        got = tops.matmul(a, b, "3xtf32" if f32 else None)
+    assert spy.call_count == 1
+    assert spy.call_args.kwargs["splits"] == want["splits"] and spy.call_args.kwargs["config"] == want["config"]
+    assert got.dtype == dtype and got.shape == (m, n)
+    assert _err(got, a, b) < tol
+
+
+def test_one_pass_where_the_rule_says_so():
+    torch.manual_seed(0)
+    a, b = torch.randn(37, 45).half(), torch.randn(45, 29).half()  # small: launch-bound, one pass
+    with _as_on("sm_90"), mock.patch.object(gemm_mod, "matmul_split_k") as spy:
+        got = tops.matmul(a, b)
+    assert spy.call_count == 0
+    assert _err(got, a, b) < 2e-3
+    a = torch.randn(5, 3100).half()
+    with mock.patch.object(gemm_mod, "matmul_split_k") as spy:  # CPU tensors, no GPU named: one pass
+        tops.matmul(a, torch.randn(3100, 700).half())
+    assert spy.call_count == 0
+
+
+# ---- fp8 ---------------------------------------------------------------------------------------
+
+_F8S = (torch.float8_e4m3fn, torch.float8_e5m2)
+_OUT_RTOL = {torch.bfloat16: 8e-3, torch.float16: 1e-3, torch.float32: 1e-5}  # two of the result's ulps, about
+
+
+def _f8(m, k, n, f8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to(f8)
+    w = torch.randn(n, k, generator=g).to(f8)  # the weight's layout, [N, K]; b = w.t()
+    return a, w
+
+
+@pytest.mark.parametrize("f8", _F8S)
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_scaled_mm_equals_torch_scaled_mm(f8, out_dtype):
+    a, w = _f8(37, 45, 53, f8)
+    sa, sb = torch.tensor(0.5), torch.tensor([0.03])  # a 0-d and a [1] scale: both per-tensor
+    got = tops.scaled_mm(a, w.t(), sa, sb, out_dtype)
+    want = torch._scaled_mm(a, w.t(), sa, sb, out_dtype=out_dtype)
+    assert got.dtype == out_dtype and got.shape == (37, 53)
+    torch.testing.assert_close(got.float(), want.float(), rtol=_OUT_RTOL[out_dtype], atol=1e-5)
+    exact = (a.double() @ w.double().t()) * 0.5 * 0.03
+    assert float(((got.double() - exact).abs() / (exact.abs() + 1e-3)).max()) < _OUT_RTOL[out_dtype]
+
+
+def test_scaled_mm_defaults_to_bf16_and_reads_a_slice_in_place():
+    a, w = _f8(9, 70, 13, torch.float8_e4m3fn, seed=1)
+    a = a[:, 3:50]  # rows 70 apart: read in place
+    w = w[:, 3:50]
+    sa, sb = torch.tensor([2.0]), torch.tensor([0.25])
+    got = tops.scaled_mm(a, w.t(), sa, sb)
+    assert got.dtype == torch.bfloat16
+    want = torch._scaled_mm(a.contiguous(), w.contiguous().t(), sa, sb, out_dtype=torch.bfloat16)
+    torch.testing.assert_close(got.float(), want.float(), rtol=8e-3, atol=1e-5)
+
+
+def test_scaled_mm_empty_products_are_torch_answers():
+    s = torch.tensor(1.0)
+    a, w = _f8(0, 16, 8, torch.float8_e4m3fn)
+    assert tops.scaled_mm(a, w.t(), s, s).shape == (0, 8)
+    a, w = _f8(3, 0, 8, torch.float8_e4m3fn)
+    assert torch.equal(tops.scaled_mm(a, w.t(), s, s), torch.zeros(3, 8, dtype=torch.bfloat16))
+
+
+def _refusals():
+    a, w = _f8(5, 16, 7, torch.float8_e4m3fn)
+    _, w5 = _f8(5, 16, 7, torch.float8_e5m2)
+    s = torch.tensor(1.0)
+    return [
+        ((a.half(), w.half().t(), s, s), "scaled_mm a", "float8_e4m3fn or float8_e5m2", "torch.float8_e4m3fn"),
+        ((a, w5.t(), s, s), "scaled_mm b", "one format", "b.to("),
+        ((a, w.t().contiguous(), s, s), "scaled_mm b", "not column-major", "w.t()"),
+        ((a.t().contiguous().t(), w.t(), s, s), "scaled_mm a", "not row-major", "a.contiguous()"),
+        ((a, w.t(), torch.ones(5, 1), s), "scaled_mm scale_a", "one f32 scale per tensor", "one element"),
+        ((a, w.t(), s, torch.ones(1, 7)), "scaled_mm scale_b", "one f32 scale per tensor", "one element"),
+        ((a, w.t(), s.half(), s), "scaled_mm scale_a", "one f32 scale per tensor", "float()"),
+        ((a, w.t(), s, s, torch.float8_e4m3fn), "scaled_mm out_dtype", "bfloat16, float16 or float32",
+         "out_dtype=torch.bfloat16"),
+        ((a, w[:, :8].t(), s, s), "scaled_mm", r"a is \[M, K\] and b \[K, N\]", "w.t()"),
+    ]
+
+
+@pytest.mark.parametrize("i", range(9))
+def test_scaled_mm_refuses_what_matmul_f8_does_not_take(i):
+    args, what, words, fix = _refusals()[i]
+    with pytest.raises(TileirError, match=words) as e:
+        tops.scaled_mm(*args)
+    assert e.value.what == what and fix in (e.value.fix or "")
+
+
+# ---- fakes and compile -------------------------------------------------------------------------
+
+
+def test_fakes_and_schemas():
+    """opcheck: the fakes answer the real ops' shapes, dtypes and strides (the schema check does
+    arithmetic on its inputs, which torch's CPU fp8 has not: scaled_mm's fake alone)."""
+    x = torch.randn(9, 40)[:, 3:35]
+    for op, args in [(tops.matmul, (x, torch.randn(32, 5), "3xtf32")), (tops.matmul, (x, torch.randn(32, 5))),
+                     (tops._matmul_nt, (x, torch.randn(5, 32), "ieee")),
+                     (tops._matmul_tn, (x, torch.randn(9, 5), "ieee"))]:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+    a, w = _f8(9, 40, 11, torch.float8_e4m3fn)
+    s = torch.tensor(0.5)
+    for args in [(a, w.t(), s, s, torch.float16), (a, w.t(), s, s)]:
+        torch.library.opcheck(tops.scaled_mm, args, test_utils=("test_faketensor",))
+
+
+def test_compile_fullgraph_traces_scaled_mm_and_a_precision():
+    a, w = _f8(9, 40, 11, torch.float8_e4m3fn)
+    s = torch.tensor(0.5)
+
+    def f(a, b, s, x, y):
+        return tops.scaled_mm(a, b, s, s).float().sum() + tops.matmul(x, y, "3xtf32").sum()
+
+    x, y = torch.randn(5, 33), torch.randn(33, 7)
+    got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, w.t(), s, x, y)
+    torch.testing.assert_close(got, f(a, w.t(), s, x, y))
