@@ -35,7 +35,7 @@ def main():
     vadd(a, b, c)  # record, assemble, load
     torch.cuda.synchronize()
     (site,) = vadd._sites.values()
-    ((launcher, grid_rule, _dense),) = site.variants.values()
+    ((launcher, grid_rule, _dense, _grid3),) = site.variants.values()
     plan = site.plan
     from tileir.runtime import driver
     from tileir.runtime.driver import cu

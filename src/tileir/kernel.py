@@ -47,10 +47,13 @@ def cdiv(a: int, b: int) -> int:
 _ENV = getattr(os.environ, "_data", None)
 
 
+_OFF = (None, b"", b"0")
+_FAST_ENV = _ENV if isinstance(_ENV, dict) and os.name == "posix" else None
+
+
 def _switch(name: str) -> bool:
-    if isinstance(_ENV, dict) and os.name == "posix":
-        v = _ENV.get(name.encode())
-        return v not in (None, b"", b"0")
+    if _FAST_ENV is not None:
+        return _FAST_ENV.get(name.encode()) not in _OFF
     return os.environ.get(name, "") not in ("", "0")
 
 
@@ -62,6 +65,9 @@ def checking_bounds() -> bool:
 def interpreting() -> bool:
     """Whether plain kernel calls run on the host reference (``TILEIR_INTERPRET=1``)."""
     return _switch("TILEIR_INTERPRET")
+
+
+_PLAIN_KEYS = {c: ((), None, None, False, c) for c in (False, True)}  # a call with no keywords
 
 
 def _pow2_at_least(v: int) -> int:
@@ -352,10 +358,19 @@ class KernelFn:
         The first call of a configuration records, lowers, encodes, assembles and loads; later
         calls, of any size, find the loaded function and only read the sizes, pack the arguments
         and launch (bench/launch_overhead.py measures it)."""
-        checked = checking_bounds() if check_bounds is None else bool(check_bounds)
-        if interpreting():
+        env = _FAST_ENV
+        if env is not None:  # the two switches read inline: a plain call is a hot path
+            checked = env.get(b"TILEIR_CHECK_BOUNDS") not in _OFF if check_bounds is None else bool(check_bounds)
+            interpret = env.get(b"TILEIR_INTERPRET") not in _OFF
+        else:
+            checked = checking_bounds() if check_bounds is None else bool(check_bounds)
+            interpret = interpreting()
+        if interpret:
             return self._interpret(arrays, grid, dict(static, check_bounds=checked))
-        key = (tuple(static.items()), arch, opt_level, grid is not None, checked)
+        if static or arch is not None or opt_level is not None or grid is not None:
+            key = (tuple(static.items()), arch, opt_level, grid is not None, checked)
+        else:
+            key = _PLAIN_KEYS[checked]
         try:
             site = self._sites.get(key)
         except TypeError:  # an unhashable configuration value: a fresh site every time
@@ -427,7 +442,12 @@ class _CallSite:
                 variant = self.variants.get(key)
                 if variant is not None and variant[0]._checked and (
                         not variant[2] or all(arrays[p].is_contiguous() for p in variant[2])):
-                    launcher, grid_rule, _ = variant
+                    launcher, grid_rule, _, grid3 = variant
+                    if grid is None and stream is None and grid3 is not None:
+                        g = grid3(values)  # three ints in the driver's limits, or None: the checked way
+                        if g is not None:
+                            launcher.launch_ready(device, slots, g, sync)
+                            return
                     if grid is None:
                         grid = grid_rule(arrays, values)
                     launcher.launch_slots(device, slots, grid, stream, sync, arrays if stream is not None else ())
@@ -444,7 +464,7 @@ class _CallSite:
         got = self.variants.get(key)
         if got is None:
             got = self.variants[key] = self._prepare(claims, values)
-        launcher, grid_rule, _ = got
+        launcher, grid_rule = got[0], got[1]
         if grid is None:
             grid = grid_rule(arrays, values)
         launcher(grid, arrays + tuple(values) if values else arrays, stream, sync)
@@ -481,7 +501,7 @@ class _CallSite:
             g = fast(values) if fast is not None else None
             return g if g is not None else fn._grid_of(cfg, plan, arrays, values)
 
-        return launcher, grid_rule, dense
+        return launcher, grid_rule, dense, fast
 
 
 def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):

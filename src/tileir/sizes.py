@@ -247,9 +247,9 @@ class SizePlan:
         return out
 
     def fast_grid(self):
-        """A function of ``values`` answering ``grid(values)`` in a few operations, or None where
-        the dimensions along an axis disagree (then ``grid`` runs and says so); None where the
-        plan derives no grid."""
+        """A function of ``values`` answering ``grid(values)`` as the launch's three ints in a few
+        operations, or None where the dimensions along an axis disagree or an axis is past the
+        driver's limit (then ``grid`` runs and says so); None where the plan derives no grid."""
         if not self.axes:
             return None
         conds, dims = [], []
@@ -264,10 +264,13 @@ class SizePlan:
                 continue
             dims.append(exprs[0])
             conds += [f"{x} == {exprs[0]}" for x in exprs[1:]]
+        dims += ["1"] * (3 - len(dims))
+        # x is at most a size (below 2^31); y and z must stay within the driver's 65535
+        conds += [f"{x} <= 65535" for x in dims[1:] if x != "1"]
         lines = ["def fast(values):"]
         if conds:
             lines.append("    if not (" + " and ".join(conds) + "):\n        return None")
-        lines.append("    return (" + ", ".join(dims) + ",)")
+        lines.append("    return (" + ", ".join(dims) + ")")
         scope: dict = {}
         exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
         return scope["fast"]

@@ -303,6 +303,19 @@ class Launcher:
                 t.record_stream(ts)
         return handle
 
+    def launch_ready(self, device: int, slots: list, grid3: tuple, sync: bool) -> None:
+        """``launch_slots`` on torch's current stream with a grid already three ints within the
+        driver's limits (a call site's generated grid): the plain call's path, nothing asked twice."""
+        handle = current_torch_stream(device)
+        hstream = self._streams.get(handle) or self._stream(handle)
+        with self._lock:
+            if slots != self._last_values:
+                put = self._slots
+                for i, v in enumerate(slots):
+                    put[i] = v
+                self._last_values = slots
+            self._launch(device, grid3[0], grid3[1], grid3[2], hstream, sync)
+
     def launch_slots(self, device: int, slots: list, grid, stream, sync: bool, tensors=()) -> None:
         """Launch with ``slots`` (every entry parameter's 64-bit value, read and checked by the
         caller's generated reader, runtime/fastpath.py) on GPU ``device``: the fastest way in,

@@ -1,0 +1,119 @@
+"""A plain call's fast path, on the CPU: torch tensors that say they live on cuda:0 and a driver
+that only records what it is asked, so the generated reader, the call site's variant, the
+generated grid and the Launcher's slots are exercised without a GPU (the GPU tests run the same
+path for real: tests/test_torch_runtime.py)."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tileir as ti  # noqa: E402
+from tileir import F32, In, Out, cells  # noqa: E402
+from tileir.kernel import KernelFn  # noqa: E402
+
+
+class OnGpu0(torch.Tensor):
+    """A CPU tensor that answers get_device() == 0 (nothing else changes)."""
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    def get_device(self):
+        return 0
+
+
+class Results:
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_CONTEXT = 201
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709
+
+
+class Driver:
+    """Records every cuLaunchKernel: the grid and the slot values the parameters point at."""
+
+    CUresult = Results
+
+    def __init__(self):
+        self.launches = []
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra):
+        n = 4  # a, b, c and the hidden N
+        ptrs = (ctypes.c_void_p * n).from_address(params)
+        self.launches.append(((gx, gy, gz), [ctypes.c_uint64.from_address(p).value for p in ptrs]))
+        return (0,)
+
+    def CUstream(self, handle):
+        return handle
+
+
+@ti.kernel
+def vadd(a=In(F32, cells(["N"], [256])), b=In(F32, cells(["N"], [256])), c=Out(F32, cells(["N"], [256]))):
+    ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    launch_mod = sys.modules["tileir.runtime.launch"]
+    drv = Driver()
+    monkeypatch.setattr(KernelFn, "cubin", lambda self, *a, **k: b"\x7fELF")
+    monkeypatch.setattr("tileir.assemble.gpu_name_of_device", lambda *a: "sm_90")
+    monkeypatch.setattr(launch_mod, "cu", lambda: drv)
+    monkeypatch.setattr(launch_mod, "current_torch_stream", lambda device: 0)
+    monkeypatch.setattr(launch_mod, "bind", lambda device: True)
+    monkeypatch.delenv("TILEIR_INTERPRET", raising=False)
+    vadd.forget()
+    yield drv
+    vadd.forget()
+
+
+def _arrays(n):
+    return [torch.zeros(n).as_subclass(OnGpu0) for _ in range(3)]
+
+
+def _prime(arrays):
+    """The first call takes the full path, which refuses CPU memory; the variant it made is then
+    marked checked, as a first GPU call would leave it, so the next calls take the fast path."""
+    with pytest.raises(ti.TileirError):
+        vadd(*arrays)
+    (site,) = vadd._sites.values()
+    for variant in site.variants.values():
+        variant[0]._checked = True
+        variant[0]._functions[0] = "function"
+
+
+def test_a_plain_call_launches_its_slots_on_the_generated_grid(fake_gpu):
+    arrays = _arrays(1000)
+    _prime(arrays)
+    vadd(*arrays)
+    grid, slots = fake_gpu.launches[-1]
+    assert grid == (4, 1, 1)  # cdiv(1000, 256), padded to three axes
+    assert slots == [arrays[0].data_ptr(), arrays[1].data_ptr(), arrays[2].data_ptr(), 1000]
+    # another size of the same claims (not a multiple of 16 either): the same variant, new slots and
+    # grid (the mutant: launch_ready skipping the slot writes launches with 1000 again)
+    more = _arrays(3000)
+    vadd(*more)
+    grid, slots = fake_gpu.launches[-1]
+    assert grid == (12, 1, 1) and slots[3] == 3000 and slots[0] == more[0].data_ptr()
+    assert len(vadd._sites) == 1 and len(fake_gpu.launches) == 2
+
+
+def test_the_generated_grid_keeps_to_the_drivers_limits():
+    """fast_grid answers three ints, and None (the checked way, which refuses with words) for a y
+    or z axis past 65535."""
+
+    @ti.kernel
+    def tiles(x=In(F32, cells(["R", "C"], [1, 16])), y=Out(F32, cells(["R", "C"], [1, 16]))):
+        ti.store_cell(y, ti.load_cell(x))
+
+    fast = tiles.plan(tiles.config()).fast_grid()
+    r, c = tiles.plan(tiles.config()).size_names.index("R"), tiles.plan(tiles.config()).size_names.index("C")
+    values = [0, 0]
+    values[r], values[c] = 5, 100
+    assert fast(values) == (5, 7, 1)
+    values[c] = 16 * 65536  # 65536 cells along axis 1: past the driver's y limit
+    assert fast(values) is None
