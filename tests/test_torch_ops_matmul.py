@@ -39,7 +39,7 @@ def _err(c, a, b):
 
 def test_torch_setting_picks_the_f32_precision(torch_precision):
     torch_precision("highest")
-    assert tops.f32_precision() == "ieee"
+    assert tops.f32_precision() == "3xtf32"  # f32 accuracy on tensor cores (ieee: by name)
     torch_precision("high")  # TF32, what torch itself runs on CUDA for "high"
     assert tops.f32_precision() == "tf32"
     torch_precision("medium")
@@ -49,7 +49,8 @@ def test_torch_setting_picks_the_f32_precision(torch_precision):
     torch.backends.cuda.matmul.fp32_precision = "tf32"  # torch's newer setting, alone
     assert tops.f32_precision() == "tf32"
     torch.backends.cuda.matmul.fp32_precision = "ieee"
-    assert tops.f32_precision() == "ieee"
+    assert tops.f32_precision() == "3xtf32"
+    assert tops.f32_precision("ieee") == "ieee"
 
 
 # errors in units of max(|a| @ |b|) at [37, 300] x [300, 53]: f32 products about 1e-7 (torch's own

@@ -15,7 +15,7 @@ that uses them without graph breaks, and autograd formulas where the op has a ba
 
 Matrix products: ``matmul`` runs ``kernels.gemm`` -- split-K where the library's rule says one pass
 leaves the GPU idle -- and multiplies f32 operands as torch's own setting says
-(``f32_precision``: "highest" -> "ieee", "high"/"medium" -> "tf32") unless ``precision`` names one
+(``f32_precision``: "highest" -> "3xtf32", "high"/"medium" -> "tf32") unless ``precision`` names one
 of "tf32", "3xtf32" (f32 accuracy on tensor cores), "ieee"; ``scaled_mm`` is ``matmul_f8``.
 """
 
@@ -77,16 +77,20 @@ def f32_precision(precision: str | None = None) -> str:
 
     * ``torch.backends.cuda.matmul.fp32_precision`` (torch's newer setting) where it is "ieee" or
       "tf32" -- ``torch.set_float32_matmul_precision`` and ``allow_tf32`` set it too;
-    * else ``torch.get_float32_matmul_precision()``: "highest" (torch's default) -> "ieee" (f32
-      products; tileiras 13.4 runs them without tensor cores), "high" and "medium" -> "tf32".
+    * else ``torch.get_float32_matmul_precision()``: "highest" (torch's default) and "ieee" ->
+      "3xtf32", "high" and "medium" -> "tf32".
+
+    torch's default asks for f32 accuracy. tileir gives it with "3xtf32" (three tensor-core
+    products of hi/lo tf32 parts: an error within a few times torch's own f32 matmul's,
+    tests/test_torch_ops_matmul.py) rather than "ieee" (f32 products without tensor cores:
+    tileiras 13.4 runs them as scalar multiply-adds with spills, far slower than cuBLAS's f32);
+    ``precision="ieee"`` asks for those by name.
 
     "high" is "tf32", not "3xtf32", though torch's words for it allow TF32 *or* bf16x3: on CUDA
     torch runs "high" as TF32 (it sets ``fp32_precision = "tf32"``), so tileir's products agree with
     torch's own in the same program, at tf32's speed; 3xtf32 does three tensor-core products for
     f32 accuracy and is asked for by name (``precision="3xtf32"``). "medium" (bf16 inside) has no
-    bf16 variant here and gets tf32, the nearer in accuracy, as torch does on CUDA. "highest" is
-    exact but slow on the GPU (64 x 64 tiles, no tensor cores): f32 accuracy at tensor-core speed
-    is ``precision="3xtf32"``."""
+    bf16 variant here and gets tf32, the nearer in accuracy, as torch does on CUDA."""
     if precision is not None:
         if precision not in PRECISIONS:
             raise TileirError(f"matmul(precision={precision!r}): the f32 product is one of {', '.join(PRECISIONS)}",
@@ -99,12 +103,12 @@ def f32_precision(precision: str | None = None) -> str:
         except (AttributeError, RuntimeError):  # an older torch; a mix of torch's two settings
             continue
         if p in ("ieee", "tf32"):
-            return p
+            return "3xtf32" if p == "ieee" else p
     try:
         legacy = torch.get_float32_matmul_precision()
     except RuntimeError:  # torch refuses to answer where its two settings were mixed
-        return "ieee"
-    return "ieee" if legacy == "highest" else "tf32"
+        return "3xtf32"
+    return "3xtf32" if legacy == "highest" else "tf32"
 
 
 def _dense(t: torch.Tensor) -> bool:
