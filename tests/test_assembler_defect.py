@@ -146,11 +146,6 @@ def test_assemble_uses_the_program_it_is_given(matmuls, monkeypatch):
                     ["--gpu-name", "sm_90", "--opt-level", "2"]]
 
 
-def test_the_search_is_recorded():
-    for words in ("tools/defect_sweep.py", "tools/defect_device.py", "sm_90", "sm_110", "--opt-level 0", "H200"):
-        assert words in asm.SEARCHED
-
-
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
 def test_a_forced_level_is_passed(level):
     assert asm.kernel_args(lowered("vadd"), "13.4.92", "sm_90", opt_level=level) == \

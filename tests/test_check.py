@@ -12,7 +12,7 @@ import pytest
 import tileir as ti
 from tileir import F32, I32, In, Out, TileirError, cells
 from tileir.assemble import gpu_name_of_device
-from tileir.diff.model import Judge
+from tileir.judge import Judge
 
 NO_GPU = gpu_name_of_device() is None
 

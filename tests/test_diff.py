@@ -23,8 +23,8 @@ from tileir.assemble import assemble
 from tileir.diff import exact as X
 from tileir.diff import mutants as M
 from tileir.diff.families import EXACT, FTOF_DEFECTS, Judge, families, ledger_layer2
-from tileir.diff.judge import compare
 from tileir.diff.run import Answer, host_answer, judge_case, lower_bytes
+from tileir.judge import compare
 from tileir.ref import run_host
 from tileir.render import normalise
 
@@ -299,16 +299,63 @@ def test_every_mutant_changes_a_kernel_of_its_family_and_tileiras_takes_it(name)
 def test_mutant_switch_by_environment(monkeypatch):
     case = FAMS["atan2"].cases[0]
     _, base = lower_bytes(case.prog())
-    monkeypatch.setenv(M.ENV, "atan2-operands-swapped")
     from tileir.bytecode import encode_kernel
 
-    assert M.active() == "atan2-operands-swapped"
-    assert encode_kernel(ti.lower(case.prog())) != base
-    with M.use(None):
-        assert encode_kernel(ti.lower(case.prog())) == base  # use(None) overrides the environment
+    monkeypatch.setenv(M.ENV, "atan2-operands-swapped")
+    M.from_environment()  # what importing tileir.diff.mutants does
+    try:
+        assert M.active() == "atan2-operands-swapped"
+        assert encode_kernel(ti.lower(case.prog())) != base
+        with M.use(None):
+            assert encode_kernel(ti.lower(case.prog())) == base  # use(None) overrides the environment
+        assert encode_kernel(ti.lower(case.prog())) != base
+    finally:
+        monkeypatch.delenv(M.ENV)
+        M.from_environment()
+    assert M.active() == "" and encode_kernel(ti.lower(case.prog())) == base
     with pytest.raises(KeyError):
         with M.use("no-such-mutant"):
             pass
+    assert M.active() == ""
+
+
+def test_each_mutant_patches_one_table_entry_and_puts_it_back():
+    from tileir import generic
+    from tileir.lower.core import RULES
+
+    before = (dict(generic.CONVERT), dict(RULES))
+    for m in M.MUTANTS:
+        with M.use(m.name):
+            changed = [k for k, v in generic.CONVERT.items() if before[0][k] is not v] + \
+                [k for k, v in RULES.items() if before[1][k] is not v]
+            assert changed and set(changed) == set(m.patch.keys), m.name
+        assert (generic.CONVERT, RULES) == before, m.name
+
+
+def test_the_runtime_never_imports_the_verification_layer():
+    """Every module of tileir outside tileir.diff imported and a library kernel recorded, lowered and
+    encoded: no tileir.diff module is loaded (the mutants patch the runtime from outside)."""
+    import subprocess
+    import sys
+
+    code = """
+import importlib, pathlib, sys
+import tileir
+root = pathlib.Path(tileir.__file__).parent
+for f in sorted(root.rglob("*.py")):
+    parts = f.relative_to(root).with_suffix("").parts
+    if parts[0] in ("diff", "__main__"):
+        continue
+    importlib.import_module(".".join(("tileir",) + tuple(p for p in parts if p != "__init__")))
+from tileir.bytecode import encode_kernel
+from tileir.kernels import CASES
+case = CASES["vadd"]
+encode_kernel(case.kernel.kernel(**case.config(case.default_size)))
+loaded = sorted(m for m in sys.modules if m == "tileir.diff" or m.startswith("tileir.diff."))
+assert not loaded, loaded
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
 
 
 def test_the_cubin_cache_keys_on_the_mutated_bytes():
@@ -498,7 +545,7 @@ def test_cli_run_without_a_device(tmp_path):
 
 
 def test_no_ledger_operation_lacks_a_family_or_an_exemption():
-    from tileir import ledger
+    from tileir.diff import ledger
 
     col, gaps = ledger.layer2(ROOT)
     assert not gaps, f"neither checked by a diff family nor exempt: {gaps}"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from tileir import ledger
+from tileir.diff import ledger
 
 ROOT = Path(__file__).resolve().parents[1]
 COVERAGE = ledger.SHIPPED / "coverage.txt"

@@ -171,8 +171,9 @@ def tileiras_version(path: str | None = None) -> str:
 
 # Issue 6 (docs/assembler-defect.md): one Defect per (tileiras version, target) known. ``trigger``
 # is a predicate over an ir.Kernel naming the kernels that reach it (EVERY_KERNEL if it cannot be
-# narrowed; None if looked for and not reproduced: nothing is added). Change defects here and only
-# here; tests/test_assembler_defect.py holds the decision.
+# narrowed). Only reproduced defects are entries; what was searched and not found is in
+# docs/assembler-defect.md. Change defects here and only here; tests/test_assembler_defect.py holds
+# the decision.
 
 
 def _walk(body):
@@ -244,22 +245,11 @@ def token_chained_unaligned_view_loads(kernel) -> bool:
 
 @dataclass(frozen=True)
 class Defect:
-    trigger: Callable[[object], bool] | None  # over an ir.Kernel; None: looked for, not reproduced
+    trigger: Callable[[object], bool]  # over an ir.Kernel: the kernels that reach the defect
     workaround: tuple[str, ...]
-    sentence: str  # assembler_defect's answer when trigger is set; else the record of the search
+    sentence: str  # assembler_defect's answer
 
 
-# What was run to look for the 13.4.92 defect (docs/assembler-defect.md has the commands and tables).
-SEARCHED = (
-    "tools/defect_sweep.py (2026-11-29): 196 layer-1 goldens (all 60 Instr kinds) and 41 programs of the 21 "
-    "library kernels (default size and a size with tails) assembled by tileiras 13.4.92 for sm_90, sm_100, "
-    "sm_103, sm_107 and sm_110 (sm_80, sm_86, sm_120 as controls) at its default level and at --opt-level 0: "
-    "no failure at the default level that -O0 avoids (one -O0-only crash, naming_nested_regions); "
-    "bench/spine_device.py on an H200 (sm_90): every library kernel equal to torch at -O0 and at -O3; "
-    "bench/defect_repro.py and tools/defect_device.py on the H200: 8192^3 f16 matmuls are wrong at -O3, -O2 "
-    "and -O1 and right at -O0 only when the K loop carries a token through the view loads and the pointers "
-    "have no div_by<16> assumption, at 128x256x64 tiles (right at 128x128x64)"
-)
 _REPRODUCED = ("gives wrong answers at its default level (also at -O1 and -O2; right at -O0) for a loop that "
                "orders its view loads through a token it carries when the loaded pointers have no div_by<16> "
                "assumption (seen on an H200 with 8192^3 f16 matmuls at 128x256x64 tiles)")
@@ -283,10 +273,9 @@ DEFECTS: dict[tuple[str, str], Defect] = {
 def assembler_defect(tileiras: str, gpu_name: str) -> str | None:
     """Why arguments are added for tileiras version ``tileiras`` on ``gpu_name`` (to every kernel,
     or to the kernels that reach the trigger): one sentence naming the version, the target, the
-    defect as reproduced and what tracks it; None where nothing is added (a search that found
-    nothing is recorded in ``SEARCHED``, not here)."""
+    defect as reproduced and what tracks it; None where nothing is added."""
     d = DEFECTS.get((tileiras, gpu_name))
-    return d.sentence if d is not None and d.trigger is not None else None
+    return d.sentence if d is not None else None
 
 
 def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = None) -> list[str]:
@@ -300,7 +289,7 @@ def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = No
             raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
         return args + ["--opt-level", str(int(opt_level))]
     d = DEFECTS.get((tileiras, gpu_name))
-    if d is None or d.trigger is None:
+    if d is None:
         return args
     if kernel is None or d.trigger is EVERY_KERNEL or d.trigger(kernel):
         return args + list(d.workaround)

@@ -11,7 +11,7 @@ two should agree: an integer or bit-pattern output bit for bit, a float output w
 correctly rounded value the host computes). Where they do not, the lowering, tileiras or the
 device disagrees with what the kernel says -- or the kernel reads something undefined (a lane
 past the end with ``NoPadding``, a race between blocks). The judgements are layer 2's
-(``tileir.diff``, docs/layer2.md):
+(``tileir.judge``, which the device diff uses too; docs/layer2.md):
 
 * ``"exact"``: bit for bit, except that two NaNs agree whatever their payloads (IEEE leaves a
   generated NaN's payload to the implementation); the default for integer and flag outputs;
@@ -56,8 +56,8 @@ class ArrayCheck:
     name: str  # the kernel's parameter name
     pos: int  # its position among the kernel's parameters
     role: str  # In, Out, Shared, Whole (its marker), or ByPtr
-    judge: object  # the tileir.diff Judge it was held to
-    verdict: object  # the tileir.diff Verdict (lanes, bad, max_err, max_ulp, first)
+    judge: object  # the tileir.judge Judge it was held to
+    verdict: object  # the tileir.judge Verdict (lanes, bad, max_err, max_ulp, first)
     host: np.ndarray = field(repr=False)  # the host reference's answer
     device: np.ndarray = field(repr=False)  # the device's
 
@@ -167,7 +167,7 @@ def _is_float(a: np.ndarray) -> bool:
 def default_judge(host: np.ndarray):
     """The judgement of an array when none is given: exact for integers and flags; for floats 8
     ulp of the host's value plus 8 machine epsilons of the array's largest finite magnitude."""
-    from .diff.model import EXACT, Judge
+    from .judge import EXACT, Judge
 
     if not _is_float(host):
         return EXACT
@@ -178,7 +178,7 @@ def default_judge(host: np.ndarray):
 
 
 def _judge_for(spec, host: np.ndarray, name: str):
-    from .diff.model import BITS, EXACT, Judge
+    from .judge import BITS, EXACT, Judge
 
     if isinstance(spec, dict):
         spec = spec.get(name)
@@ -189,7 +189,7 @@ def _judge_for(spec, host: np.ndarray, name: str):
     if spec in ("exact", "bits"):
         return EXACT if spec == "exact" else BITS
     raise TileirError(f"judge={spec!r} for {name}", what="check",
-                      fix="'exact', 'bits', 'tol', a tileir.diff.model.Judge, or a dict of them by parameter name")
+                      fix="'exact', 'bits', 'tol', a tileir.judge.Judge, or a dict of them by parameter name")
 
 
 # ---- copies of the arguments ---------------------------------------------------------------------
@@ -289,7 +289,7 @@ def check(kern, *args, device: Callable | None = None, judge=None, grid=None, **
         where = f"device={_callable_name(device)}"
     kern.run_host(*host_args, **extra, **config)
 
-    from .diff.judge import compare
+    from .judge import compare
 
     out = []
     for i in arrays:

@@ -453,7 +453,7 @@ def main(argv=None) -> int:
 
             return diff_main(args.rest)
         if args.cmd == "ledger":
-            from .ledger import main as ledger_main
+            from .diff.ledger import main as ledger_main
 
             return ledger_main(args.root, args.quiet)
         return {"kernels": cmd_kernels, "show": cmd_show, "run": cmd_run, "check": cmd_check, "demo": cmd_demo,

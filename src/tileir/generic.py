@@ -3,13 +3,16 @@
 This is the one place an ``Instr`` variant is mapped to a cuda_tile operation, its attribute
 values and its regions; ``render`` and the bytecode writer both start from what it answers, so
 the text and the bytes cannot disagree about what an instruction means.
+
+``CONVERT`` (Instr class -> converter) is the whole dispatch. Nothing here knows of verification:
+the layer-2 mutants (``tileir.diff.mutants``) wrap entries of ``CONVERT`` from outside, for the
+duration of a ``with use(name):`` block, and put them back after.
 """
 
 from __future__ import annotations
 
 from . import ir
 from .dialect import GOp, GRegion
-from .diff.mutants import mutant  # layer-2 mutant hooks (MUTANT lines below); inert unless one is active
 from .errors import TileirError
 
 I32_0D = ir.tile((), "i32")
@@ -61,7 +64,7 @@ def _region(args, body) -> GRegion:
 def to_generic(ins) -> GOp:
     """The table's view of one lowered instruction (regions converted recursively)."""
     k = type(ins)
-    fn = _CONVERT.get(k)
+    fn = CONVERT.get(k)
     if fn is None:
         raise TileirError(f"the writer has no encoding for {k.__name__}")
     return fn(ins)
@@ -104,13 +107,10 @@ def _store_ptr(ins) -> GOp:
 
 
 def _rmw(ins) -> GOp:
-    mode = ins.mode
-    if mutant("atomic-umax-as-max") and mode in ("umax", "umin"):  # MUTANT
-        mode = mode[1:]
     return GOp("atomic_rmw_tko", ((V(ins.dst), ins.val_ty), (V(ins.tok_out), ir.TOKEN)),
                {"pointers": ins.ptrs, "arg": ins.arg, "mask": ins.mask, "token": ins.tok_in},
                {"pointers": ins.ptr_ty, "arg": ins.val_ty, "mask": ins.mask_ty, "token": ir.TOKEN},
-               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "mode": mode})
+               {"memory_semantics": ins.sem, "memory_scope": ins.scope, "mode": ins.mode})
 
 
 def _cas(ins) -> GOp:
@@ -121,25 +121,15 @@ def _cas(ins) -> GOp:
                {"memory_semantics": ins.sem, "memory_scope": ins.scope})
 
 
-def _un_mutated(op: str) -> str:
-    if mutant("floor-ceil-swapped") and op in ("floor", "ceil"):  # MUTANT
-        return "ceil" if op == "floor" else "floor"
-    if mutant("exp-as-exp2") and op == "exp":  # MUTANT
-        return "exp2"
-    if mutant("negf-as-absf") and op == "negf":  # MUTANT
-        return "absf"
-    return op
-
-
 def _float_un(ins) -> GOp:
     try:
-        name, fields = _FLOAT_UN[_un_mutated(ins.op)]
+        name, fields = _FLOAT_UN[ins.op]
     except KeyError:
         raise TileirError(f"unknown float unary operation {ins.op!r}") from None
     attrs = {}
     if "rounding" in fields:
         attrs["rounding"] = ins.rounding or ("full" if name in ("exp", "tanh") else "nearest_even")
-    elif ins.rounding and name == _FLOAT_UN[ins.op][0]:  # (a MUTANT's stand-in op drops the field)
+    elif ins.rounding:
         raise TileirError(f"{name} has no rounding mode (got {ins.rounding!r})")
     if "flush_to_zero" in fields:
         attrs["flush_to_zero"] = ins.ftz
@@ -151,20 +141,15 @@ def _float_un(ins) -> GOp:
 def _float_bin(ins) -> GOp:
     res = _one(ins.dst, ins.ty)
     if ins.op in _FLOAT_BIN_ROUNDED:
-        rounding = "zero" if mutant("arith-rounds-toward-zero") else ins.rounding or "nearest_even"  # MUTANT
         return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-                   {"rounding": rounding, "flush_to_zero": ins.ftz})
+                   {"rounding": ins.rounding or "nearest_even", "flush_to_zero": ins.ftz})
     if ins.op in _FLOAT_BIN_NAN:
-        nan = ins.propagate_nan and not mutant("maxmin-nan-dropped")  # MUTANT
         return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-                   {"propagate_nan": nan, "flush_to_zero": ins.ftz})
+                   {"propagate_nan": ins.propagate_nan, "flush_to_zero": ins.ftz})
     if ins.op not in _FLOAT_BIN_PLAIN:
         raise TileirError(f"unknown float binary operation {ins.op!r}")
     name, (a, b) = _FLOAT_BIN_PLAIN[ins.op]
-    lhs, rhs = ins.lhs, ins.rhs
-    if mutant("atan2-operands-swapped") and ins.op == "atan2":  # MUTANT
-        lhs, rhs = rhs, lhs
-    return GOp(name, res, {a: lhs, b: rhs}, {a: ins.ty, b: ins.ty})
+    return GOp(name, res, {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
 
 
 def _fma(ins) -> GOp:
@@ -178,10 +163,8 @@ def _mma(ins) -> GOp:
     tys = {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty, "acc": ins.ty}
     if type(ins) is ir.FloatMma:
         return GOp("mmaf", _one(ins.dst, ins.ty), opnds, tys, {"fast_acc": ins.fast_acc})
-    unsigned = mutant("mmai-unsigned")  # MUTANT
     return GOp("mmai", _one(ins.dst, ins.ty), opnds, tys,
-               {"signedness_lhs": _sign(ins.signed_lhs and not unsigned),
-                "signedness_rhs": _sign(ins.signed_rhs and not unsigned)})
+               {"signedness_lhs": _sign(ins.signed_lhs), "signedness_rhs": _sign(ins.signed_rhs)})
 
 
 def _mma_scaled(ins) -> GOp:
@@ -193,15 +176,13 @@ def _mma_scaled(ins) -> GOp:
 
 
 def _cmpf(ins) -> GOp:
-    ordered = ins.ordered and not mutant("cmp-ordered-as-unordered")  # MUTANT
     return GOp("cmpf", _one(ins.dst, ins.res_ty), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-               {"predicate": ins.pred, "ordering": "ordered" if ordered else "unordered"})
+               {"predicate": ins.pred, "ordering": "ordered" if ins.ordered else "unordered"})
 
 
 def _cmpi(ins) -> GOp:
-    signed = ins.signed or mutant("cmpi-unsigned-as-signed")  # MUTANT
     return GOp("cmpi", _one(ins.dst, ins.res_ty), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-               {"predicate": ins.pred, "signedness": _sign(signed)})
+               {"predicate": ins.pred, "signedness": _sign(ins.signed)})
 
 
 def _int_un(ins) -> GOp:
@@ -224,9 +205,9 @@ def _int_bin(ins) -> GOp:
     if name in _INT_SIGNED:
         attrs["signedness"] = _sign(ins.signed)
     if name == "shri":
-        attrs["signedness"] = _sign(ins.op == "shri" and not mutant("shri-always-logical"))  # MUTANT
+        attrs["signedness"] = _sign(ins.op == "shri")
     if name == "divi":
-        attrs["rounding"] = ins.rounding or ("negative_inf" if mutant("divi-rounds-down") else "zero")  # MUTANT
+        attrs["rounding"] = ins.rounding or "zero"
     a, b = ("x", "y") if name == "mulhii" else ("lhs", "rhs")
     return GOp(name, _one(ins.dst, ins.ty), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
 
@@ -243,21 +224,16 @@ def _cast(ins) -> GOp:
     opnd = {"from": ins.src}
     tys = {"from": ins.from_}
     if op in _FTOF_ROUNDING:
-        mode = "nearest_even" if mutant("ftof-rounding-nearest") else _FTOF_ROUNDING[op]  # MUTANT
-        return GOp("ftof", res, opnd, tys, {"rounding": mode})
-    if op == "bitcast" and mutant("bitcast-as-itof") and ins.to.elem.name in ("f16", "bf16", "f32", "f64") \
-            and ins.from_.elem.name in ("i16", "i32", "i64"):  # MUTANT
-        op = "itof"
+        return GOp("ftof", res, opnd, tys, {"rounding": _FTOF_ROUNDING[op]})
     if op == "itof":
-        return GOp("itof", res, opnd, tys, {"signedness": _sign(ins.signed and not mutant("itof-unsigned")),  # MUTANT
+        return GOp("itof", res, opnd, tys, {"signedness": _sign(ins.signed),
                                             "rounding": ins.rounding or "nearest_even"})
     if op in ("ftoi", "ftoi_sat"):
-        sat = op == "ftoi_sat" and not mutant("ftoi-no-saturation")  # MUTANT
         return GOp("ftoi", res, opnd, tys, {"signedness": _sign(ins.signed),
-                                            "rounding": ins.rounding or "nearest_int_to_zero", "saturating": sat})
+                                            "rounding": ins.rounding or "nearest_int_to_zero",
+                                            "saturating": op == "ftoi_sat"})
     if op in ("exti", "extis"):
-        zero = mutant("exti-i4-zero-extends") and ins.from_.elem.name == "i4"  # MUTANT
-        return GOp("exti", res, opnd, tys, {"signedness": _sign(op == "extis" and not zero)})
+        return GOp("exti", res, opnd, tys, {"signedness": _sign(op == "extis")})
     if op == "trunci":
         return GOp("trunci", res, opnd, tys, {"overflow": ins.overflow})
     if op in ("bitcast", "pack", "unpack"):
@@ -266,8 +242,7 @@ def _cast(ins) -> GOp:
 
 
 def _select(ins) -> GOp:
-    lhs, rhs = (ins.rhs, ins.lhs) if mutant("select-branches-swapped") else (ins.lhs, ins.rhs)  # MUTANT
-    return GOp("select", _one(ins.dst, ins.ty), {"cond": ins.cond, "val_if_true": lhs, "val_if_false": rhs},
+    return GOp("select", _one(ins.dst, ins.ty), {"cond": ins.cond, "val_if_true": ins.lhs, "val_if_false": ins.rhs},
                {"cond": ins.cond_ty, "val_if_true": ins.ty, "val_if_false": ins.ty})
 
 
@@ -312,8 +287,6 @@ def _reduce_scan(ins) -> GOp:
 
 def _if(ins) -> GOp:
     regions = (_region((), ins.on_true), _region((), ins.on_false))
-    if mutant("if-branches-swapped"):  # MUTANT
-        regions = regions[::-1]
     return GOp("if", tuple((V(r), t) for r, t in zip(ins.results, ins.tys)),
                {"condition": ins.cond}, {"condition": ins.cond_ty}, {}, regions)
 
@@ -335,9 +308,7 @@ def _fpowi(ins) -> GOp:
 
 
 def _cat(ins) -> GOp:
-    lhs, rhs = (ins.rhs, ins.lhs) if mutant("cat-operands-swapped") and ins.lhs_ty == ins.rhs_ty \
-        else (ins.lhs, ins.rhs)  # MUTANT
-    return GOp("cat", _one(ins.dst, ins.to), {"lhs": lhs, "rhs": rhs}, {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty},
+    return GOp("cat", _one(ins.dst, ins.to), {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.lhs_ty, "rhs": ins.rhs_ty},
                {"dim": ins.dim})
 
 
@@ -361,10 +332,7 @@ def _assume(ins) -> GOp:
 
 def _print(ins) -> GOp:
     tys = tuple(ins.arg_tys) if ins.arg_tys else (ins.arg_ty,) * len(ins.args)
-    args = tuple(ins.args)
-    if mutant("print-args-reversed") and len(set(tys)) == 1:  # MUTANT
-        args = args[::-1]
-    return GOp("print_tko", _one(ins.tok_out, ir.TOKEN), {"args": args, "token": ins.tok_in},
+    return GOp("print_tko", _one(ins.tok_out, ir.TOKEN), {"args": tuple(ins.args), "token": ins.tok_in},
                {"args": tys, "token": ir.TOKEN}, {"str": ins.fmt})
 
 
@@ -410,11 +378,8 @@ def _inbounds(ins) -> tuple:
 
 
 def _load_view(ins) -> GOp:
-    indices = tuple(ins.indices)
-    if mutant("view-indices-reversed") and all(t == I32_0D for t in ins.idx_tys):  # MUTANT
-        indices = indices[::-1]
     return GOp("load_view_tko", ((V(ins.dst), ins.ty), (V(ins.tok_out), ir.TOKEN)),
-               {"view": ins.view, "index": indices, "token": ins.tok_in},
+               {"view": ins.view, "index": tuple(ins.indices), "token": ins.tok_in},
                {"view": ins.view_ty, "index": tuple(ins.idx_tys), "token": ir.TOKEN},
                {"memory_semantics": ins.sem, "memory_scope": ins.scope, "hints": ins.hints or None,
                 "inbounds": _inbounds(ins)})
@@ -435,7 +400,8 @@ def _red_view(ins) -> GOp:
                {"memory_semantics": ins.sem, "memory_scope": ins.scope, "mode": ins.mode})
 
 
-_CONVERT = {
+# The dispatch: Instr class -> its converter (the layer-2 mutants wrap entries of it from outside)
+CONVERT = {
     ir.MakeTok: lambda ins: GOp("make_token", _one(ins.dst, ir.TOKEN)),
     ir.BlockIds: _block_ids, ir.BlockCounts: _block_ids,
     ir.ConstInt: _consts, ir.ConstFloat: _consts,

@@ -11,7 +11,7 @@ Lanes whose class (NaN, an infinity, finite) changes in a perturbed run are not 
 
 ``judge`` compares a device answer: every lane of every output buffer exact (bit for bit, two
 NaNs agreeing) unless the region that wrote it holds an approximation, and there within
-2 x envelope + 4 ulp (the tolerance tier of diff/judge.py). An assert is judged by whether both
+2 x envelope + 4 ulp (the tolerance tier of tileir/judge.py). An assert is judged by whether both
 sides stopped; a print by the text (its lines as a multiset when several blocks print).
 """
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dtypes import BY_NAME, to_format
+from ..judge import compare, ulp_of
 from ..ref.core import RULES, Interp
-from .judge import compare, ulp_of
 from .model import Judge
 
 # the device may answer these within some units of the result's last place

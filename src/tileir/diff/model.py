@@ -10,37 +10,11 @@ import numpy as np
 
 import tileir as ti
 
+from ..judge import BITS, EXACT, Judge
 from . import corpora as C
 from . import exact as X
-from .mutants import of_family
 
-# ---- judgements ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Judge:
-    """How one output is compared. ``bits``: bit for bit, NaN payloads included (the answer is a
-    bit pattern). ``exact``: bit for bit except that two NaNs agree whatever their payloads (IEEE
-    leaves a generated NaN's payload to the implementation; the spec asks for a canonical NaN
-    only where it says so). ``tol``: NaN where NaN, the same infinity where an infinity, and
-    elsewhere |device - host| <= atol + ulps * ulp(host) (ulp in the output's format), or the
-    per-lane bound an ``Out`` computes from the inputs."""
-
-    kind: str  # bits | exact | tol
-    ulps: float = 0.0
-    atol: float = 0.0
-
-    def describe(self) -> str:
-        if self.kind != "tol":
-            return self.kind
-        parts = [f"{self.ulps:g} ulp"] if self.ulps else []
-        if self.atol:
-            parts.append(f"{self.atol:.3g} abs")
-        return "tol " + " + ".join(parts or ["per-lane bound"])
-
-
-BITS = Judge("bits")
-EXACT = Judge("exact")
+# ---- outputs, cases, families (the judgements are tileir.judge's, shared with checked mode) -------
 
 
 @dataclass
@@ -96,6 +70,8 @@ class Family:
 
     @property
     def mutants(self) -> list:
+        from .mutants import of_family  # (on demand: importing the shapes installs no TILEIR_MUTANT patch)
+
         return of_family(self.name)
 
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..judge import Verdict, compare
 from . import mutants as M
 from .families import families
-from .judge import Verdict, compare
 
 # ---- the host side ------------------------------------------------------------------------------
 

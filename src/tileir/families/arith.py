@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from .. import ir
-from ..diff.mutants import mutant  # layer-2 mutant hooks (MUTANT lines); inert unless one is active
 from ..dtypes import BY_NAME, to_format, wrap_int
 from ..lower.core import lowering
 from ..ref.core import interp
@@ -166,8 +165,6 @@ def _lower_unaryf(lw, op):
 @lowering("binaryf")
 def _lower_binaryf(lw, op):
     a = op.a
-    if a["op"] == "remf" and mutant("remf-ieee-remainder"):  # MUTANT
-        return _mutant_remf(lw, op)
     dst = lw.fresh()
     lw.emit(ir.FloatBin(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]),
                         a["rounding"], a["ftz"], a["propagate_nan"]))
@@ -209,37 +206,7 @@ def _lower_binaryi(lw, op):
         lw.emit(ir.MulInt(dst, ty, lhs, rhs, a["overflow"]))
     else:
         lw.emit(ir.IntBin(dst, a["op"], ty, lhs, rhs, a["overflow"]))
-    if a["op"] == "mulhii" and mutant("mulhi-signed"):  # MUTANT
-        dst = _mutant_mulhi_signed(lw, a, ty, lhs, rhs, dst)
     lw.bind(op.res[0], ir.Val(dst))
-
-
-def _mutant_remf(lw, op):
-    """The remf-ieee-remainder mutant: a - floor(a / b + 0.5) * b, from existing instructions."""
-    a = op.a
-    ty = ir.tile(a["shape"], a["dtype"])
-    x, y = lw.val(a["a"]), lw.val(a["b"])
-    q, h, f, m, r = (lw.fresh() for _ in range(5))
-    lw.emit(ir.FloatBin(q, "divf", ty, x, y))
-    lw.emit(ir.FloatBin(h, "addf", ty, ir.Val(q), lw.constant(a["dtype"], a["shape"], 0.5)))
-    lw.emit(ir.FloatUn(f, "floor", ty, ir.Val(h)))
-    lw.emit(ir.FloatBin(m, "mulf", ty, ir.Val(f), y))
-    lw.emit(ir.FloatBin(r, "subf", ty, x, ir.Val(m)))
-    lw.bind(op.res[0], ir.Val(r))
-
-
-def _mutant_mulhi_signed(lw, a, ty, lhs, rhs, hi):
-    """The mulhi-signed mutant: the unsigned high half corrected to the signed one."""
-    zero = lw.constant(a["dtype"], a["shape"], 0)
-    bty = ir.tile(a["shape"], "i1")
-    out = hi
-    for neg, other in ((lhs, rhs), (rhs, lhs)):
-        c, s, d = lw.fresh(), lw.fresh(), lw.fresh()
-        lw.emit(ir.CmpInt(c, "less_than", ty, bty, neg, zero, True))
-        lw.emit(ir.SelectTile(s, bty, ty, ir.Val(c), other, zero))
-        lw.emit(ir.IntBin(d, "subi", ty, ir.Val(out), ir.Val(s)))
-        out = d
-    return out
 
 
 @lowering("unaryi")

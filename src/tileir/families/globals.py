@@ -22,7 +22,6 @@ import weakref
 import numpy as np
 
 from .. import ir
-from ..diff.mutants import mutant  # layer-2 mutant hooks (MUTANT lines); inert unless one is active
 from ..dtypes import BY_NAME, host_round, to_format
 from ..lower.core import lowering
 from ..ref.core import interp
@@ -122,11 +121,7 @@ def _lower_get_global(lw, op):
     p = lw.memo_get(key)
     if p is None:
         dst = lw.fresh()
-        if mutant("global-as-alloca"):  # MUTANT
-            n = next(len(g.values) for g in lw.prog.globals if g.sym == a["sym"])
-            lw.emit(ir.AllocaPtr(dst, n, max(16, esize(a["dtype"])), False, ptr_ty(a["dtype"], ())))
-        else:
-            lw.emit(ir.GetGlobalPtr(dst, a["sym"], ptr_ty(a["dtype"], ())))
+        lw.emit(ir.GetGlobalPtr(dst, a["sym"], ptr_ty(a["dtype"], ())))
         p = lw.memo_put(key, ir.Val(dst))
     lw.bind(op.res[0], spread_ptr(lw, p, a["dtype"], a["shape"]))
 
@@ -134,12 +129,8 @@ def _lower_get_global(lw, op):
 @lowering("alloca")
 def _lower_alloca(lw, op):
     a = op.a
-    first = lw.memo_get(("alloca-mutant", a["dtype"])) if mutant("alloca-regions-merged") else None  # MUTANT
-    if first is not None:
-        return lw.bind(op.res[0], spread_ptr(lw, first, a["dtype"], a["shape"]))
     dst = lw.fresh()
     lw.emit(ir.AllocaPtr(dst, a["num_elem"], a["align"], a["shared"], ptr_ty(a["dtype"], ())))
-    lw.memo_put(("alloca-mutant", a["dtype"]), ir.Val(dst))
     lw.bind(op.res[0], spread_ptr(lw, ir.Val(dst), a["dtype"], a["shape"]))
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..diff.mutants import mutant  # layer-2 mutant hook (MUTANT line); inert unless one is active
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
 from ..ref.core import interp
@@ -279,7 +278,7 @@ def emit_load(lw, op, ptrs):
     shape = tuple(a["shape"])
     dst, tok = lw.fresh(), lw.fresh()
     mask, mask_ty = _mask_of(lw, a, shape)
-    pad = lw.val(a["pad"]) if a["pad"] is not None and not mutant("gather-pad-dropped") else None  # MUTANT
+    pad = lw.val(a["pad"]) if a["pad"] is not None else None
     ts = lw.tokens
     spaces_ = sorted(ts.written, key=str) if a["param"] is None else [a["param"]]
     tin = join_tokens(lw, [ts.for_read(k) for k in spaces_]) if a["param"] is None else ts.for_read(a["param"])

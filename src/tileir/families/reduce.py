@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..diff.mutants import mutant  # layer-2 mutant hooks (MUTANT lines); inert unless one is active
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
 from ..prog import Region
@@ -95,16 +94,8 @@ def _lower_fold(lw, op):
     operand_tys = tuple(lw.ty(h) for h in a["operands"])
     tys = tuple(lw.ty(r) for r in op.res)
     args = tuple(lw.fresh() for _ in region.params)
-    identities = a["identities"]
-    bound = args
-    if mutant("reduce-args-swapped" if op.kind == "reduce" else "scan-args-swapped"):  # MUTANT
-        bound = tuple(args[i ^ 1] for i in range(len(args)))
-    if mutant("reduce-identity-wrong"):  # MUTANT
-        identities = tuple(_wrong_identity(x) for x in identities)
-    if op.kind == "scan" and len(operands) == 2 and mutant("scan2-operands-swapped"):  # MUTANT
-        operands, operand_tys, identities = operands[::-1], operand_tys[::-1], identities[::-1]
     with lw.region() as got:
-        for h, i in zip(region.params, bound):
+        for h, i in zip(region.params, args):
             lw.bind(h, ir.Val(i))
         lw.ops(region.ops)
         lw.emit(ir.YieldVals(tuple(lw.val(y) for y in region.yields),
@@ -112,21 +103,12 @@ def _lower_fold(lw, op):
     body, owners = got
     results = tuple(lw.fresh() for _ in tys)
     if op.kind == "reduce":
-        lw.emit(ir.ReduceTile(results, tys, a["dim"], identities, operands, operand_tys, args, body), (owners,))
+        lw.emit(ir.ReduceTile(results, tys, a["dim"], a["identities"], operands, operand_tys, args, body), (owners,))
     else:
-        lw.emit(ir.ScanTile(results, tys, a["dim"], a["reverse"], identities, operands, operand_tys, args,
+        lw.emit(ir.ScanTile(results, tys, a["dim"], a["reverse"], a["identities"], operands, operand_tys, args,
                             body), (owners,))
     for h, r in zip(op.res, results):
         lw.bind(h, ir.Val(r))
-
-
-def _wrong_identity(x):
-    """The reduce-identity-wrong mutant's identity: 0 -> 1, an end of the range -> the other end."""
-    if isinstance(x, ir.IdF):
-        return ir.IdF(x.dtype, {0.0: 1.0, -np.inf: np.inf, np.inf: -np.inf}.get(x.value, x.value + 1.0))
-    bits = BY_NAME[x.dtype].bits
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    return ir.IdI(x.dtype, {lo: hi, hi: lo}.get(x.value, x.value + 1 if x.value < hi else x.value - 1))
 
 
 _FAST = {"addf": np.add, "maxf": np.fmax, "minf": np.fmin, "addi": np.add, "maxi": np.maximum, "mini": np.minimum}

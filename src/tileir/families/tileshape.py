@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ir
-from ..diff.mutants import mutant  # layer-2 mutant hook (MUTANT line); inert unless one is active
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
 from ..ref.core import interp
@@ -179,10 +178,6 @@ def _lower_powi(lw, op):
     a = op.a
     dst = lw.fresh()
     n = lw.val(a["n"])
-    if mutant("powi-exponent-abs") and a["exp_dtype"] == "i32":  # MUTANT
-        m = lw.fresh()
-        lw.emit(ir.IntUn(m, "absi", ir.tile(a["shape"], "i32"), n))
-        n = ir.Val(m)
     lw.emit(ir.FloatPowI(dst, ir.tile(a["shape"], a["dtype"]), ir.tile(a["shape"], a["exp_dtype"]),
                          lw.val(a["a"]), n))
     _bind(lw, op, dst)

@@ -1,6 +1,8 @@
 """Layer 3: the ledger of every cuda_tile operation and attribute the writer speaks for, each
 mapped to the layer-1 goldens that cover it and to the layer-2 device-diff family that checks it
 (``layer2``; tileir/diff/families.py keeps that table), or to a named exemption with its reason.
+It lives with the verification layer (``tileir.diff``), which imports the runtime; the runtime
+never imports it (``tileir ledger`` loads it when asked).
 
 Three files, shipped with the package (``tileir/data/ledger/``) so that ``tileir ledger`` runs
 anywhere: ``dialect.txt`` (the dialect's operations and their attributes, from its generated
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-SHIPPED = Path(__file__).resolve().parent / "data" / "ledger"
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "ledger"
 
 
 def ledger_dir(root=None) -> Path:
@@ -39,8 +41,8 @@ CMP_ALIASES = {"predicate": "comparison_predicate"}
 def coverage_of(kernel) -> set:
     """The ledger entries one golden kernel covers: each operation it holds, and each attribute or
     optional operand it sets to something other than the default."""
-    from .dialect import BY_NAME
-    from .generic import to_generic
+    from ..dialect import BY_NAME
+    from ..generic import to_generic
 
     out = set()
 
@@ -123,7 +125,7 @@ def layer2(root=None) -> tuple:
     """The layer-2 column (the device diff): (entry -> 'diff FAMILY' | 'exempt: REASON' | 'GAP', layer-2 gaps).
     Each operation maps to the device-diff family that checks it or to a named exemption, from the
     table in tileir/diff/families.py; an attribute is covered as its operation is."""
-    from .diff.families import ledger_layer2
+    from .families import ledger_layer2
 
     table = ledger_layer2()
     col, gaps = {}, []

@@ -1,5 +1,6 @@
 """The comparison of one output: a device (or other) answer against a reference answer, under a
-``Judge`` (families.py). Pure numpy: the tests feed it perturbed arrays to show it can fail."""
+``Judge``. Shared by checked mode (``tileir.check``) and the device diff (``tileir.diff``), which
+imports it from here. Pure numpy: the tests feed it perturbed arrays to show it can fail."""
 
 from __future__ import annotations
 
@@ -7,6 +8,32 @@ from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
+
+
+@dataclass(frozen=True)
+class Judge:
+    """How one output is compared. ``bits``: bit for bit, NaN payloads included (the answer is a
+    bit pattern). ``exact``: bit for bit except that two NaNs agree whatever their payloads (IEEE
+    leaves a generated NaN's payload to the implementation; the spec asks for a canonical NaN
+    only where it says so). ``tol``: NaN where NaN, the same infinity where an infinity, and
+    elsewhere |device - host| <= atol + ulps * ulp(host) (ulp in the output's format), or the
+    per-lane bound an ``Out`` computes from the inputs."""
+
+    kind: str  # bits | exact | tol
+    ulps: float = 0.0
+    atol: float = 0.0
+
+    def describe(self) -> str:
+        if self.kind != "tol":
+            return self.kind
+        parts = [f"{self.ulps:g} ulp"] if self.ulps else []
+        if self.atol:
+            parts.append(f"{self.atol:.3g} abs")
+        return "tol " + " + ".join(parts or ["per-lane bound"])
+
+
+BITS = Judge("bits")
+EXACT = Judge("exact")
 
 
 @dataclass
@@ -125,4 +152,4 @@ def _show(x) -> str:
     return str(a.item() if hasattr(a, "item") else a)
 
 
-__all__ = ["Verdict", "compare", "ulp_of"]
+__all__ = ["Judge", "BITS", "EXACT", "Verdict", "compare", "ulp_of"]
