@@ -307,8 +307,10 @@ class Launcher:
         """``launch_slots`` on torch's current stream with a grid already three ints within the
         driver's limits (a call site's generated grid): the plain call's path, nothing asked twice."""
         handle = current_torch_stream(device)
-        hstream = self._streams.get(handle) or self._stream(handle)
-        with self._lock:
+        self._slots_and_launch(device, slots, grid3, self._streams.get(handle) or self._stream(handle), sync)
+
+    def _slots_and_launch(self, device: int, slots: list, grid3, hstream, sync: bool) -> None:
+        with self._lock:  # the slots are reused: the driver copies them at the launch
             if slots != self._last_values:
                 put = self._slots
                 for i, v in enumerate(slots):
@@ -320,19 +322,12 @@ class Launcher:
         """Launch with ``slots`` (every entry parameter's 64-bit value, read and checked by the
         caller's generated reader, runtime/fastpath.py) on GPU ``device``: the fastest way in,
         taken only after a full-path call has checked this launcher's parameter list."""
-        gx, gy, gz = self._grid(grid)
+        grid3 = self._grid(grid)
         if stream is None:
             handle = current_torch_stream(device)
         else:
             handle = self._stream_for(stream, device, [t for t in tensors if hasattr(t, "record_stream")])
-        hstream = self._streams.get(handle) or self._stream(handle)
-        with self._lock:
-            if slots != self._last_values:
-                put = self._slots
-                for i, v in enumerate(slots):
-                    put[i] = v
-                self._last_values = slots
-            self._launch(device, gx, gy, gz, hstream, sync)
+        self._slots_and_launch(device, slots, grid3, self._streams.get(handle) or self._stream(handle), sync)
 
     def __call__(self, grid, args, stream=None, sync: bool = False) -> None:
         kernel, params = self.kernel, self.params
