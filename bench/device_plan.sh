@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The device evidence the open issues still need, one step per device call (each under 9 minutes
+# on the 16-core H200 machine). Run from the repository root with the device tool: command
+# "bash bench/device_plan.sh STEP", carry [".tc", ".whl"] (the toolchain, git-ignored, from
+# ../shared/device/toolchain.sh; .whl: pytest-xdist, execnet, filelock, pytest-timeout wheels).
+# Results go to $OUT (bench/results without it). The fuzzer's steps are bench/fuzz_device.sh.
+#
+#   tests      the whole GPU test suite (-n 16, per-test timeout), its log and a summary line
+#   speed      bench/h200.py --passes 3 (the run-time-sizes 2% check), the checked variant's
+#              overhead, the launch overhead
+#   examples   every example on the GPU -> examples_h200.txt (docs quote it)
+#   training   bench/training_device.py (every op, full sweep) -> training_h200.json
+#   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
+#              commit the file between calls)
+#
+# Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
+# itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
+set -u
+STEP=${1:?usage: bench/device_plan.sh tests|speed|examples|training|suite1|suite2|suite3}
+OUT=${OUT:-bench/results}
+mkdir -p "$OUT"
+if [ ! -x /tmp/tc/bin/tileiras ] && [ -f .tc/tc.tar.xz ]; then tar -C /tmp -xJf .tc/tc.tar.xz; fi
+[ -d /tmp/tc/bin ] && export PATH=/tmp/tc/bin:$PATH
+unset CUDA_HOME CUDA_PATH CUDA_ROOT
+if ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+fi
+export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 TILEIR_CACHE_DIR=${TILEIR_CACHE_DIR:-/tmp/tcache}
+
+case "$STEP" in
+tests)
+  timeout 500 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
+    > "$OUT/gpu_tests.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests.log"
+  grep -cE " PASSED " "$OUT/gpu_tests.log" | sed 's/^/passed: /'
+  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
+  ;;
+speed)
+  (cd bench && timeout 380 python3 h200.py --passes 3 --out "$OUT/h200.json" > "$OUT/h200.log" 2>&1)
+  timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
+  timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
+  grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*' "$OUT/h200.log"
+  ;;
+examples)
+  EXAMPLE_TIMEOUT_S=300 timeout 520 bash bench/examples_device.sh "$OUT/examples_h200.txt"
+  grep -E "^## |^\(exit" "$OUT/examples_h200.txt"
+  ;;
+training)
+  timeout 520 python3 bench/training_device.py --out "$OUT/training_h200.json" > "$OUT/training.log" 2>&1
+  grep -E "fwd:|bwd:|wrote" "$OUT/training.log" | tail -40
+  ;;
+suite1|suite2|suite3)
+  fams=$(python3 - "$STEP" <<'EOF'
+import sys
+sys.path.insert(0, "bench")
+from suite import FAMILIES
+k = int(sys.argv[1][-1]) - 1
+print(",".join(FAMILIES[k::3]))
+EOF
+)
+  timeout 530 python3 bench/suite.py --out bench/results/suite_h200.json --families "$fams" --budget-s 420
+  cp bench/results/suite_h200.json "$OUT/"
+  for f in ${fams//,/ }; do cp "bench/results/suite_h200_$f.png" "$OUT/" 2> /dev/null; done
+  ;;
+*)
+  echo "unknown step $STEP" >&2
+  exit 2
+  ;;
+esac
