@@ -7,7 +7,7 @@
 #
 #   tests      the whole GPU test suite (-n 16, per-test timeout), its log and a summary line
 #   speed      bench/h200.py --passes 3 (the run-time-sizes 2% check), the checked variant's
-#              overhead, the launch overhead
+#              overhead, the launch overhead, a tileir.ops model under torch.compile vs eager
 #   examples   every example on the GPU -> examples_h200.txt (docs quote it)
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -39,6 +39,7 @@ speed)
   (cd bench && timeout 380 python3 h200.py --passes 3 --out "$OUT/h200.json" > "$OUT/h200.log" 2>&1)
   timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
+  timeout 90 python3 bench/compile_model.py --out "$OUT/compile_model_h200.json" | tail -4
   grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*' "$OUT/h200.log"
   ;;
 examples)
