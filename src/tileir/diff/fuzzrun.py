@@ -313,11 +313,11 @@ class GpuWorker:
 
     def run(self, jobs: list) -> list:
         pending, got = list(jobs), []
-        while pending and self.broken:
-            job = pending.pop(0)
-            got.append({"index": job["index"], "seed": job["seed"], "status": "worker_error", "sticky": False,
-                        "verdict": {"status": "worker_error", "detail": self.broken}})
         while pending:
+            if self.broken:  # no worker can run, or the campaign was stopped: the rest answer at once
+                got += [{"index": job["index"], "seed": job["seed"], "status": "worker_error", "sticky": False,
+                         "verdict": {"status": "worker_error", "detail": self.broken}} for job in pending]
+                break
             if self.proc is None or self.proc.poll() is not None:
                 self._stop()
                 self._start()
@@ -345,7 +345,8 @@ class GpuWorker:
                 if self.deaths >= 3:  # it cannot even start (no driver, a broken install): stop trying
                     self.broken = f"the GPU worker died three times before answering: {why}"
                     return got + self.run(pending)
-                if pending and why != "sticky":  # the worker died or hung inside the next job
+                if pending and why != "sticky" and not self.broken:  # it died or hung inside the next job
+                    # (not when the campaign stopped it: that job is not the device's failure)
                     job = pending.pop(0)
                     got.append({"index": job["index"], "seed": job["seed"], "status": "device_error", "sticky": True,
                                 "verdict": {"status": "device_error", "bad": 1, "detail": f"the worker {why}"}})
