@@ -19,7 +19,7 @@ template language read by ``render``:
   nothing for an empty group), ``@0`` a result's type, ``@*`` all of them;
 * ``#a`` an attribute printed by its kind (nothing at its default, a unit attribute its name);
 * ``{...}`` an optional group, printed only when every directive in it prints something;
-* anything else is literal. ``<name>`` instead of a template names a printer in ``render_ops``.
+* anything else is literal. ``<name>`` instead of a template names a printer, ``render.Printer.op_<name>``.
 
 ``names`` are the result names the disassembler gives (MLIR's asm result names): one per result,
 "" where the value is numbered. tileirdisasm names every result of a multi-result op after its
@@ -189,7 +189,7 @@ OPS = [
     OpDef("get_num_tile_blocks", 46, asm=": @0", names=("gridSize_x", "gridSize_y", "gridSize_z")),
     OpDef("get_tensor_shape", 47, results="seq", operands=("src",), asm="$src : ^src -> @0"),
     OpDef("get_tile_block_id", 48, asm=": @0", names=("blockId_x", "blockId_y", "blockId_z")),
-    # The module's globals: written by the global section, printed by render_ops.global_line.
+    # The module's globals: written by the global section, printed by render.global_line.
     OpDef("global", 49, results="none", flags=(Flag("constant", since=V13_3),),
           attrs=(Attr("sym_name", "str"), Attr("value", "dense"), Attr("alignment", "int"),
                  Attr("visibility", "enum:visibility", since=V13_3, legacy="public")),
