@@ -32,6 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..families import HOST as HOST_RULES
 from . import exact as X
 from .fuzzknown import CAUSES, known_cause, tf32_k4_products
 
@@ -213,10 +214,7 @@ def host_disagreements(prog, args, grid) -> list:
 
 
 def rule_of(kind: str) -> str:
-    from .. import families as _registers  # noqa: F401
-    from ..ref.core import RULES
-
-    fn = RULES.get(kind)
+    fn = HOST_RULES.get(kind)
     return f"{fn.__module__}.{fn.__name__}" if fn else "(none)"
 
 

@@ -33,12 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import families as _families  # noqa: F401  (registers the lowering rules the patches wrap)
 from .. import generic, ir
 from ..dtypes import BY_NAME as DTYPES
+from ..families import LOWERING as RULES  # every lowering rule, so every patch finds the entry it wraps
 from ..families.pointers import ptr_ty, spread_ptr
 from ..families.spaces import esize
-from ..lower.core import RULES
 
 ENV = "TILEIR_MUTANT"
 

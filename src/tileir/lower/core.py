@@ -1,5 +1,7 @@
 """TileProg -> Kernel: the lowering's machinery. The rules themselves live with their families
-(``tileir.families.*``), registered here by the recorded operation's kind.
+(``tileir.families.*``), registered here by the recorded operation's kind as ``tileir.families``
+imports them (the recorder imports that package, so every recorded program meets a full table;
+tests/test_rules.py holds every kind the recorder emits to a rule). This module imports no family.
 
 The lowerer keeps, per region scope, the value each handle lowered to and a memo of values worth
 making once per scope (block ids, constants, a parameter's pointer tile, a load's offset ladder),
@@ -132,8 +134,6 @@ class Lowerer:
 
 def lower(prog: TileProg) -> ir.Kernel:
     """The TileProg as a typed Kernel, every instruction with its Owner."""
-    from .. import families as _families  # noqa: F401  (registers the rules)
-
     lw = Lowerer(prog)
     lw.ops(prog.ops)
     s = lw.scopes[0]

@@ -2,8 +2,10 @@
 lowering bug shows as a difference) on numpy arrays held in each operation's own format.
 
 The rules live with their families (``tileir.families.*``), registered here by the recorded
-operation's kind. A kernel runs once per block of the grid, blocks in order; parameters are the
-caller's host arrays (buffers, written in place) or scalars.
+operation's kind as ``tileir.families`` imports them (the recorder imports that package, so every
+recorded program meets a full table); this module imports no family. A kernel runs once per block
+of the grid, blocks in order; parameters are the caller's host arrays (buffers, written in place)
+or scalars.
 """
 
 from __future__ import annotations
@@ -31,8 +33,6 @@ def interp(*kinds):
 
 class Interp:
     def __init__(self, prog: TileProg, args, grid):
-        from .. import families as _families  # noqa: F401  (registers the rules)
-
         self.prog = prog
         # what a launch refuses, refused here in its words (runtime/args.py)
         check_count(args, prog.params, prog.name)
