@@ -25,7 +25,7 @@ tileir's side is the library's plain call: ``gemm`` (the one-pass matmul kernels
 the rule says so), ``matmul_f8``, ``bmm``, ``softmax`` / ``layernorm`` / ``rmsnorm``,
 ``attention``, ``vadd``, ``vector_sum`` / ``vector_max``, ``prefix_sum``, ``histogram``, each with
 no tiles named, so the configuration is the library's own (tune cache, measured table entries,
-the rule of kernels/heuristics.py). torch's side: torch.matmul (fp32 with TF32 off for the f32
+the rule of heuristics.py). torch's side: torch.matmul (fp32 with TF32 off for the f32
 families; torch_tf32_ms beside it with TF32 on), torch._scaled_mm, torch.bmm, torch.softmax,
 F.layer_norm, F.rms_norm, F.scaled_dot_product_attention (enable_gqa for grouped heads),
 torch.add, torch.sum, torch.max, torch.cumsum, torch.bincount.
@@ -126,9 +126,9 @@ def _tuned_keys(kern, cfg):
 
 
 def _gemm_launches(fmt, precision, like):
+    from tileir.heuristics import matmul_split
     from tileir.kernels import matmul_bf16, matmul_f16, matmul_tf32
     from tileir.kernels.gemm import even_splits, matmul_partial, splitk_reduce
-    from tileir.kernels.heuristics import matmul_split
 
     plain = {"f16": matmul_f16, "bf16": matmul_bf16, "f32": matmul_tf32}[fmt]
 

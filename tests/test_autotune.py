@@ -163,7 +163,7 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     autotune._write_entry(autotune.cache_key("sm_90", "softmax", {"R": 8192, "C": 8192}),
                           {"config": {"max_tile": 4096, "warps": 8}})
     assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192})["max_tile"] == 4096
-    # another bucket: not the cache's; a narrow row is one chunk of its own width (kernels/heuristics.py)
+    # another bucket: not the cache's; a narrow row is one chunk of its own width (heuristics.py)
     assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 100})["max_tile"] == 128
 
 
@@ -285,8 +285,8 @@ def test_tune_picks_the_fastest_agreeing_candidate_and_remembers_it(cache):
     assert entry["config"] == win and entry["ms"] == 1.0 and entry["bucket"] == {"K": 1024, "M": 1024, "N": 1024}
     # the cache now answers for the whole bucket, ahead of the default table; other buckets keep the table
     assert autotune.best("matmul_f16", "sm_90", M=600, N=1024, K=513) == win
-    # another bucket: the rule for shapes nobody measured (kernels/heuristics.py), not the cache's winner
-    from tileir.kernels.heuristics import rule
+    # another bucket: the rule for shapes nobody measured (heuristics.py), not the cache's winner
+    from tileir.heuristics import rule
 
     other = autotune.best("matmul_f16", "sm_90", M=2000, N=1000, K=1000)
     assert other != win and other == rule("matmul_f16", "sm_90", {"M": 2000, "N": 1000, "K": 1000},

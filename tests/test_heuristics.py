@@ -1,6 +1,6 @@
 """Issue 12 on the CPU: the kernel variants that make every shape fast (rows per block, split-K,
 the f32 product's precisions, the fp8 product) against independent references on the host
-reference at odd sizes, and the rule for unmeasured shapes (kernels/heuristics.py) as
+reference at odd sizes, and the rule for unmeasured shapes (heuristics.py) as
 autotune.best consults it."""
 
 import ml_dtypes
@@ -9,10 +9,10 @@ import pytest
 
 from tileir import autotune
 from tileir.errors import TileirError
+from tileir.heuristics import SMALL_ROWS, matmul_split, rule
 from tileir.kernels import bmm, layernorm, matmul_f16, matmul_tf32, rmsnorm, softmax
 from tileir.kernels.attention import attention
 from tileir.kernels.gemm import even_splits, gemm, matmul_partial, matmul_split_k, plan
-from tileir.kernels.heuristics import SMALL_ROWS, matmul_split, rule
 from tileir.kernels.matmul_f8 import matmul_f8, reference
 
 U = 2.0 ** -24

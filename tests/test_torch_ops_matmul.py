@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 import tileir.ops as tops  # noqa: E402
 from tileir import TileirError  # noqa: E402
-from tileir.kernels.heuristics import matmul_split  # noqa: E402
+from tileir.heuristics import matmul_split  # noqa: E402
 
 gemm_mod = importlib.import_module("tileir.kernels.gemm")  # the module (tileir.kernels.gemm is also its function)
 

@@ -32,6 +32,12 @@ entry of the committed default table (``src/tileir/data/tune_defaults.json``, on
 entries per target, each with the measurement it comes from), else None. The cache is the JSON
 file ``tune.json`` in ``$TILEIR_CACHE_DIR``, or ``~/.cache/tileir/tune.json``.
 
+A kernel is named by its KernelFn or by its name: every KernelFn makes itself known here when it is
+defined (``know``), so a name finds a kernel defined in this process -- a library kernel once
+``tileir.kernels`` is imported. This module imports neither ``tileir.kernel`` nor the library (the
+kernels import it: a tuned call asks ``best``); the rule for unmeasured shapes is ``heuristics``,
+a module of its own below both.
+
 The cache trusts nothing it reads and loses nothing it writes: an entry is added under a lock file
 (``tune.json.lock``) by reading the file afresh, so concurrent writers in threads or processes keep
 each other's entries; ``best`` holds each entry it would use to the kernel's configuration
@@ -52,6 +58,7 @@ import os
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,13 +66,15 @@ import numpy as np
 
 from .errors import TileirError
 from .files import file_lock, write_atomic
+from .heuristics import MEASURED_AS, rule
+from .markers import Marker, kparam_of
 from .runtime.arrays import numpy_to_torch, torch_to_numpy
 from .runtime.timing import median_ms
 
 DEFAULTS_FILE = Path(__file__).parent / "data" / "tune_defaults.json"
 
-__all__ = ["tune", "best", "bucket", "canonical", "kernel_named", "cache_key", "cache_path", "read_cache", "defaults",
-           "cuda_event_timer", "DEFAULTS_FILE", "entry_problem", "TuneCacheWarning", "CACHE_VERSION"]
+__all__ = ["tune", "best", "bucket", "canonical", "kernel_named", "know", "cache_key", "cache_path", "read_cache",
+           "defaults", "cuda_event_timer", "DEFAULTS_FILE", "entry_problem", "TuneCacheWarning", "CACHE_VERSION"]
 
 
 # ---- keys ----------------------------------------------------------------------------------------
@@ -86,17 +95,24 @@ def _name(kernel) -> str:
     return kernel if isinstance(kernel, str) else kernel.name
 
 
+# every kernel defined so far, by name (weakly: a kernel nobody holds is forgotten); KernelFn adds
+# itself when it is made, so this module needs neither tileir.kernel nor the library
+_NAMED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def know(kernel) -> None:
+    """Let the functions here find ``kernel`` (a KernelFn) by its name. Every KernelFn calls it
+    when it is made; the first kernel defined under a name keeps it while it lives (the library's,
+    once ``tileir.kernels`` is imported, unless a kernel of that name was defined before it)."""
+    _NAMED.setdefault(kernel.name, kernel)
+
+
 def kernel_named(kernel):
-    """The KernelFn of ``kernel``: itself, or the library kernel of that name (None if there is none)."""
+    """The KernelFn of ``kernel``: itself, or the kernel defined under that name (``know``; None
+    if there is none)."""
     if not isinstance(kernel, str):
         return kernel if hasattr(kernel, "static") else None
-    from . import kernels as library
-    from .kernel import KernelFn
-
-    for v in vars(library).values():
-        if isinstance(v, KernelFn) and v.name == kernel:
-            return v
-    return None
+    return _NAMED.get(kernel)
 
 
 def canonical(kernel, config: dict) -> dict:
@@ -291,10 +307,8 @@ def _from_defaults(kernel, gpu: str, config: dict, least: int = 0) -> dict | Non
 
 
 def _from_rule(kernel, gpu: str, config: dict) -> dict | None:
-    """The rule's configuration for a shape nobody measured (kernels/heuristics.py), started from
+    """The rule's configuration for a shape nobody measured (heuristics.py), started from
     the table's catch-all entry for the kernel; None where the rule has nothing to say."""
-    from .kernels.heuristics import MEASURED_AS, rule
-
     name = _name(kernel)
     measured = MEASURED_AS.get(name, name)
     catch_all = next((e["config"] for e in defaults() if e.get("gpu") == gpu and e.get("kernel") == measured
@@ -318,7 +332,7 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
     """The configuration to use for ``kernel`` (a name or a KernelFn) on ``gpu`` (sm_XY; this
     machine's when None) under ``config``: the cache's winner for its shape bucket; else the
     default table's most specific entry whose ``when`` names something and holds; else the rule
-    for unmeasured shapes (kernels/heuristics.py: None for problems so small the launch dominates,
+    for unmeasured shapes (heuristics.py: None for problems so small the launch dominates,
     kernels and GPUs it does not know); else the table's catch-all entry (``when`` empty); else
     None (where there is no GPU and none is named, None)."""
     gpu = gpu or this_gpu()
@@ -385,8 +399,6 @@ def _to_host(a) -> np.ndarray:
 def _written(kernel_fn, cfg) -> list[int]:
     """The positions of the parameters a kernel may write: Out and Shared markers, and every buffer
     of a kernel declared with ByPtr."""
-    from .markers import Marker, kparam_of
-
     out = []
     for i, m in enumerate(kernel_fn.markers(kernel_fn.config(**cfg))):
         if isinstance(m, Marker):
@@ -433,7 +445,7 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
     # the entry is keyed as a call looks it up (KernelFn.tuned_config): the fixed configuration and
     # the named run-time sizes, read off ``args`` (or, with no arrays given, the sizes ``config``
     # names, e.g. M=8192)
-    fixed, sizes = kernel_fn._split_sizes(dict(config)) if hasattr(kernel_fn, "_split_sizes") else (config, {})
+    fixed, sizes = kernel_fn.split_sizes(dict(config)) if hasattr(kernel_fn, "split_sizes") else (config, {})
     plan = kernel_fn.plan(kernel_fn.config(**fixed)) if args and hasattr(kernel_fn, "plan") else None
     if plan:
         sizes = plan.named(plan.values(list(args)))

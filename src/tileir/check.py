@@ -41,6 +41,7 @@ import ml_dtypes
 import numpy as np
 
 from .errors import TileirError
+from .switches import interpreting
 
 TOL_ULPS = 8.0  # the default float judgement: 8 ulp of the host's value ...
 TOL_SCALE_EPS = 8.0  # ... plus 8 machine epsilons of the output's largest magnitude
@@ -242,7 +243,6 @@ def _roles(kern, cfg) -> list[str]:
 
 def _gpu_or_refuse(kern) -> str:
     from .assemble import gpu_name_of_device
-    from .kernel import interpreting
 
     gpu = gpu_name_of_device()
     if gpu is None:
@@ -264,7 +264,7 @@ def check(kern, *args, device: Callable | None = None, judge=None, grid=None, **
         raise TileirError(f"{len(args)} arguments for {len(kern.params)} parameters "
                           f"({', '.join(n for n, _ in kern.params)})", kernel=kern.name, what="check",
                           fix="pass one argument a parameter, as to a call")
-    fixed, _ = kern._split_sizes(dict(config))
+    fixed, _ = kern.split_sizes(dict(config))
     cfg = kern.config(**fixed)
     roles = _roles(kern, cfg)
     arrays = [i for i, a in enumerate(args) if _is_array(a)]

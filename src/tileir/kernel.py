@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import sys
 
 import numpy as np
 
+from . import autotune
+from .check import check as _check
 from .errors import TileirError
 from .ir import KParam
 from .lru import LRU
@@ -33,38 +34,15 @@ from .markers import Marker, kparam_of
 from .record import record
 from .sizes import SizePlan, flat_span
 from .sizes import specialising as sizes_specialise
+from .switches import FAST_ENV as _FAST_ENV
+from .switches import OFF as _OFF
+from .switches import checking_bounds, interpreting
 from .values import Param
 
 
 def cdiv(a: int, b: int) -> int:
     """ceil(a / b) for positive ints: how many tiles of ``b`` cover ``a``."""
     return -(-a // b)
-
-
-# os.environ.get costs ~1 us (it encodes the key and decodes the value), and every call asks two
-# switches; CPython keeps the environment's bytes in os.environ._data, which it updates on every
-# os.environ change (monkeypatch.setenv included)
-_ENV = getattr(os.environ, "_data", None)
-
-
-_OFF = (None, b"", b"0")
-_FAST_ENV = _ENV if isinstance(_ENV, dict) and os.name == "posix" else None
-
-
-def _switch(name: str) -> bool:
-    if _FAST_ENV is not None:
-        return _FAST_ENV.get(name.encode()) not in _OFF
-    return os.environ.get(name, "") not in ("", "0")
-
-
-def checking_bounds() -> bool:
-    """Whether calls run the bounds-checked variant by default (``TILEIR_CHECK_BOUNDS=1``)."""
-    return _switch("TILEIR_CHECK_BOUNDS")
-
-
-def interpreting() -> bool:
-    """Whether plain kernel calls run on the host reference (``TILEIR_INTERPRET=1``)."""
-    return _switch("TILEIR_INTERPRET")
 
 
 _PLAIN_KEYS = {c: ((), None, None, False, c) for c in (False, True)}  # a call with no keywords
@@ -106,6 +84,7 @@ class KernelFn:
         self.__doc__ = fn.__doc__
         self.__name__ = self.name
         self.__wrapped__ = fn
+        autotune.know(self)  # so autotune.best("name", ...) and the tune cache's keys find it by name
 
     def __repr__(self) -> str:
         return f"<tileir kernel {self.name}>"
@@ -198,9 +177,7 @@ class KernelFn:
         never meets a partner it did not. Unchanged where nothing applies."""
         if not self.tuned or gpu is None or any(k in static for k in self.tuned):
             return static
-        from .autotune import best
-
-        got = best(self, gpu, **{**(sizes or {}), **static}) or {}  # a configuration key wins a name clash
+        got = autotune.best(self, gpu, **{**(sizes or {}), **static}) or {}  # a configuration key wins a name clash
         return dict(static, **{k: v for k, v in got.items() if k in self.tuned})
 
     def kparams(self, cfg, checked: bool = False) -> tuple:
@@ -294,7 +271,7 @@ class KernelFn:
         g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
         return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
 
-    def _split_sizes(self, static: dict) -> tuple[dict, dict]:
+    def split_sizes(self, static: dict) -> tuple[dict, dict]:
         """(configuration, sizes the call asserts by name): a keyword that is not configuration but
         names a run-time size (``M=1000``) is checked against the arrays, not recorded."""
         extra = {k: v for k, v in static.items() if k not in self.static}
@@ -325,7 +302,7 @@ class KernelFn:
         from .ref import run_host
 
         checked = checking_bounds() if check_bounds is None else bool(check_bounds)
-        static, asserted = self._split_sizes(static)
+        static, asserted = self.split_sizes(static)
         cfg = self.config(**static)
         plan = self.plan(cfg, checked)
         values = plan.values(arrays)
@@ -398,9 +375,7 @@ class KernelFn:
         """Run on the GPU and on the host reference, each on copies of ``args``, and judge every
         array lane by lane (tileir.check): a CheckResult whose ``ok`` says whether they agree and
         whose text names the lanes that differ. ``device``: a callable standing in for the GPU."""
-        from .check import check
-
-        return check(self, *args, device=device, judge=judge, grid=grid, **static)
+        return _check(self, *args, device=device, judge=judge, grid=grid, **static)
 
 
 class _CallSite:
@@ -418,7 +393,7 @@ class _CallSite:
                               fix="TILEIR_INTERPRET=1 runs plain calls on the host reference; or "
                                   f"{fn.name}.run_host(...)")
         self.opt_level = opt_level
-        self.static, self.asserted = fn._split_sizes(static)
+        self.static, self.asserted = fn.split_sizes(static)
         self.base = fn.config(**self.static)
         self.checked = checked
         self.plan = fn.plan(self.base, checked)

@@ -20,9 +20,11 @@ current stream (the two launches in order).
 
 from __future__ import annotations
 
+from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
+from ..heuristics import matmul_split
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
@@ -128,11 +130,8 @@ def plan(a, b, gpu: str | None = None, precision: str = "tf32") -> dict:
     """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call)
     or {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
     ``heuristics.matmul_split`` for ``gpu`` (this machine's when None; no GPU: one pass)."""
-    from ..autotune import this_gpu
-    from .heuristics import matmul_split
-
     if gpu is None and not on_host(a):
-        gpu = this_gpu()
+        gpu = autotune.this_gpu()
     if gpu is None:
         return {"splits": 1}
     m, k = (int(x) for x in a.shape)

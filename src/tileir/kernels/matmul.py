@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autotune
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
 from ..errors import TileirError
@@ -158,9 +159,7 @@ def tile_for(kernel, m: int, n: int, k: int, gpu: str | None = None) -> dict:
     would get (KernelFn.tuned_config): the tune cache's winner for the shape bucket, else the
     committed default table's; {} where neither has one (no GPU here, or a target with no entry),
     and the kernel's own defaults then apply."""
-    from ..autotune import kernel_named, this_gpu
-
-    return kernel_named(kernel).tuned_config({}, gpu or this_gpu(), {"M": m, "N": n, "K": k})
+    return autotune.kernel_named(kernel).tuned_config({}, gpu or autotune.this_gpu(), {"M": m, "N": n, "K": k})
 
 
 def _case(name, kern, fmt, rtol, atol):

@@ -9,6 +9,9 @@ rule answers None where it has nothing to say -- another GPU, a kernel it does n
 so small that the launch dominates whatever the tiles (``small_*``: there the measured entry is
 kept, which also keeps the cubin count down) -- and the next source answers.
 
+The rule lives beside ``autotune``, not in the library: every tuned call asks ``autotune.best``,
+which asks this, so it imports nothing of tileir (``kernels.gemm`` reads ``matmul_split`` from it).
+
 Every choice is made from the shape *bucket* (each size rounded up to a power of two, what the
 call site keys its prepared variants by), so one bucket always gets one configuration.
 
@@ -47,8 +50,6 @@ from __future__ import annotations
 
 import math
 
-from ..kernel import cdiv
-
 # ---- what is known about the GPUs --------------------------------------------------------------
 
 SMS = {"sm_90": 132}  # streaming multiprocessors (H100 SXM and H200)
@@ -75,6 +76,11 @@ _TK = {1: 128, 2: 64, 4: 32}  # a K slice of 128 bytes a row
 # the measured configuration of the 16-bit and tf32 products at 8192^3 (tune_defaults.json); the
 # rule starts from the table's own entry where there is one, from this where there is not
 _MEASURED_BIG = {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) for positive ints, as ``kernel.cdiv`` (this module imports nothing of tileir)."""
+    return -(-a // b)
 
 
 def pow2_at_least(n: int) -> int:
