@@ -21,6 +21,9 @@ all in ``tileir.ir``; the host reference is ``tileir.ref``, the library of kerne
 ``tileir.kernels``, the tuner ``tileir.autotune``.
 """
 
+# private: the name of the typing module here, so that TYPE_CHECKING is no public name of tileir
+import typing as _typing
+
 # The bytecode writer (the spec's encoding functions and version)
 from .bytecode import (
     BYTECODE_MAJOR,
@@ -167,11 +170,10 @@ from .ir import (
     tensor_view_of,
 )
 
-# Declaring and running kernels
+# Declaring and running kernels (``kernel`` itself is imported below, after its typed signature)
 from .kernel import (
     KernelFn,
     cdiv,
-    kernel,
     trace_kernel,
 )
 from .lower import (
@@ -491,13 +493,39 @@ from .values import (
 
 __version__ = "0.1.0"
 
-def __getattr__(name):
-    # the assembler and the runtime load on first use (they look for tileiras and the CUDA driver)
-    if name in ("tileiras_args", "assembler_defect"):
-        import importlib
+if _typing.TYPE_CHECKING:
+    # What a type checker sees of ``@kernel``: the decorated function becomes a KernelFn, bare
+    # (``@ti.kernel``) or with arguments (``@ti.kernel(grid=...)``); at run time it is
+    # tileir.kernel.kernel, whose parameters these mirror (tests/test_typing.py holds them equal).
+    from collections.abc import Callable as _Callable
+    from collections.abc import Iterable as _Iterable
 
-        return getattr(importlib.import_module("tileir.assemble"), name)
-    raise AttributeError(f"module 'tileir' has no attribute {name!r}")
+    from .assemble import assembler_defect, tileiras_args
+
+    @_typing.overload
+    def kernel(fn: _Callable[..., object], *, name: str | None = None,
+               grid: _Callable[..., object] | None = None,
+               hints: _Iterable[object] | _Callable[..., _Iterable[object]] = (),
+               tuned: _Iterable[str] = ()) -> KernelFn: ...
+
+    @_typing.overload
+    def kernel(fn: None = None, *, name: str | None = None,
+               grid: _Callable[..., object] | None = None,
+               hints: _Iterable[object] | _Callable[..., _Iterable[object]] = (),
+               tuned: _Iterable[str] = ()) -> _Callable[[_Callable[..., object]], KernelFn]: ...
+
+    def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()): ...
+else:
+    from .kernel import kernel
+
+    def __getattr__(name):
+        # the assembler and the runtime load on first use (they look for tileiras and the CUDA
+        # driver); kept from type checkers, to whom it would make every misspelt name an Any
+        if name in ("tileiras_args", "assembler_defect"):
+            import importlib
+
+            return getattr(importlib.import_module("tileir.assemble"), name)
+        raise AttributeError(f"module 'tileir' has no attribute {name!r}")
 
 
 def __dir__():

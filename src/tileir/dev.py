@@ -14,10 +14,14 @@ on its behalf.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from .errors import TileirError
+
+_F = TypeVar("_F", bound=Callable[..., Any])  # a public tile operation, its signature kept
 
 _HANDLER: ContextVar = ContextVar("tileir_handler", default=None)
 
@@ -459,8 +463,9 @@ def body():
         d.t_body_exit()
 
 
-def public(fn):
-    """Mark ``fn`` a public tile operation: its calls are bracketed by t_call_enter/exit."""
+def public(fn: _F) -> _F:
+    """Mark ``fn`` a public tile operation: its calls are bracketed by t_call_enter/exit (to a type
+    checker, ``fn`` itself: its signature is what a user's editor shows)."""
     name = fn.__name__
 
     @functools.wraps(fn)
@@ -475,4 +480,4 @@ def public(fn):
         finally:
             d.t_call_exit()
 
-    return wrapper
+    return wrapper  # type: ignore[return-value]  # (functools.wraps: fn's signature)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+from numpy.typing import DTypeLike
 
 from .errors import TileirError
 
@@ -22,7 +23,7 @@ class Dtype:
     name: str
     bits: int
     is_float: bool
-    np_dtype: object  # the numpy / ml_dtypes dtype the host reference holds lanes in
+    np_dtype: DTypeLike  # the numpy / ml_dtypes dtype the host reference holds lanes in
 
     def __repr__(self) -> str:
         return self.name.upper()
@@ -68,7 +69,7 @@ BY_NAME = {d.name: d for d in ALL_DTYPES}
 ARITH_FLOATS = (F64, F32, TF32, F16, BF16, F8E4M3FN, F8E5M2)
 
 
-def dtype(name_or_dtype) -> Dtype:
+def dtype(name_or_dtype: Dtype | str) -> Dtype:
     """The Dtype for a name (``"f32"``) or a Dtype; refuses anything else by name."""
     if isinstance(name_or_dtype, Dtype):
         return name_or_dtype
@@ -79,13 +80,14 @@ def dtype(name_or_dtype) -> Dtype:
                           + ", ".join(BY_NAME)) from None
 
 
-def is_float_dtype(name) -> bool:
+def is_float_dtype(name: object) -> bool:
     """Whether ``name`` is one of the dialect's floating point formats."""
-    d = BY_NAME.get(name if isinstance(name, str) else getattr(name, "name", None))
+    # a key that is no str is simply not found
+    d = BY_NAME.get(name if isinstance(name, str) else getattr(name, "name", None))  # type: ignore[arg-type]
     return bool(d and d.is_float)
 
 
-def float_dtype(d) -> Dtype:
+def float_dtype(d: Dtype | str) -> Dtype:
     """``d`` as one of the arithmetic float formats a constant can be made in, or a refusal."""
     d = dtype(d)
     if d not in ARITH_FLOATS:

@@ -97,7 +97,7 @@ def f32_precision(precision: str | None = None) -> str:
                               what="matmul", fix="precision='tf32' (tensor cores, 10-bit mantissas), '3xtf32' "
                               "(tensor cores, f32 accuracy), 'ieee' (f32 products) or None (torch's setting)")
         return precision
-    for setting in (lambda: torch.backends.cuda.matmul.fp32_precision, lambda: torch.backends.fp32_precision):
+    for setting in (lambda: torch.backends.cuda.matmul.fp32_precision, lambda: torch.backends.fp32_precision):  # type: ignore[attr-defined]
         try:
             p = setting()
         except (AttributeError, RuntimeError):  # an older torch; a mix of torch's two settings

@@ -80,7 +80,7 @@ def data_ptr(a) -> int:
         return int(ptr())
     data = getattr(a, "data", None)
     if isinstance(getattr(data, "ptr", None), int):  # cupy
-        return int(data.ptr)
+        return int(data.ptr)  # type: ignore[union-attr]  # (data is no None: it has a ptr)
     cai = getattr(a, "__cuda_array_interface__", None)
     if isinstance(cai, dict):
         return int(cai["data"][0] or 0)
@@ -285,7 +285,7 @@ class SizePlan:
         if not self.axes:
             raise TileirError("no marker has cells along a grid axis to derive the grid from", kernel=self.kernel,
                               fix="pass grid=(x, y, z), or give @kernel(grid=...)")
-        g = {}
+        g: dict[int, tuple[int, int, int]] = {}
         for a, terms in self.axes.items():
             for p, d, t in terms:
                 n = -(-self.extent_value(values, p, d) // t)

@@ -12,9 +12,11 @@ does is unavailable by name.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 from .dev import _HANDLER, dev
+from .dtypes import Dtype
 from .errors import TileirError
 
 D = TypeVar("D")
@@ -102,109 +104,109 @@ class Tile(_Handle, Generic[D]):
     def _bin(self, name, other, swap=False):
         return _surface().operator(name, other, self) if swap else _surface().operator(name, self, other)
 
-    def __add__(self, o):
+    def __add__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("add", o)
 
-    def __radd__(self, o):
+    def __radd__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("add", o, True)
 
-    def __sub__(self, o):
+    def __sub__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("sub", o)
 
-    def __rsub__(self, o):
+    def __rsub__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("sub", o, True)
 
-    def __mul__(self, o):
+    def __mul__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("mul", o)
 
-    def __rmul__(self, o):
+    def __rmul__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("mul", o, True)
 
-    def __truediv__(self, o):
+    def __truediv__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("div", o)
 
-    def __rtruediv__(self, o):
+    def __rtruediv__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("div", o, True)
 
-    def __floordiv__(self, o):
+    def __floordiv__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("floordiv", o)
 
-    def __mod__(self, o):
+    def __mod__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("mod", o)
 
-    def __and__(self, o):
+    def __and__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("and", o)
 
-    def __or__(self, o):
+    def __or__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("or", o)
 
-    def __xor__(self, o):
+    def __xor__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("xor", o)
 
-    def __lshift__(self, o):
+    def __lshift__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("lshift", o)
 
-    def __rshift__(self, o):
+    def __rshift__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("rshift", o)
 
-    def __lt__(self, o):
+    def __lt__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("lt", o)
 
-    def __le__(self, o):
+    def __le__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("le", o)
 
-    def __gt__(self, o):
+    def __gt__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("gt", o)
 
-    def __ge__(self, o):
+    def __ge__(self, o: Tile | Lit | float) -> Tile:
         return self._bin("ge", o)
 
-    def eq(self, o):
+    def eq(self, o: Tile | Lit | float) -> Tile:
         """``==`` by name: Python's ``==`` on a Tile stays identity (a Tile is a handle)."""
         return self._bin("eq", o)
 
-    def ne(self, o):
+    def ne(self, o: Tile | Lit | float) -> Tile:
         return self._bin("ne", o)
 
-    def __neg__(self):
+    def __neg__(self) -> Tile:
         return _surface().operator_un("neg", self)
 
-    def __abs__(self):
+    def __abs__(self) -> Tile:
         return _surface().operator_un("abs", self)
 
-    def __matmul__(self, o):
+    def __matmul__(self, o: Tile) -> Tile:
         return _surface().matmul_operator(self, o)
 
-    def __pow__(self, o):
+    def __pow__(self, o: Tile | Lit | float) -> Tile:
         """``t ** n``: products for a Python int n (``t ** 2`` is ``t * t``), ``pow`` for a float
         exponent, ``powi`` for an integer exponent tile."""
         return _surface().power_operator(self, o)
 
-    def __rpow__(self, o):
+    def __rpow__(self, o: float) -> Tile:
         return _surface().rpower_operator(o, self)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: object) -> Tile:
         """``t[3]``, ``t[:, 0:16]``, ``t[i]`` (an Idx), ``t[None]``, ``t[..., 0]``: extract and reshape.
         A slice is a power-of-two run starting at a multiple of its length."""
         return _surface().index_operator(self, key)
 
-    def to(self, fmt):
+    def to(self, fmt: Dtype | str) -> Tile:
         """This tile in float format ``fmt`` (nearest even); nothing is recorded if it already is."""
         return _surface().to(self, fmt)
 
-    def reshape(self, shape):
+    def reshape(self, shape: Iterable[int]) -> Tile:
         return _surface().reshape(self, list(shape))
 
-    def broadcast(self, shape):
+    def broadcast(self, shape: Iterable[int]) -> Tile:
         return _surface().broadcast(self, list(shape))
 
-    def sum(self, dim: int = -1, keepdims: bool = False):
+    def sum(self, dim: int = -1, keepdims: bool = False) -> Tile:
         return _surface().reduce_sum(self, dim, keepdims)
 
-    def max(self, dim: int = -1, keepdims: bool = False):
+    def max(self, dim: int = -1, keepdims: bool = False) -> Tile:
         return _surface().reduce_max(self, dim, keepdims)
 
-    def min(self, dim: int = -1, keepdims: bool = False):
+    def min(self, dim: int = -1, keepdims: bool = False) -> Tile:
         return _surface().reduce_min(self, dim, keepdims)
 
     __hash__ = object.__hash__
@@ -227,28 +229,28 @@ class Idx(_Handle):
         a, b = (o, self) if swap else (self, o)
         return getattr(s, name)(s.as_idx(a), s.as_idx(b))
 
-    def __add__(self, o):
+    def __add__(self, o: Idx | int) -> Idx:
         return self._op("idx_add", o)
 
-    def __radd__(self, o):
+    def __radd__(self, o: Idx | int) -> Idx:
         return self._op("idx_add", o, True)
 
-    def __mul__(self, o):
+    def __mul__(self, o: Idx | int) -> Idx:
         return self._op("idx_mul", o)
 
-    def __rmul__(self, o):
+    def __rmul__(self, o: Idx | int) -> Idx:
         return self._op("idx_mul", o, True)
 
-    def __sub__(self, o):
+    def __sub__(self, o: Idx | int) -> Idx:
         return self._op("idx_sub", o)
 
-    def __rsub__(self, o):
+    def __rsub__(self, o: Idx | int) -> Idx:
         return self._op("idx_sub", o, True)
 
-    def __floordiv__(self, o):
+    def __floordiv__(self, o: Idx | int) -> Idx:
         return self._op("idx_div", o)
 
-    def __mod__(self, o):
+    def __mod__(self, o: Idx | int) -> Idx:
         return self._op("idx_rem", o)
 
     __hash__ = object.__hash__
@@ -291,10 +293,10 @@ class Carry(Generic[D]):
             raise _foreign(self, self._made_by, now)
         return self._cid
 
-    def get(self):
+    def get(self) -> Tile:
         return _surface().get(self)
 
-    def set(self, t) -> None:
+    def set(self, t: Tile) -> None:
         _surface().set(self, t)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -92,7 +93,7 @@ class DeviceArg:
     it lives on (None: ask the driver about the pointer when it matters)."""
 
     ptr: int
-    keep: object = None
+    keep: Any = None  # the array itself, or its owner: anything
     device: int | None = None
 
 

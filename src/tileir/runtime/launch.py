@@ -190,8 +190,9 @@ class Launcher:
         self._retry = {self._driver.CUresult.CUDA_ERROR_INVALID_CONTEXT,
                        self._driver.CUresult.CUDA_ERROR_INVALID_HANDLE,
                        self._driver.CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED}
-        self._last_grid = None  # (the grid as given, as three ints): normalised once while it repeats
-        self._last_values = None  # what the slots hold after a fast-lane call
+        # (the grid as given, as three ints): normalised once while it repeats
+        self._last_grid: tuple[tuple, tuple[int, int, int]] | None = None
+        self._last_values: list | None = None  # what the slots hold after a fast-lane call
         self._by_ptr = [bp for _, bp in self.params]
         self._contig = [bp and i not in self.strided for i, (_, bp) in enumerate(self.params)]
 
