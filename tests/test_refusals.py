@@ -45,6 +45,46 @@ def test_shape_mismatch():
     assert "[16]" in str(e) and "[32]" in str(e) and "broadcast" in e.fix
 
 
+# The operand rules of element-wise operations (value tiles, one format, one shape or rank 0, float
+# or integer) are the recorder's alone (families/arith.py ArithRecording.operands); the surface only
+# makes numbers in the operands' format. These hold the refusals the surface used to make itself.
+
+
+def test_a_pointer_tile_in_arithmetic_is_refused_with_a_fix():
+    def body():
+        x = ti.load(ti.param(F32, 0), ti.idx_const(0), [16])
+        ti.add(x, ti.ptrs(ti.param(F32, 1), [16]))
+
+    e = refusal(body)
+    assert "takes tiles, not a ptrs" in str(e) and "(add)" in str(e) and "load_ptrs" in e.fix
+
+
+def test_a_host_object_in_arithmetic_is_refused_with_a_fix():
+    def body():
+        ti.add(ti.load(ti.param(F32, 0), ti.idx_const(0), [16]), "x")
+
+    e = refusal(body)
+    assert "expected a tile, got str" in str(e) and "(add)" in str(e) and "f_const" in e.fix
+
+
+def test_an_i32_spelling_on_float_tiles_names_the_float_one():
+    def body():
+        x = ti.load(ti.param(F32, 0), ti.idx_const(0), [16])
+        ti.add_i(x, x)
+
+    e = refusal(body)
+    assert "integer operation and the operands are f32" in str(e) and "(add_i)" in str(e)
+    assert "float spelling" in e.fix
+
+
+def test_a_lit_meeting_an_integer_tile_through_an_operator():
+    def body():
+        ti.load(ti.param(I32, 0), ti.idx_const(0), [16]) + ti.lit(1.0)
+
+    e = refusal(body, (ti.ByPtr(I32),))
+    assert "integer operation refuses it" in str(e) and "Python int" in e.fix
+
+
 def test_store_of_rank0_tile():
     e = refusal(lambda: ti.store(ti.param(F32, 1), ti.idx_const(0), ti.f_const(F32, 1.0)))
     assert "rank-0" in str(e) and "broadcast(v, [1])" in e.fix and "(store)" in str(e)

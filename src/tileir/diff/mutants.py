@@ -107,13 +107,12 @@ def _remf_ieee(real, lw, op):
         return real(lw, op)
     ty = ir.tile(a["shape"], a["dtype"])
     x, y = lw.val(a["a"]), lw.val(a["b"])
-    q, h, f, m, r = (lw.fresh() for _ in range(5))
+    q, h, f, m = (lw.fresh() for _ in range(4))
     lw.emit(ir.FloatBin(q, "divf", ty, x, y))
     lw.emit(ir.FloatBin(h, "addf", ty, ir.Val(q), lw.constant(a["dtype"], a["shape"], 0.5)))
     lw.emit(ir.FloatUn(f, "floor", ty, ir.Val(h)))
     lw.emit(ir.FloatBin(m, "mulf", ty, ir.Val(f), y))
-    lw.emit(ir.FloatBin(r, "subf", ty, x, ir.Val(m)))
-    lw.bind(op.res[0], ir.Val(r))
+    lw.result(op, ir.FloatBin, "subf", ty, x, ir.Val(m))
 
 
 def _mulhi_signed(real, lw, op):
@@ -140,13 +139,11 @@ def _powi_abs(real, lw, op):
     a = op.a
     if a["exp_dtype"] != "i32":
         return real(lw, op)
-    dst = lw.fresh()
+    shape = a["shape"]
     n = lw.val(a["n"])
     m = lw.fresh()
-    lw.emit(ir.IntUn(m, "absi", ir.tile(a["shape"], "i32"), n))
-    lw.emit(ir.FloatPowI(dst, ir.tile(a["shape"], a["dtype"]), ir.tile(a["shape"], a["exp_dtype"]),
-                         lw.val(a["a"]), ir.Val(m)))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.emit(ir.IntUn(m, "absi", ir.tile(shape, "i32"), n))
+    lw.result(op, ir.FloatPowI, ir.tile(shape, a["dtype"]), ir.tile(shape, a["exp_dtype"]), lw.val(a["a"]), ir.Val(m))
 
 
 def _global_as_alloca(real, lw, op):

@@ -52,13 +52,18 @@ class ArithRecording:
         return self.spread(src, shape)
 
     def operands(self, what: str, dtype: str, shape, handles, kind: str = "any"):
-        """Check each operand is a ``dtype`` value of ``shape`` or rank 0; rank 0 is spread."""
+        """Check each operand is a ``dtype`` value of ``shape`` or rank 0; rank 0 is spread. The one
+        place these rules live (the surface's ``tiles`` only makes numbers in the operands' format),
+        so a Dev caller that skips the surface meets them too; ``kind`` "float" / "int" adds that
+        the format is one."""
         shape = tuple(shape)
         out = []
         for h in handles:
             inf = self.info(h)
             if inf.kind != "val":
-                raise self.refuse(f"{what} takes tiles, not a {inf.kind}")
+                raise self.refuse(f"{what} takes tiles, not a {inf.kind}",
+                                  "load_ptrs(p) for the values the pointers address, ptr_to_int(p) for the "
+                                  "addresses" if inf.kind == "ptrs" else "a tile of values")
             if inf.dtype != dtype:
                 raise self.refuse(f"{what} of a {dtype} tile and a {inf.dtype} tile: both operands must "
                                   "have one format", f"convert one first, e.g. x.to({dtype.upper()}) or "
@@ -157,73 +162,60 @@ class ArithRecording:
 @lowering("unaryf")
 def _lower_unaryf(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.FloatUn(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["rounding"], a["ftz"]))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.FloatUn, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["rounding"], a["ftz"])
 
 
 @lowering("binaryf")
 def _lower_binaryf(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.FloatBin(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]),
-                        a["rounding"], a["ftz"], a["propagate_nan"]))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.FloatBin, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]),
+              a["rounding"], a["ftz"], a["propagate_nan"])
 
 
 @lowering("fma")
 def _lower_fma(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.FloatFma(dst, ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]),
-                        a["rounding"], a["ftz"]))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.FloatFma, ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]),
+              a["rounding"], a["ftz"])
 
 
 @lowering("cmpf", "cmpi")
 def _lower_cmp(lw, op):
     a = op.a
-    dst = lw.fresh()
-    ty = ir.tile(a["shape"], a["dtype"])
-    res = ir.tile(a["shape"], "i1")
-    pred = PREDICATES[a["pred"]]
+    shape, pred = a["shape"], PREDICATES[a["pred"]]
+    ty, res = ir.tile(shape, a["dtype"]), ir.tile(shape, "i1")
+    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
     if op.kind == "cmpf":
-        lw.emit(ir.CmpFloat(dst, pred, ty, res, lw.val(a["a"]), lw.val(a["b"]), a["ordered"]))
+        lw.result(op, ir.CmpFloat, pred, ty, res, lhs, rhs, a["ordered"])
     else:
-        lw.emit(ir.CmpInt(dst, pred, ty, res, lw.val(a["a"]), lw.val(a["b"]), a["signed"]))
-    lw.bind(op.res[0], ir.Val(dst))
+        lw.result(op, ir.CmpInt, pred, ty, res, lhs, rhs, a["signed"])
 
 
 @lowering("binaryi")
 def _lower_binaryi(lw, op):
     a = op.a
-    dst = lw.fresh()
+    name, overflow = a["op"], a["overflow"]
     ty = ir.tile(a["shape"], a["dtype"])
     lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
-    if a["op"] == "addi":
-        lw.emit(ir.AddInt(dst, ty, lhs, rhs, a["overflow"]))
-    elif a["op"] == "muli":
-        lw.emit(ir.MulInt(dst, ty, lhs, rhs, a["overflow"]))
+    if name == "addi":
+        lw.result(op, ir.AddInt, ty, lhs, rhs, overflow)
+    elif name == "muli":
+        lw.result(op, ir.MulInt, ty, lhs, rhs, overflow)
     else:
-        lw.emit(ir.IntBin(dst, a["op"], ty, lhs, rhs, a["overflow"]))
-    lw.bind(op.res[0], ir.Val(dst))
+        lw.result(op, ir.IntBin, name, ty, lhs, rhs, overflow)
 
 
 @lowering("unaryi")
 def _lower_unaryi(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.IntUn(dst, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["overflow"]))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.IntUn, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["overflow"])
 
 
 @lowering("select")
 def _lower_select(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.SelectTile(dst, ir.tile(a["shape"], "i1"), ir.tile(a["shape"], a["dtype"]), lw.val(a["cond"]),
-                          lw.val(a["a"]), lw.val(a["b"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.SelectTile, ir.tile(a["shape"], "i1"), ir.tile(a["shape"], a["dtype"]), lw.val(a["cond"]),
+              lw.val(a["a"]), lw.val(a["b"]))
 
 
 def spread_ref(lw, src_ref, src_ty: ir.Tile, shape) -> ir.Ref:

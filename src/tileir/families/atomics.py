@@ -85,12 +85,9 @@ def _emit_atomic(lw, op, make):
     shape = tuple(a["shape"])
     ptrs = indexed_ptrs(lw, a["param"], a["dtype"], a["index"], shape)
     mask, mask_ty = _mask_of(lw, a, shape)
-    dst, tok = lw.fresh(), lw.fresh()
-    lw.emit(make(dst, tok, ptrs, mask, lw.tokens.for_write(a["param"]), ptr_ty(a["dtype"], shape), mask_ty,
-                 ir.tile(shape, a["dtype"])))
-    lw.tokens.after_write(a["param"], ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(dst))
-    lw.bind(op.res[1], ir.Val(tok))
+    _, tok = lw.results(op, 2, make, ptrs, mask, lw.tokens.for_write(a["param"]), ptr_ty(a["dtype"], shape), mask_ty,
+                        ir.tile(shape, a["dtype"]))
+    lw.tokens.after_write(a["param"], tok)
 
 
 @lowering("atomic_rmw")

@@ -123,10 +123,8 @@ class ConvertRecording:
 @lowering("convert")
 def _lower_convert(lw, op):
     a = op.a
-    dst = lw.fresh()
     shape = tuple(a["shape"])
-    lw.emit(ir.Cast(dst, a["op"], ir.tile(shape, a["from_"]), ir.tile(shape, a["to"]), lw.val(a["a"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.Cast, a["op"], ir.tile(shape, a["from_"]), ir.tile(shape, a["to"]), lw.val(a["a"]))
 
 
 def _neighbour(v: np.ndarray, d, up: bool) -> np.ndarray:

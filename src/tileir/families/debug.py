@@ -220,9 +220,7 @@ def _lower_assert(lw, op):
 @lowering("assume")
 def _lower_assume(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.AssumeTile(dst, lw.val(a["src"]), a["pred"], lw.ty(op.res[0])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.AssumeTile, lw.val(a["src"]), a["pred"], lw.ty(op.res[0]))
 
 
 @lowering("print")

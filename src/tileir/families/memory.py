@@ -197,10 +197,7 @@ def _lower_num_blocks(lw, op):
 def _lower_make_token(lw, op):
     from ..lower.tokens import TokenState
 
-    dst = lw.fresh()
-    lw.emit(ir.MakeTok(dst))
-    lw.bind(op.res[0], ir.Val(dst))
-    lw.tokens = TokenState(lw, ir.Val(dst))
+    lw.tokens = TokenState(lw, lw.result(op, ir.MakeTok))
     # Every buffer parameter is claimed 16-byte aligned (assume div_by<16>), as cuTile claims its
     # arrays; the launch refuses a pointer that is not (runtime/launch.py), so the claim holds --
     # except an array the launch found unaligned (a slice), whose program is specialised without it.
@@ -305,14 +302,11 @@ def _lower_load(lw, op):
     a = op.a
     ptrs, pty = addresses(lw, a)
     shape = tuple(a["shape"])
-    dst, tok = lw.fresh(), lw.fresh()
     mask = lw.val(a["mask"]) if a["mask"] is not None else None
     pad = lw.val(a["pad"]) if a["pad"] is not None else None
-    lw.emit(ir.LoadPtr(dst, tok, ptrs, mask, pad, lw.tokens.for_read(a["param"]), pty,
-                       ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
-    lw.tokens.after_read(a["param"], ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(dst))
-    lw.bind(op.res[1], ir.Val(tok))
+    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, lw.tokens.for_read(a["param"]), pty,
+                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"])
+    lw.tokens.after_read(a["param"], tok)
 
 
 @lowering("store")
@@ -320,12 +314,10 @@ def _lower_store(lw, op):
     a = op.a
     ptrs, pty = addresses(lw, a)
     shape = tuple(a["shape"])
-    tok = lw.fresh()
     mask = lw.val(a["mask"]) if a["mask"] is not None else None
-    lw.emit(ir.StorePtr(tok, ptrs, lw.val(a["v"]), mask, lw.tokens.for_write(a["param"]), pty,
-                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"]))
-    lw.tokens.after_write(a["param"], ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(tok))
+    tok = lw.result(op, ir.StorePtr, ptrs, lw.val(a["v"]), mask, lw.tokens.for_write(a["param"]), pty,
+                    ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"])
+    lw.tokens.after_write(a["param"], tok)
 
 
 # ---- host reference ---------------------------------------------------------------------------

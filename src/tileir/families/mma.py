@@ -71,10 +71,8 @@ def _lower_mmaf(lw, op):
         to = TF32_PADDED_K[k]
         lhs, rhs = _pad_k(lw, lhs, fmt, (m, k), 1, to), _pad_k(lw, rhs, fmt, (k, n), 0, to)
         k = to
-    dst = lw.fresh()
-    lw.emit(ir.FloatMma(dst, ir.tile((m, n), a["acc"]), ir.tile((m, k), fmt), ir.tile((k, n), fmt), lhs, rhs,
-                        lw.val(a["c"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.FloatMma, ir.tile((m, n), a["acc"]), ir.tile((m, k), fmt), ir.tile((k, n), fmt), lhs, rhs,
+              lw.val(a["c"]))
 
 
 def f32_products_in_k_order(x, y, c) -> np.ndarray:
@@ -148,10 +146,9 @@ class MoreMmaRecording:
 @lowering("mmai")
 def _lower_mmai(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.IntMma(dst, ir.tile((a["m"], a["n"]), "i32"), ir.tile((a["m"], a["k"]), "i8"),
-                      ir.tile((a["k"], a["n"]), "i8"), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    m, k, n = a["m"], a["k"], a["n"]
+    lw.result(op, ir.IntMma, ir.tile((m, n), "i32"), ir.tile((m, k), "i8"), ir.tile((k, n), "i8"), lw.val(a["a"]),
+              lw.val(a["b"]), lw.val(a["c"]))
 
 
 @interp("mmai")
@@ -166,12 +163,10 @@ def _ref_mmai(it, op):
 @lowering("mmaf_scaled")
 def _lower_mmaf_scaled(lw, op):
     a = op.a
-    m, k, n, blk = a["m"], a["k"], a["n"], a["block"]
-    dst = lw.fresh()
-    lw.emit(ir.FloatMmaScaled(dst, ir.tile((m, n), "f32"), ir.tile((m, k), a["dtype"]), ir.tile((k, n), a["dtype"]),
-                              ir.tile((m, k // blk), a["scale"]), ir.tile((k // blk, n), a["scale"]),
-                              lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]), lw.val(a["sa"]), lw.val(a["sb"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    m, k, n, blk, fmt, scale = a["m"], a["k"], a["n"], a["block"], a["dtype"], a["scale"]
+    lw.result(op, ir.FloatMmaScaled, ir.tile((m, n), "f32"), ir.tile((m, k), fmt), ir.tile((k, n), fmt),
+              ir.tile((m, k // blk), scale), ir.tile((k // blk, n), scale),
+              lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]), lw.val(a["sa"]), lw.val(a["sb"]))
 
 
 @interp("mmaf_scaled")

@@ -141,10 +141,8 @@ class MoreViewRecording:
 
 def _lower_maker(cls):
     def rule(lw, op):
-        dst = lw.fresh()
         src = op.a["src"]
-        lw.emit(cls(dst, lw.val(src), lw.prog.views[src]["ty"], lw.prog.views[op.res[0]]["ty"]))
-        lw.bind(op.res[0], ir.Val(dst))
+        lw.result(op, cls, lw.val(src), lw.prog.views[src]["ty"], lw.prog.views[op.res[0]]["ty"])
     return rule
 
 
@@ -157,13 +155,11 @@ def _lower_atomic_red_view(lw, op):
     a = op.a
     ty = lw.prog.views[a["view"]]["ty"]
     p = lw.prog.views[a["view"]]["param"]
-    tok = lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
-    lw.emit(ir.AtomicRedViewTile(tok, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
-                                 idx, tuple(lw.ty(h) for h in a["indices"]), a["mode"], a["scope"],
-                                 lw.tokens.for_write(p)))
-    lw.tokens.after_write(p, ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(tok))
+    tok = lw.result(op, ir.AtomicRedViewTile, lw.val(a["view"]), ty, lw.val(a["value"]),
+                    ir.tile(ty.tile_shape, a["dtype"]), idx, tuple(lw.ty(h) for h in a["indices"]), a["mode"],
+                    a["scope"], lw.tokens.for_write(p))
+    lw.tokens.after_write(p, tok)
 
 
 # ---- host reference ---------------------------------------------------------------------------

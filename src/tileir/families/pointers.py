@@ -276,17 +276,15 @@ def emit_load(lw, op, ptrs):
     every later store waits for it."""
     a = op.a
     shape = tuple(a["shape"])
-    dst, tok = lw.fresh(), lw.fresh()
     mask, mask_ty = _mask_of(lw, a, shape)
     pad = lw.val(a["pad"]) if a["pad"] is not None else None
     ts = lw.tokens
     spaces_ = sorted(ts.written, key=str) if a["param"] is None else [a["param"]]
     tin = join_tokens(lw, [ts.for_read(k) for k in spaces_]) if a["param"] is None else ts.for_read(a["param"])
-    lw.emit(ir.LoadPtr(dst, tok, ptrs, mask, pad, tin, ptr_ty(a["dtype"], shape), mask_ty, ir.tile(shape, a["dtype"])))
+    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, tin, ptr_ty(a["dtype"], shape), mask_ty,
+                        ir.tile(shape, a["dtype"]))
     for k in spaces_:
-        ts.after_read(k, ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(dst))
-    lw.bind(op.res[1], ir.Val(tok))
+        ts.after_read(k, tok)
 
 
 def emit_store(lw, op, ptrs):
@@ -320,34 +318,26 @@ def _lower_ptrs(lw, op):
 @lowering("ptr_offset")
 def _lower_ptr_offset(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.Offset(dst, lw.val(a["ptrs"]), lw.val(a["offs"]), ptr_ty(a["dtype"], a["shape"]),
-                      ir.tile(a["shape"], a["off_dtype"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.Offset, lw.val(a["ptrs"]), lw.val(a["offs"]), ptr_ty(a["dtype"], a["shape"]),
+              ir.tile(a["shape"], a["off_dtype"]))
 
 
 @lowering("ptr_to_int")
 def _lower_ptr_to_int(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.PtrToIntTile(dst, lw.val(a["src"]), ptr_ty(a["dtype"], a["shape"]), ir.tile(a["shape"], "i64")))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.PtrToIntTile, lw.val(a["src"]), ptr_ty(a["dtype"], a["shape"]), ir.tile(a["shape"], "i64"))
 
 
 @lowering("int_to_ptr")
 def _lower_int_to_ptr(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.IntToPtrTile(dst, lw.val(a["src"]), ir.tile(a["shape"], "i64"), ptr_ty(a["dtype"], a["shape"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.IntToPtrTile, lw.val(a["src"]), ir.tile(a["shape"], "i64"), ptr_ty(a["dtype"], a["shape"]))
 
 
 @lowering("ptr_to_ptr")
 def _lower_ptr_to_ptr(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.PtrToPtrTile(dst, lw.val(a["src"]), ptr_ty(a["from_"], a["shape"]), ptr_ty(a["to"], a["shape"])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.PtrToPtrTile, lw.val(a["src"]), ptr_ty(a["from_"], a["shape"]), ptr_ty(a["to"], a["shape"]))
 
 
 @lowering("load_ptrs")

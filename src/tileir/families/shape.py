@@ -66,21 +66,16 @@ class ShapeRecording:
 def _lower_reshape(lw, op):
     a = op.a
     src = a["src"]
-    dst = lw.fresh()
     from_ty = lw.ty(src)
     to_ty = ir.Tile(tuple(a["to"]), from_ty.elem)
-    cls = ir.Reshape if op.kind == "reshape" else ir.Broadcast
-    lw.emit(cls(dst, lw.val(src), from_ty, to_ty))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.Reshape if op.kind == "reshape" else ir.Broadcast, lw.val(src), from_ty, to_ty)
 
 
 @lowering("permute")
 def _lower_permute(lw, op):
     a = op.a
     src = a["src"]
-    dst = lw.fresh()
-    lw.emit(ir.PermuteTile(dst, lw.val(src), a["perm"], lw.ty(src), lw.ty(op.res[0])))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.PermuteTile, lw.val(src), a["perm"], lw.ty(src), lw.ty(op.res[0]))
 
 
 @interp("reshape")

@@ -101,7 +101,7 @@ class TileShapeRecording:
             raise self.refuse(f"powi's exponent is {ni.dtype}; fpowi takes an i1, i8, i16 or i32 exponent tile "
                               "(read signed)", "pow(a, b) for a float exponent; trunci an i64 exponent to i32")
         shape = ai.shape if len(ai.shape) >= len(ni.shape) else ni.shape
-        (a,) = self.operands("powi", ai.dtype, shape, [a], "float")
+        (a,) = self.operands("powi", ai.dtype, shape, [a])  # a float format: checked just above
         (n,) = self.operands("powi's exponent", ni.dtype, shape, [n])
         r = self.new("val", ai.dtype, shape)
         self.emit("powi", (r,), dtype=ai.dtype, exp_dtype=ni.dtype, shape=tuple(shape), a=a, n=n)
@@ -140,55 +140,41 @@ class TileShapeRecording:
 I32 = ir.tile((), "i32")
 
 
-def _bind(lw, op, dst):
-    lw.bind(op.res[0], ir.Val(dst))
-
-
 @lowering("extract")
 def _lower_extract(lw, op):
     a = op.a
-    dst = lw.fresh()
     src_ty = lw.ty(a["src"])
-    lw.emit(ir.ExtractTile(dst, lw.val(a["src"]), src_ty, ir.Tile(a["to"], src_ty.elem),
-                           tuple(lw.val(h) for h in a["indices"])))
-    _bind(lw, op, dst)
+    lw.result(op, ir.ExtractTile, lw.val(a["src"]), src_ty, ir.Tile(a["to"], src_ty.elem),
+              tuple(lw.val(h) for h in a["indices"]))
 
 
 @lowering("insert")
 def _lower_insert(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.InsertTile(dst, lw.val(a["src"]), lw.val(a["dst"]), lw.ty(a["src"]), lw.ty(a["dst"]),
-                          tuple(lw.val(h) for h in a["indices"])))
-    _bind(lw, op, dst)
+    lw.result(op, ir.InsertTile, lw.val(a["src"]), lw.val(a["dst"]), lw.ty(a["src"]), lw.ty(a["dst"]),
+              tuple(lw.val(h) for h in a["indices"]))
 
 
 @lowering("cat")
 def _lower_cat(lw, op):
     a = op.a
-    dst = lw.fresh()
     lt = lw.ty(a["lhs"])
-    lw.emit(ir.CatTile(dst, a["dim"], lw.val(a["lhs"]), lw.val(a["rhs"]), lt, lw.ty(a["rhs"]),
-                       ir.Tile(a["to"], lt.elem)))
-    _bind(lw, op, dst)
+    lw.result(op, ir.CatTile, a["dim"], lw.val(a["lhs"]), lw.val(a["rhs"]), lt, lw.ty(a["rhs"]),
+              ir.Tile(a["to"], lt.elem))
 
 
 @lowering("powi")
 def _lower_powi(lw, op):
     a = op.a
-    dst = lw.fresh()
+    shape = a["shape"]
     n = lw.val(a["n"])
-    lw.emit(ir.FloatPowI(dst, ir.tile(a["shape"], a["dtype"]), ir.tile(a["shape"], a["exp_dtype"]),
-                         lw.val(a["a"]), n))
-    _bind(lw, op, dst)
+    lw.result(op, ir.FloatPowI, ir.tile(shape, a["dtype"]), ir.tile(shape, a["exp_dtype"]), lw.val(a["a"]), n)
 
 
 @lowering("repack")
 def _lower_repack(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.Cast(dst, a["op"], lw.ty(a["src"]), ir.tile((a["n"],), a["to"]), lw.val(a["src"])))
-    _bind(lw, op, dst)
+    lw.result(op, ir.Cast, a["op"], lw.ty(a["src"]), ir.tile((a["n"],), a["to"]), lw.val(a["src"]))
 
 
 # ---- host reference ---------------------------------------------------------------------------

@@ -158,46 +158,38 @@ def _lower_tensor_view(lw, op):
         dst = lw.fresh()
         lw.emit(ir.Offset(dst, base, lw.val(a["base"]), base_ty, I32))
         base = ir.Val(dst)
-    dst = lw.fresh()
     ty = lw.prog.views[op.res[0]]["ty"]
-    lw.emit(ir.MakeTensorView(dst, base, base_ty, ty, tuple(lw.val(h) for h in a["dyn_shape"]),
-                              tuple(lw.val(h) for h in a["dyn_strides"]), I32))
-    lw.bind(op.res[0], ir.Val(dst))
+    lw.result(op, ir.MakeTensorView, base, base_ty, ty, tuple(lw.val(h) for h in a["dyn_shape"]),
+              tuple(lw.val(h) for h in a["dyn_strides"]), I32)
 
 
 @lowering("partition_view")
 def _lower_partition_view(lw, op):
     a = op.a
-    dst = lw.fresh()
-    lw.emit(ir.MakePartitionView(dst, lw.val(a["src"]), lw.prog.views[a["src"]]["ty"], lw.prog.views[op.res[0]]["ty"]))
-    lw.bind(op.res[0], ir.Val(dst))
+    src = a["src"]
+    lw.result(op, ir.MakePartitionView, lw.val(src), lw.prog.views[src]["ty"], lw.prog.views[op.res[0]]["ty"])
 
 
 @lowering("load_view")
 def _lower_load_view(lw, op):
     a = op.a
     ty = lw.prog.views[a["view"]]["ty"]
-    dst, tok = lw.fresh(), lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
     p = lw.prog.views[a["view"]]["param"]
-    lw.emit(ir.LoadViewTile(dst, tok, lw.val(a["view"]), ty, idx, tuple(lw.ty(h) for h in a["indices"]),
-                            ir.tile(ty.tile_shape, a["dtype"]), lw.tokens.for_read(p), a["inbounds"]))
-    lw.tokens.after_read(p, ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(dst))
-    lw.bind(op.res[1], ir.Val(tok))
+    _, tok = lw.results(op, 2, ir.LoadViewTile, lw.val(a["view"]), ty, idx, tuple(lw.ty(h) for h in a["indices"]),
+                        ir.tile(ty.tile_shape, a["dtype"]), lw.tokens.for_read(p), a["inbounds"])
+    lw.tokens.after_read(p, tok)
 
 
 @lowering("store_view")
 def _lower_store_view(lw, op):
     a = op.a
     ty = lw.prog.views[a["view"]]["ty"]
-    tok = lw.fresh()
     idx = tuple(lw.val(h) for h in a["indices"])
     p = lw.prog.views[a["view"]]["param"]
-    lw.emit(ir.StoreViewTile(tok, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
-                             idx, tuple(lw.ty(h) for h in a["indices"]), lw.tokens.for_write(p), a["inbounds"]))
-    lw.tokens.after_write(p, ir.Val(tok))
-    lw.bind(op.res[0], ir.Val(tok))
+    tok = lw.result(op, ir.StoreViewTile, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
+                    idx, tuple(lw.ty(h) for h in a["indices"]), lw.tokens.for_write(p), a["inbounds"])
+    lw.tokens.after_write(p, tok)
 
 
 def _shape_query(lw, op, cls, n):

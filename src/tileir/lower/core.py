@@ -110,6 +110,24 @@ class Lowerer:
         s.out.append(instr)
         s.owners.append(ir.Owner(self.cur_op, tuple(inner)))
 
+    def result(self, op, cls, *args) -> ir.Val:
+        """The op's result as one instruction: ``cls(dst, *args)`` emitted for a fresh ``dst``, and
+        ``op.res[0]`` bound to it. Answers the value (a store's token, say, for the token chain)."""
+        dst = self.fresh()
+        self.emit(cls(dst, *args))
+        v = ir.Val(dst)
+        self.bind(op.res[0], v)
+        return v
+
+    def results(self, op, n: int, cls, *args) -> tuple:
+        """As ``result`` for an instruction of ``n`` results (a load's value and token):
+        ``cls(dst_1, ..., dst_n, *args)``, ``op.res[i]`` bound to the i-th; answers the n values."""
+        vals = tuple(ir.Val(self.fresh()) for _ in range(n))
+        self.emit(cls(*(v.id for v in vals), *args))
+        for h, v in zip(op.res, vals):
+            self.bind(h, v)
+        return vals
+
     @contextmanager
     def region(self):
         """A nested scope; yields a list that receives (instructions, owners) when it closes."""

@@ -13,7 +13,7 @@ import enum
 from ..dev import dev, public
 from ..dtypes import BY_NAME, F32, I1, I8, I32, I64, float_dtype
 from ..ir import Padding  # noqa: F401  (re-exported by tileir)
-from ..values import Idx, Lit, Tile
+from ..values import Lit, Tile
 from ._util import dname, h, info, no_lit, refuse
 
 ROUNDINGS = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full", "nearest_int_to_zero",
@@ -155,13 +155,14 @@ def _as_const(x, dtype: str) -> Tile:
 
 
 def tiles(*xs, what: str):
-    """The operands as handles of one format, numbers and lits made in it; (handles, dtype, shape)."""
+    """The operands as handles, numbers and lits made in the first tile's format; (handles, dtype,
+    shape). Only what the recorder cannot see is checked here: that some operand has a format, and
+    how a number meets it (``_as_const``). That the operands are value tiles (``h`` refuses other
+    objects), of one format and of one shape or rank 0, and float or integer as the operation needs,
+    is the recorder's rule (``ArithRecording.operands``), which every Dev caller meets."""
     typed = [x for x in xs if not _is_num(x)]
     if not typed:
         raise refuse(f"{what} of constants only: a format is needed", "f_const(F32, x) for one of them")
-    for x in typed:
-        if not isinstance(x, (Tile, Idx)):
-            raise refuse(f"{what} takes tiles, got {type(x).__name__}")
     d0 = info(typed[0])[0]
     out = [(_as_const(x, d0) if _is_num(x) else x) for x in xs]
     shapes = [info(x)[1] for x in out]
@@ -537,8 +538,10 @@ _ANY_WIDTH = {"addi": "addi", "subi": "subi", "muli": "muli", "andi": "andi", "o
 
 
 def _i32(op, a, b, overflow="none", what=None):
+    """An i32-only spelling: the recorder takes integer tiles of any width (and refuses float ones),
+    so the width is the one rule checked here."""
     (ha, hb), d, shape = tiles(a, b, what=what or op)
-    if d != "i32":
+    if d != "i32" and not BY_NAME[d].is_float:
         generic = _ANY_WIDTH.get(op)
         fix = (f"{generic}(a, b), which takes integer tiles of any one format" if generic else
                "i32 operands: widen them first (ext_u8 / ext_i4), or narrow the answer back with trunc_u8")

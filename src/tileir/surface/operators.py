@@ -6,7 +6,7 @@ import builtins
 import operator as _operator
 
 from ..dtypes import BY_NAME
-from ..values import Idx, Lit, Tile
+from ..values import Idx, Tile
 from . import arith as A
 from . import index as X
 from ._util import info, refuse
@@ -56,9 +56,7 @@ def operator(name: str, a, b):
             raise refuse(f"the operator {name} is not defined on float tiles",
                          {"floordiv": "floor(a / b)", "mod": "remf(a, b)"}.get(name))
         return fn(a, b)
-    if isinstance(a, Lit) or isinstance(b, Lit):
-        raise refuse("a lit (a float constant) meets an integer tile", "i_const(n) or consti(fmt, n)")
-    fn = _INT.get(name)
+    fn = _INT.get(name)  # a lit meeting the integer tile is refused there (arith._as_const)
     if fn is None:
         raise refuse(f"the operator {name} on integer tiles",
                      {"div": "div_i(a, b) (rounds toward zero)", "floordiv": "div_i(a, b) (rounds toward zero, "
