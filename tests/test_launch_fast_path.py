@@ -117,3 +117,38 @@ def test_the_generated_grid_keeps_to_the_drivers_limits():
     assert fast(values) == (5, 7, 1)
     values[c] = 16 * 65536  # 65536 cells along axis 1: past the driver's y limit
     assert fast(values) is None
+
+
+def test_a_tuned_one_chunk_entry_narrower_than_the_bucket_runs_the_defaults(fake_gpu, monkeypatch):
+    """A tune entry (stale, or made without arrays) that names the one-chunk program with a chunk
+    narrower than the call's size bucket must not run: that variant's launches are read against
+    the defaults' plan, which has no one-cell limit, so the wider row would be left half written.
+    The call warns and runs the defaults (the mutant: no bucket check in _prepare, no warning)."""
+    from tileir.kernels import softmax
+
+    monkeypatch.setattr(KernelFn, "tuned_config",
+                        lambda self, static, gpu, sizes=None: dict(static, max_tile=16, one_chunk=True))
+    x, y = (torch.zeros(4, 100).as_subclass(OnGpu0) for _ in range(2))
+    softmax.forget()
+    with pytest.warns(UserWarning, match="defaults run instead"), pytest.raises(ti.TileirError):
+        softmax(x, y)  # the first call's full path refuses the CPU memory after preparing the variant
+    recorded = [dict(key[0]) for key in softmax._progs]  # (configuration key, claims, checked)
+    assert recorded and all(cfg["one_chunk"] == "False" and cfg["max_tile"] == "4096" for cfg in recorded)
+    softmax.forget()
+
+
+def test_one_cell_bounds_a_dyn_dim_extent_too():
+    from tileir.ir import DYN_DIM
+
+    @ti.kernel
+    def rows(x=In(F32, cells([DYN_DIM, DYN_DIM], [1, 16], along=[0, ti.FREE_AXIS], one_cell=[1])),
+             y=ti.Shared(F32, [DYN_DIM, DYN_DIM])):
+        ti.store_view(ti.partition_view(ti.array_view(y), [1, 16]), [ti.block_id(0), 0], ti.load_at(x, [0]))
+
+    import numpy as np
+
+    x, y = np.ones((3, 16), np.float32), np.zeros((3, 16), np.float32)
+    rows.run_host(x, y)
+    assert (y == 1).all()
+    with pytest.raises(ti.TileirError, match="one cell"):
+        rows.run_host(np.ones((3, 17), np.float32), np.zeros((3, 17), np.float32))

@@ -464,6 +464,21 @@ class _CallSite:
         if [h.label for h in plan.hidden] != [h.label for h in self.plan.hidden]:
             raise TileirError("the tuned configuration's markers declare other run-time sizes than the defaults'",
                               kernel=fn.name, fix="keep a marker's extents independent of its tiles")
+        # a tuned configuration whose cells cover a run-time extent with one cell (one_cell) serves the
+        # whole bucket only where the bucket fits that cell: the launches of this variant are checked
+        # against the defaults' plan, which has no such limit (a stale or hand-made tune entry)
+        for p, d, t in plan.limits if self.tuned else ():
+            if _pow2_at_least(plan.extent_value(values, p, d)) > t:
+                import warnings
+
+                warnings.warn(f"kernel '{fn.name}': the tuned configuration {static} covers dimension {d} of "
+                              f"argument {p} with one cell of {t}, and this call's size bucket is wider; the "
+                              "kernel's defaults run instead (retune, or clear the entry: tileir cache clear "
+                              "--tune)", stacklevel=4)
+                static = self.static
+                cfg = fn.config(**static)
+                plan = fn.plan(cfg, self.checked)
+                break
         cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)
         prog = fn.program(spec, self.checked, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg, self.checked)]

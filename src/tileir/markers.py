@@ -114,7 +114,7 @@ def cells(extent, tile, along=None, pad: Padding = NoPadding, one_cell=()) -> Ce
         if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < len(tile):
             raise TileirError(f"cells: one_cell {list(one_cell)} -- {d!r} is not a dimension of {list(extent)}",
                               fix=f"dimension numbers from 0 to {len(tile) - 1}")
-        if isinstance(extent[d], int) and extent[d] > tile[d]:
+        if not is_runtime(extent[d]) and extent[d] > tile[d]:
             raise TileirError(f"cells({list(extent)}, {list(tile)}): dimension {d} is {extent[d]}, past the one "
                               f"cell of {tile[d]} that one_cell says covers it",
                               fix=f"a tile of at least {extent[d]} there, or leave dimension {d} out of one_cell")

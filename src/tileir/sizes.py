@@ -135,7 +135,8 @@ class SizePlan:
                 for d, (t, a) in enumerate(zip(cells.tile, cells.along)):
                     if a >= 0:
                         self.axes.setdefault(a, []).append((p, d, t))
-                self.limits += [(p, d, cells.tile[d]) for d in cells.one_cell if not isinstance(ext[d], int)]
+                self.limits += [(p, d, cells.tile[d]) for d in cells.one_cell
+                                if isinstance(ext[d], str) or ext[d] == DYN_DIM]  # a run-time extent
         for p, rank in self.ranks.items():
             for d in range(rank - 1):
                 self.stride[(p, d)] = len(reads)
