@@ -283,6 +283,31 @@ def test_a_campaign_stopped_by_a_signal_still_reports_what_ran(monkeypatch):
     assert rep["ran_on_device"] <= 9
 
 
+def test_an_interrupt_while_the_worker_runs_keeps_its_answers_and_counts_no_errors(monkeypatch):
+    """SIGTERM while a batch runs in the worker process (the fake device: a real worker answering
+    with the host reference): the worker is killed, what it answered is kept, and the programs it
+    never ran are neither errors nor reported as run (the mutant: the pending jobs' worker_error
+    answers left in the results)."""
+    import tileir.diff.fuzz as fuzz
+
+    monkeypatch.setattr(fuzz, "BATCH", 8)
+    calls = []
+    real = fuzz.compile_task
+
+    def stopping(task):
+        calls.append(task["index"])
+        if len(calls) == 60:  # the worker is still on the batches queued so far (48 of 56 ran, measured)
+            raise KeyboardInterrupt("signal 15")
+        return real(task)
+
+    monkeypatch.setattr(fuzz, "compile_task", stopping)
+    camp = Campaign(80, 40, device="fake", workers=0, assemble=False, log=lambda *a: None)
+    rep = camp.run(None, max_shrink=0)
+    assert rep["interrupted"] == "signal 15" and rep["programs"] == 59
+    assert rep["worker_errors"] == 0 and rep["ran_on_device"] <= 56
+    assert rep["equal"] + rep["differ"] + rep["device_errors"] == rep["ran_on_device"]
+
+
 def test_the_mutant_check_finds_a_mutant_the_device_runs():
     """A fake device that lowers the negf-as-absf mutant's way when the job was lowered with it."""
 

@@ -47,6 +47,7 @@ def make_pool(workers: int | None):
     return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
 
 
+INTERRUPTED = "the campaign was interrupted"  # what the device answers for the programs it never ran
 HANG_S = 15.0  # a program's time on the device past which its worker is killed (fuzz programs take ms;
 # a worker's first program also creates the CUDA context, a few seconds)
 
@@ -119,6 +120,7 @@ class Campaign:
 
         th = threading.Thread(target=gpu_loop, daemon=True)
         th.start()
+        self._queue, self._gpu_thread = q, th  # for _halt
         ready: list = []
         pending = collections.deque(tasks)
         inflight: set = set()
@@ -190,17 +192,35 @@ class Campaign:
                                      per_class, shrink_known)
         except KeyboardInterrupt as e:  # SIGINT, or SIGTERM (the CLI turns it into this): report what ran
             self.interrupted = str(e) or "interrupted"
+            self._halt(device)
             self.log(f"[fuzz] stopped early ({self.interrupted}): reporting the {len(self.results)} programs run")
             t_run = t_run or time.time() - self.t0
             diffs = self.differences()
         finally:
-            if self.interrupted and hasattr(device, "_stop"):
-                device.broken = "the campaign was interrupted"  # its thread answers the rest at once
-                device._stop()  # a worker mid-batch is not waited for
             device.close()
             if self.pool is not None:
                 self.pool.shutdown(wait=not self.interrupted, cancel_futures=True)
         return self.report(diffs, shrunk, t_run)
+
+    def _halt(self, device) -> None:
+        """Stop the device side after an interrupt, keeping what it answered: no fresh worker, the
+        running one killed (its thread then reads the batch's results file as after any death),
+        the thread joined; the programs it never ran are dropped, not counted as errors."""
+        if hasattr(device, "broken"):
+            device.broken = INTERRUPTED
+        proc = getattr(device, "proc", None)
+        if proc is not None:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+        q, th = getattr(self, "_queue", None), getattr(self, "_gpu_thread", None)
+        if q is not None:
+            q.put(None)
+        if th is not None:
+            th.join(timeout=30)
+        self.results = {i: r for i, r in list(self.results.items())
+                        if (r.get("verdict") or {}).get("detail") != INTERRUPTED}
 
     def differences(self) -> list:
         """Every failing program: device differences and errors, and the CPU half's failures."""
