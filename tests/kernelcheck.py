@@ -1,6 +1,8 @@
 """What the family tests share: record a small kernel, run it on the host reference, and (given the
 disasm fixture) hold its bytes to render_kernel's text and have tileiras assemble them."""
 
+from dataclasses import dataclass, field
+
 import pytest
 
 import tileir as ti
@@ -56,3 +58,41 @@ def render_matches_disassembly(kern, cfg, disasm, versions) -> None:
     text = normalise(kern.mlir(**cfg))
     for v in versions:
         assert normalise(disasm(kern.bytecode(version=v, **cfg))) == text, v
+
+
+def run_case_on_host(case, size, extra, seed=7):
+    """(max error, ok) of a library case (tileir.kernels.CASES) at ``size`` with configuration
+    ``extra`` on the host reference, through its runner where it has one, against its numpy
+    reference."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    args = case.inputs(size, rng)
+    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    cfg = dict(case.config(size), **extra)
+    if case.runner is not None:
+        case.runner(args, "host", **cfg)
+    else:
+        case.kernel.run_host(*args, **cfg)
+    return case.check(args[case.output], want)
+
+
+@dataclass(frozen=True)
+class At:
+    """A size, and configuration beyond what the case's size implies (smaller tiles, to walk the
+    chunked / multi-block paths on small shapes)."""
+
+    size: object
+    extra: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        return f"{self.size}{self.extra or ''}"
+
+
+def assert_matches_on_host(name, at):
+    """The library case ``name`` at ``at`` (a size, or an At) agrees with its numpy reference on the host."""
+    from tileir.kernels import CASES
+
+    size, extra = (at.size, at.extra) if isinstance(at, At) else (at, {})
+    err, ok = run_case_on_host(CASES[name], size, extra)
+    assert ok, f"{name} {at}: max error {err}"

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.kernelcheck import render_matches_disassembly
+from tests.kernelcheck import render_matches_disassembly, run_case_on_host
 from tileir.dtypes import dtype
 from tileir.errors import TileirError
 from tileir.kernels import (
@@ -86,22 +86,10 @@ SIZES["attention_bwd_dk_f16"].append(((2, 1, 17, 128), {"bq": 32, "bk": 16}))
 SIZES["attention_bwd_dv_bf16_causal"].append(((1, 1, 40, 64), {"bq": 32, "bk": 16}))
 
 
-def _run_case(name, size, extra, seed=7):
-    case = CASES[name]
-    args = case.inputs(size, np.random.default_rng(seed))
-    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    cfg = dict(case.config(size), **extra)
-    if case.runner is not None:
-        case.runner(args, "host", **cfg)
-    else:
-        case.kernel.run_host(*args, **cfg)
-    return case.check(args[case.output], want)
-
-
 @pytest.mark.parametrize("name,size,extra", [(n, s, e) for n, ss in SIZES.items() for s, e in ss],
                          ids=lambda v: repr(v) if not isinstance(v, str) else v)
 def test_case_matches_numpy_on_the_host(name, size, extra):
-    err, ok = _run_case(name, size, extra)
+    err, ok = run_case_on_host(CASES[name], size, extra)
     assert ok, f"{name} {size} {extra}: max error {err}"
 
 

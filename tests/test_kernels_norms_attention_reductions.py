@@ -4,12 +4,11 @@ each on the host reference against an independent numpy reference in f64 on shap
 and layer 1 for each (tileirdisasm of our bytes == render_kernel at every bytecode version;
 tileiras assembles for sm_80 and sm_90)."""
 
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 
-from tests.kernelcheck import config_id, render_matches_disassembly
+from tests.kernelcheck import At, assert_matches_on_host, config_id, render_matches_disassembly
 from tileir.assemble import assemble
 from tileir.errors import TileirError
 from tileir.kernels import (
@@ -25,19 +24,6 @@ from tileir.kernels import (
     vector_max,
     vector_sum,
 )
-
-
-@dataclass(frozen=True)
-class At:
-    """A size, and configuration beyond what the case's size implies (smaller tiles, to walk the
-    chunked / multi-block paths on small shapes)."""
-
-    size: object
-    extra: dict = field(default_factory=dict)
-
-    def __repr__(self):
-        return f"{self.size}{self.extra or ''}"
-
 
 SIZES = {
     "layernorm_f32": [(3, 1), (5, 100), (4, 256), At((3, 1000), {"max_tile": 256}), At((2, 1024), {"max_tile": 256})],
@@ -60,26 +46,6 @@ SIZES = {
     "vector_max": [1, 100_003, At(5000, {"tile": 256, "parts": 3})],
     "conv1d": [(1, 1), (5, 5), (12, 12), (100, 3), (3001, 7), (5000, 64), (300, 100), At((3001, 9), {"tile": 256})],
 }
-
-
-def run_host(case, size, extra, seed=7):
-    """(max error, ok) of the case on the host reference, its runner's when it has one."""
-    rng = np.random.default_rng(seed)
-    args = case.inputs(size, rng)
-    want = case.expected([a.copy() if isinstance(a, np.ndarray) else a for a in args])
-    cfg = dict(case.config(size), **extra)
-    if case.runner is not None:
-        case.runner(args, "host", **cfg)
-    else:
-        case.kernel.run_host(*args, **cfg)
-    return case.check(args[case.output], want)
-
-
-def assert_matches_on_host(name, at):
-    """The case ``name`` at ``at`` (a size, or an At) agrees with its numpy reference on the host."""
-    size, extra = (at.size, at.extra) if isinstance(at, At) else (at, {})
-    err, ok = run_host(CASES[name], size, extra)
-    assert ok, f"{name} {at}: max error {err}"
 
 
 @pytest.mark.parametrize("name,at", [(n, s) for n, ss in SIZES.items() for s in ss], ids=repr)

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import tileir.assemble as asm
-from tests.kernelcheck import config_id, render_matches_disassembly
-from tests.test_kernels_norms_attention_reductions import At, assert_matches_on_host
+from tests.kernelcheck import At, assert_matches_on_host, config_id, render_matches_disassembly
 from tileir.kernels import (
     CASES,
     add_offsets,
