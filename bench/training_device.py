@@ -194,7 +194,7 @@ def softmax_op(fmt, rows, cols, quick):
     dx = torch.empty_like(x)
     t0 = min(pow2_at_least(cols), 8192)
     tiles = sorted({t0, min(t0, 4096), min(t0, 2048)}, reverse=True)
-    cands = [{"max_tile": t} for t in (tiles[:1] if quick else tiles)]
+    cands = [{"max_tile": t, "one_chunk": t >= cols} for t in (tiles[:1] if quick else tiles)]
     sw = sweep("softmax_bwd", cands, lambda c: K.softmax_bwd(y, dy, dx, fmt=fmt, **c),
                lambda: compare(dx, xr.grad, fmt)["ok"], lambda c: [(K.softmax_bwd, (y, dy, dx), dict(c, fmt=fmt))])
     K.softmax_bwd(y, dy, dx, fmt=fmt, **(sw["best"] or cands[0]))

@@ -128,6 +128,23 @@ def check(got, want, fmt, what, wrong=None):
 # ---- softmax -------------------------------------------------------------------------------------
 
 
+def test_softmax_bwd_one_chunk_agrees_with_the_walk_and_refuses_a_wider_row():
+    """The one-chunk program (the rule's choice where a row fits the chunk) answers what the walk
+    answers, and a row past the chunk is refused rather than left half written (the mutant: the
+    marker without one_cell runs it)."""
+    rng = np.random.default_rng(3)
+    for cols in (1, 7, 100, 128):
+        y = rng.random((5, cols)).astype(np.float32)
+        dy = rng.standard_normal((5, cols)).astype(np.float32)
+        got, want = np.zeros_like(y), np.zeros_like(y)
+        softmax_bwd.run_host(y, dy, got, max_tile=128, one_chunk=True)
+        softmax_bwd.run_host(y, dy, want, max_tile=16)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    wide = np.ones((2, 129), np.float32)
+    with pytest.raises(TileirError, match="one cell"):
+        softmax_bwd.run_host(wide, wide, np.zeros_like(wide), max_tile=128, one_chunk=True)
+
+
 @pytest.mark.parametrize("fmt,rows,cols,tile", [("f32", 4, 33, 64), ("f32", 3, 257, 64), ("f32", 1, 1, 1),
                                                 ("f16", 3, 257, 128), ("bf16", 5, 33, 16)])
 def test_softmax_bwd_matches_torch_autograd(fmt, rows, cols, tile):

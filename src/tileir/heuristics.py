@@ -268,9 +268,9 @@ def _attention(gpu, name, cfg, measured):
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,
          "bmm": _bmm, "matmul_partial": _partial, "softmax": _rows, "layernorm": _rows, "rmsnorm": _rows,
-         "layernorm_fwd_stats": _rows, "rmsnorm_fwd_stats": _rows, "attention": _attention}
+         "layernorm_fwd_stats": _rows, "rmsnorm_fwd_stats": _rows, "attention": _attention, "softmax_bwd": _rows}
 # a kernel with no measurement of its own starts from its sibling's (the same walk over the rows)
-MEASURED_AS = {"layernorm_fwd_stats": "layernorm", "rmsnorm_fwd_stats": "rmsnorm"}
+MEASURED_AS = {"layernorm_fwd_stats": "layernorm", "rmsnorm_fwd_stats": "rmsnorm", "softmax_bwd": "softmax"}
 
 
 def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dict | None:

@@ -9,7 +9,8 @@ dx_i = sum_j dy_j y_j (delta_ij - y_i) = y_i (dy_i - sum_j dy_j y_j).
 A row is walked in chunks of ``max_tile`` lanes (a FREE dimension, the tails padded with zeros,
 so a padded lane adds 0 to the dot product). The first walk sums dy * y and carries the chunk
 it loaded last; the second writes every chunk but the last from a fresh load and the last from
-that carry, so a row that fits one chunk is read once and written once.
+that carry. ``one_chunk`` records the program for a row that fits one chunk: one read of y and
+dy, one write, nothing carried (the sizing rule picks it, as for the forward).
 """
 
 from __future__ import annotations
@@ -25,22 +26,29 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _row_in(fmt="f32", max_tile=4096):
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+def _row_in(fmt="f32", max_tile=4096, one_chunk=False):
+    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero,
+                         one_cell=(1,) if one_chunk else ()))
 
 
 def _dx(fmt="f32"):
     return Shared(fmt, ["R", "C"])
 
 
-@kernel(hints=entry_hints)
-def softmax_bwd(y=_row_in, dy=_row_in, dx=_dx, *, fmt: str = "f32", max_tile: int = 4096, warps: int = 0,
-                occupancy: int = 0):
+@kernel(hints=entry_hints, tuned=("max_tile", "one_chunk", "warps", "occupancy"))
+def softmax_bwd(y=_row_in, dy=_row_in, dx=_dx, *, fmt: str = "f32", max_tile: int = 4096, one_chunk: bool = False,
+                warps: int = 0, occupancy: int = 0):
     """dx[r, :] = y[r, :] * (dy[r, :] - sum(dy[r, :] * y[r, :])) for [R, C] arrays of ``fmt`` (f32,
     f16 or bf16; f32 arithmetic), any R and C; rows walked in chunks of ``max_tile``.
-    warps / occupancy: entry hints (0: tileiras decides)."""
+    one_chunk: the program for rows of at most ``max_tile`` (no walk, nothing carried; a wider row
+    is refused). warps / occupancy: entry hints (0: tileiras decides)."""
     t = max_tile
     r = ti.block_id(0)
+    out = ti.partition_view(ti.array_view(dx), [1, t])
+    if one_chunk:
+        yc, dyc = ti.to(ti.load_at(y, [0]), F32), ti.to(ti.load_at(dy, [0]), F32)
+        ti.store_view(out, [r, 0], ti.to(yc * (dyc - ti.reduce_sum(yc * dyc, keepdims=True)), fmt))
+        return
     chunks = ti.blocks_of(y, 1)
     last = ti.idx_sub(chunks, 1)
     dot = ti.carry(ti.full([1, t], 0.0, F32))
@@ -52,7 +60,6 @@ def softmax_bwd(y=_row_in, dy=_row_in, dx=_dx, *, fmt: str = "f32", max_tile: in
         ti.set(y_last, yc)
         ti.set(dy_last, dyc)
     total = ti.reduce_sum(ti.get(dot), keepdims=True)
-    out = ti.partition_view(ti.array_view(dx), [1, t])
     for j in ti.d_range(0, last):
         yc, dyc = ti.to(ti.load_at(y, [j]), F32), ti.to(ti.load_at(dy, [j]), F32)
         ti.store_view(out, [r, j], ti.to(yc * (dyc - total), fmt))
