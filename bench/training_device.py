@@ -224,10 +224,12 @@ def norm_op(kind, fmt, rows, cols, quick):
     y = torch.empty_like(x)
     mean, rstd = (torch.empty(rows, device=DEV) for _ in range(2))
     if kind == "layernorm":
-        ours_fwd = lambda: NB.layernorm_fwd_stats(x, w, b, y, mean, rstd, fmt=fmt, max_tile=t, eps=eps)  # noqa: E731
+        ours_fwd = lambda: NB.layernorm_fwd_stats(x, w, b, y, mean, rstd, fmt=fmt, max_tile=t, eps=eps,  # noqa: E731
+                                                  one_chunk=cols <= t)
         torch_fwd = lambda: F.layer_norm(x, (cols,), w, b, eps)  # noqa: E731
     else:
-        ours_fwd = lambda: NB.rmsnorm_fwd_stats(x, w, y, rstd, fmt=fmt, max_tile=t, eps=eps)  # noqa: E731
+        ours_fwd = lambda: NB.rmsnorm_fwd_stats(x, w, y, rstd, fmt=fmt, max_tile=t, eps=eps,  # noqa: E731
+                                                one_chunk=cols <= t)
         torch_fwd = lambda: F.rms_norm(x, (cols,), w, eps)  # noqa: E731
     ours_fwd()
     fwd = timing(ms_of(ours_fwd), ms_of(torch_fwd), bytes=2 * x.numel() * x.element_size())
@@ -249,7 +251,8 @@ def norm_op(kind, fmt, rows, cols, quick):
         part = torch.empty(NB.groups_for(rows, c["groups"]), cols, device=DEV)
         args = (x, w, dy, *stats, dx, *([part] * (len(ref) - 1)))
         sums = (part, torch.empty(cols, device=DEV, dtype=w.dtype))
-        return [(kern, args, {"fmt": fmt, "max_tile": c["max_tile"], "row_tile": c["row_tile"]}),
+        return [(kern, args, {"fmt": fmt, "max_tile": c["max_tile"], "row_tile": c["row_tile"],
+                              "one_chunk": cols <= c["max_tile"]}),
                 (NB.sum_rows, sums, {"fmt": fmt, "tg": 32, "tc": 256})]
 
     sw = sweep(f"{kind}_backward", cands, run, lambda: all(compare(got[k], ref[k], fmt)["ok"] for k in ref), jobs)

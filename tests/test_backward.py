@@ -128,6 +128,34 @@ def check(got, want, fmt, what, wrong=None):
 # ---- softmax -------------------------------------------------------------------------------------
 
 
+def test_the_norms_one_chunk_forwards_and_backwards_agree_with_the_walks():
+    """layernorm/rmsnorm_fwd_stats and both backwards record no walk for a row that fits one chunk
+    (the backward helpers choose it whenever it does): each must answer what the walking program
+    answers, and the forwards must refuse a wider row (the mutant: _Chunks.whole() walking
+    nothing for a row of several chunks)."""
+    from tileir.kernels.norms_bwd import layernorm_backward, rmsnorm_backward
+
+    rng = np.random.default_rng(5)
+    for r, c in ((5, 100), (3, 1), (9, 128), (4, 37)):
+        x = rng.standard_normal((r, c)).astype(np.float32)
+        w, b = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+        dy = rng.standard_normal((r, c)).astype(np.float32)
+        runs = []
+        for one, tile in ((True, 128), (False, 32)):
+            y, mean, rstd = np.zeros_like(x), np.zeros(r, np.float32), np.zeros(r, np.float32)
+            layernorm_fwd_stats.run_host(x, w, b, y, mean, rstd, max_tile=tile, one_chunk=one)
+            y2, rstd2 = np.zeros_like(x), np.zeros(r, np.float32)
+            rmsnorm_fwd_stats.run_host(x, w, y2, rstd2, max_tile=tile, one_chunk=one)
+            runs.append([y, mean, rstd, y2, rstd2, *layernorm_backward(x, w, dy, mean, rstd, max_tile=tile),
+                         *rmsnorm_backward(x, w, dy, rstd2, max_tile=tile)])
+        for got, want in zip(*runs):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+    wide = np.ones((2, 129), np.float32)
+    with pytest.raises(TileirError, match="one cell"):
+        rmsnorm_fwd_stats.run_host(wide, wide[0], np.zeros_like(wide), np.zeros(2, np.float32), max_tile=128,
+                                   one_chunk=True)
+
+
 def test_softmax_bwd_one_chunk_agrees_with_the_walk_and_refuses_a_wider_row():
     """The one-chunk program (the rule's choice where a row fits the chunk) answers what the walk
     answers, and a row past the chunk is refused rather than left half written (the mutant: the

@@ -45,14 +45,17 @@ from .registry import Case, register
 # ---- markers -------------------------------------------------------------------------------------
 
 
-def _x_rows(fmt="f32", max_tile=8192, rows=1):
-    """x of a forward: ``rows`` rows a block (grid axis 0), chunks along a FREE dimension."""
-    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero))
+def _x_rows(fmt="f32", max_tile=8192, rows=1, one_chunk=False):
+    """x of a forward: ``rows`` rows a block (grid axis 0), chunks along a FREE dimension (one chunk
+    covering the row where ``one_chunk``: a wider row is refused at the launch)."""
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero,
+                         one_cell=(1,) if one_chunk else ()))
 
 
-def _x_free(fmt="f32", max_tile=8192, row_tile=1):
+def _x_free(fmt="f32", max_tile=8192, row_tile=1, one_chunk=False):
     """x or dy of a backward: [row_tile, max_tile] cells, the block names the rows and the chunk."""
-    return In(fmt, cells(["R", "C"], [row_tile, max_tile], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+    return In(fmt, cells(["R", "C"], [row_tile, max_tile], along=[FREE_AXIS, FREE_AXIS], pad=PadZero,
+                         one_cell=(1,) if one_chunk else ()))
 
 
 def _vec(fmt="f32", max_tile=8192):
@@ -96,34 +99,58 @@ def _idx_min(a, b):
     return ti.idx_of(ti.min_i(ti.idx_as_tile(ti.as_idx(a)), ti.idx_as_tile(ti.as_idx(b))))
 
 
+class _Chunks:
+    """A row's walk in chunks, or none (``one``: the row is one chunk, the configuration's
+    one_chunk). ``last`` is the last chunk's index (0 for one chunk); ``whole()`` the chunks before
+    it, to loop over; ``sum(shape)`` a carried f32 sum over them (None for one chunk) and
+    ``plus(acc, v)`` what it holds plus ``v``: the one-chunk program carries nothing (a carried
+    [rows, chunk] tile costs registers even where its loop never runs: measured on the forwards,
+    docs/design.md)."""
+
+    def __init__(self, x, one: bool):
+        self.one = one
+        self.last = 0 if one else ti.idx_sub(ti.blocks_of(x, 1), 1)
+
+    def whole(self):
+        return () if self.one else ti.d_range(0, self.last)
+
+    def sum(self, shape):
+        return None if self.one else ti.carry(ti.full(shape, 0.0, F32))
+
+    @staticmethod
+    def plus(acc, v):
+        return v if acc is None else ti.get(acc) + v
+
+
 # ---- forwards that save the statistics -------------------------------------------------------------
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
 def layernorm_fwd_stats(x=_x_rows, w=_vec, b=_vec, y=_rows_out, mean=_STAT_OUT, rstd=_STAT_OUT, *, eps: float = 1e-5,
-                        fmt: str = "f32", max_tile: int = 8192, rows: int = 1, warps: int = 0, occupancy: int = 0):
+                        fmt: str = "f32", max_tile: int = 8192, rows: int = 1, one_chunk: bool = False, warps: int = 0,
+                        occupancy: int = 0):
     """y[r, :] = (x[r, :] - mean[r]) * rstd[r] * w + b for [R, C] arrays of ``fmt`` and [C] w and b,
     saving the [R] f32 mean[r] and rstd[r] = 1 / sqrt(var + eps) (biased variance) for the
     backward; any R and C, rows walked in chunks of ``max_tile``, ``rows`` rows a block."""
     t, n = max_tile, rows
     r = ti.block_id(0)
-    chunks = ti.blocks_of(x, 1)
-    last = ti.idx_sub(chunks, 1)
+    walk = _Chunks(x, one_chunk)
+    last = walk.last
     inv_n = _inv_cols(x)
-    total = ti.carry(ti.full([n, t], 0.0, F32))
-    for j in ti.d_range(0, last):
+    total = walk.sum([n, t])
+    for j in walk.whole():
         ti.set(total, ti.get(total) + _chunk(x, [j]))
     x_last = _chunk(x, [last])  # a row that fits one chunk is read here only
-    mu = ti.reduce_sum(ti.get(total) + x_last, keepdims=True) * inv_n
-    sq = ti.carry(ti.full([n, t], 0.0, F32))
-    for j in ti.d_range(0, last):  # whole chunks: no lane past C
+    mu = ti.reduce_sum(walk.plus(total, x_last), keepdims=True) * inv_n
+    sq = walk.sum([n, t])
+    for j in walk.whole():  # whole chunks: no lane past C
         d = _chunk(x, [j]) - mu
         ti.set(sq, ti.get(sq) + d * d)
     inside = ti.axis_mask(ti.tile_at(last, t), [n, t], 1, ti.extent_of(x, 1))
     d_last = ti.select(inside, x_last - mu, 0.0)  # a padded lane holds -mean: out of the variance
-    rs = ti.rsqrt(ti.reduce_sum(ti.get(sq) + d_last * d_last, keepdims=True) * inv_n + eps)
+    rs = ti.rsqrt(ti.reduce_sum(walk.plus(sq, d_last * d_last), keepdims=True) * inv_n + eps)
     out = ti.partition_view(ti.array_view(y), [n, t])
-    for j in ti.d_range(0, last):
+    for j in walk.whole():
         v = ti.fma((_chunk(x, [j]) - mu) * rs, _vec_row(w, j, t), _vec_row(b, j, t))
         ti.store_view(out, [r, j], ti.to(v, fmt))
     ti.store_view(out, [r, last], ti.to(ti.fma(d_last * rs, _vec_row(w, last, t), _vec_row(b, last, t)), fmt))
@@ -131,22 +158,23 @@ def layernorm_fwd_stats(x=_x_rows, w=_vec, b=_vec, y=_rows_out, mean=_STAT_OUT, 
     ti.store_cell(rstd, ti.reshape(rs, [n]))
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "rows", "warps", "occupancy"))
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
 def rmsnorm_fwd_stats(x=_x_rows, w=_vec, y=_rows_out, rstd=_STAT_OUT, *, eps: float = 1e-6, fmt: str = "f32",
-                      max_tile: int = 8192, rows: int = 1, warps: int = 0, occupancy: int = 0):
+                      max_tile: int = 8192, rows: int = 1, one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """y[r, :] = x[r, :] * rstd[r] * w for [R, C] arrays of ``fmt`` and a [C] w, saving the [R] f32
     rstd[r] = 1 / sqrt(mean(x[r, :]^2) + eps) for the backward; any R and C, ``rows`` rows a block."""
     t, n = max_tile, rows
     r = ti.block_id(0)
-    last = ti.idx_sub(ti.blocks_of(x, 1), 1)
-    ss = ti.carry(ti.full([n, t], 0.0, F32))
-    for j in ti.d_range(0, last):
+    walk = _Chunks(x, one_chunk)
+    last = walk.last
+    ss = walk.sum([n, t])
+    for j in walk.whole():
         c = _chunk(x, [j])
         ti.set(ss, ti.get(ss) + c * c)
     x_last = _chunk(x, [last])  # a padded lane is 0, and so is its square
-    rs = ti.rsqrt(ti.reduce_sum(ti.get(ss) + x_last * x_last, keepdims=True) * _inv_cols(x) + eps)
+    rs = ti.rsqrt(ti.reduce_sum(walk.plus(ss, x_last * x_last), keepdims=True) * _inv_cols(x) + eps)
     out = ti.partition_view(ti.array_view(y), [n, t])
-    for j in ti.d_range(0, last):
+    for j in walk.whole():
         ti.store_view(out, [r, j], ti.to(_chunk(x, [j]) * rs * _vec_row(w, j, t), fmt))
     ti.store_view(out, [r, last], ti.to(x_last * rs * _vec_row(w, last, t), fmt))
     ti.store_cell(rstd, ti.reshape(rs, [n]))
@@ -155,7 +183,7 @@ def rmsnorm_fwd_stats(x=_x_rows, w=_vec, y=_rows_out, rstd=_STAT_OUT, *, eps: fl
 # ---- backwards -----------------------------------------------------------------------------------
 
 
-def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt):
+def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt, one=False):
     """The backward of both norms (``mean`` and ``dbp`` None for rmsnorm), ``rb`` rows a step: see
     the module docstring. Rows past R in the last row tile read x = dy = 0 and mean = rstd = 0, so
     they add nothing, and their dx lanes are not written."""
@@ -164,11 +192,12 @@ def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt):
     per = ti.idx_div(ti.idx_add(row_tiles, ti.idx_sub(groups, 1)), groups)  # row tiles a block
     lo = _idx_min(ti.idx_mul(g, per), row_tiles)
     hi = _idx_min(ti.idx_add(lo, per), row_tiles)
-    last = ti.idx_sub(ti.blocks_of(x, 1), 1)
+    walk = _Chunks(x, one)
+    last = walk.last
     inv_n = _inv_cols(x)
     partials = [ti.partition_view(ti.array_view(p), [1, t]) for p in (dwp, dbp) if p is not None]
     zero_row, zero = ti.full([1, t], 0.0, F32), ti.full([rb, t], 0.0, F32)
-    for j in ti.d_range(0, last):  # the earlier chunks' partial sums start at zero, in memory
+    for j in walk.whole():  # the earlier chunks' partial sums start at zero, in memory
         for pv in partials:
             ti.store_view(pv, [g, j], zero_row)
     w_last = _vec_row(w, last, t)  # the last chunk of w, read once for all the block's rows
@@ -191,9 +220,9 @@ def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt):
     for r in ti.d_range(lo, hi):
         rs = ti.reshape(ti.load_at(rstd, [r]), [rb, 1])
         mu = ti.reshape(ti.load_at(mean, [r]), [rb, 1]) if mean is not None else None
-        s_gx = ti.carry(zero)  # sum of g * xhat over the rows' earlier chunks
-        s_g = ti.carry(zero)  # sum of g (layernorm)
-        for j in ti.d_range(0, last):
+        s_gx = walk.sum([rb, t])  # sum of g * xhat over the rows' earlier chunks
+        s_g = walk.sum([rb, t])  # sum of g (layernorm)
+        for j in walk.whole():
             xhat = normalised(_chunk(x, [r, j]), mu, rs)
             gc = _chunk(dy, [r, j]) * _vec_row(w, j, t)
             ti.set(s_gx, ti.get(s_gx) + gc * xhat)
@@ -202,10 +231,10 @@ def _norm_bwd(x, w, dy, mean, rstd, dx, dwp, dbp, t, rb, fmt):
         # a padded lane of the last chunk has dy = 0, so g = 0 there: it adds nothing below
         xhat_last, dy_last = normalised(_chunk(x, [r, last]), mu, rs), _chunk(dy, [r, last])
         g_last = dy_last * w_last
-        c_gx = row_sum(ti.get(s_gx) + g_last * xhat_last) * inv_n
-        c_g = row_sum(ti.get(s_g) + g_last) * inv_n if mean is not None else None
+        c_gx = row_sum(walk.plus(s_gx, g_last * xhat_last)) * inv_n
+        c_g = row_sum(walk.plus(s_g, g_last)) * inv_n if mean is not None else None
 
-        for j in ti.d_range(0, last):
+        for j in walk.whole():
             xhat = normalised(_chunk(x, [r, j]), mu, rs)
             dyc = _chunk(dy, [r, j])
             ti.store_view(out, [r, j], ti.to(dx_of(dyc * _vec_row(w, j, t), xhat, c_gx, c_g, rs), fmt))
@@ -224,21 +253,21 @@ def _groups_grid(G):  # noqa: N803  (the run-time size's name)
 
 @kernel(grid=_groups_grid, hints=entry_hints)
 def layernorm_bwd(x=_x_free, w=_vec, dy=_x_free, mean=_stat_in, rstd=_stat_in, dx=_rows_out, dw_partial=_PARTIAL,
-                  db_partial=_PARTIAL, *, fmt: str = "f32", max_tile: int = 8192, row_tile: int = 1, warps: int = 0,
-                  occupancy: int = 0):
+                  db_partial=_PARTIAL, *, fmt: str = "f32", max_tile: int = 8192, row_tile: int = 1,
+                  one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """Layernorm's backward from the saved [R] f32 mean and rstd: dx [R, C] (``fmt``), and per block
     g of the [G] grid the f32 partial sums dw_partial[g, :] = sum dy * xhat and db_partial[g, :] =
     sum dy over its rows (ceil(R / row_tile / G) tiles of row_tile rows); ``sum_rows`` finishes dw
     and db. max_tile: the chunk a row is walked in; row_tile: rows a step."""
-    _norm_bwd(x, w, dy, mean, rstd, dx, dw_partial, db_partial, max_tile, row_tile, fmt)
+    _norm_bwd(x, w, dy, mean, rstd, dx, dw_partial, db_partial, max_tile, row_tile, fmt, one_chunk)
 
 
 @kernel(grid=_groups_grid, hints=entry_hints)
 def rmsnorm_bwd(x=_x_free, w=_vec, dy=_x_free, rstd=_stat_in, dx=_rows_out, dw_partial=_PARTIAL, *, fmt: str = "f32",
-                max_tile: int = 8192, row_tile: int = 1, warps: int = 0, occupancy: int = 0):
+                max_tile: int = 8192, row_tile: int = 1, one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """Rmsnorm's backward from the saved [R] f32 rstd: dx [R, C] (``fmt``) and per block g the f32
     partial sums dw_partial[g, :] = sum dy * x * rstd over its rows; ``sum_rows`` finishes dw."""
-    _norm_bwd(x, w, dy, None, rstd, dx, dw_partial, None, max_tile, row_tile, fmt)
+    _norm_bwd(x, w, dy, None, rstd, dx, dw_partial, None, max_tile, row_tile, fmt, one_chunk)
 
 
 @kernel(hints=entry_hints)
@@ -275,6 +304,7 @@ def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, row_tile, s
     fmt = fmt_of(x)
     t, rb = tiles_for(rows, cols)
     t, rb = max_tile or t, row_tile or rb
+    hints.setdefault("one_chunk", cols <= t)  # the row is one chunk: the program without a walk
     g = groups_for(-(-rows // rb), groups or 264)
     dx = empty(x, (rows, cols), fmt) if dx is None else dx
     partials = [empty(x, (g, cols), "f32") for _ in range(2 if has_bias else 1)]
