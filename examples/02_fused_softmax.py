@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections.abc import Callable
 
 import torch
 from tutorial import tutorial_args
@@ -70,7 +71,8 @@ def _rates(x, y) -> str:
     from tileir.runtime.timing import median_ms
 
     rows, cols = x.shape
-    calls = {"chunked": partial(softmax_chunked, x, y), "torch.softmax": partial(torch.softmax, x, dim=-1)}
+    calls: dict[str, Callable[[], object]] = {"chunked": partial(softmax_chunked, x, y),
+                                              "torch.softmax": partial(torch.softmax, x, dim=-1)}
     if cols <= 4096:
         calls = {"one tile": partial(softmax_one_tile, x, y, block=_pow2(cols)), **calls}
     return ", ".join(f"{name} {2 * 4 * rows * cols / median_ms(fn, 30, 5) / 1e9:.2f}" for name, fn in calls.items())

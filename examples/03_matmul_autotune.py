@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import Any
 
 import torch
 from tutorial import tutorial_args
@@ -53,6 +54,7 @@ def main(argv=None) -> int:
     args = tutorial_args(argv, __doc__, "run and tune on the GPU (default: the host reference)")
     if args is None:
         return 2
+    candidates: list[dict[str, Any]]  # passed as **cfg, which a type checker matches against every keyword
     if args.device:
         device, (m, n, k) = "cuda", (4096, 4096, 4096)
         candidates = [{"tm": tm, "tn": tn, "tk": tk} for tm in (64, 128) for tn in (64, 128, 256) for tk in (32, 64)]

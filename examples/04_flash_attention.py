@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from typing import Any
 
 import numpy as np
 import torch
@@ -103,6 +104,7 @@ def main(argv=None) -> int:
     args = tutorial_args(argv, __doc__, "run on the GPU (default: the host reference)")
     if args is None:
         return 2
+    tiles: dict[str, Any]  # passed as **tiles, which a type checker matches against every keyword
     if args.device:
         device, shapes, tiles = "cuda", [(4, 8, 1000, 64), (4, 32, 4096, 128)], {"bq": 128, "bk": 64}
     else:

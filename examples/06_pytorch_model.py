@@ -130,9 +130,9 @@ def _timings(model, x, dim, heads, hidden, backend) -> str:
     f16 operations, compiled the same way."""
     from tileir.runtime.timing import median_ms
 
-    native = torch.nn.Sequential(*(Block(dim, heads, hidden, TorchNativeOps) for _ in model))
-    native.load_state_dict(model.state_dict())
-    native = torch.compile(native.to(x.device, x.dtype), fullgraph=True, backend=backend)
+    same = torch.nn.Sequential(*(Block(dim, heads, hidden, TorchNativeOps) for _ in model))
+    same.load_state_dict(model.state_dict())
+    native = torch.compile(same.to(x.device, x.dtype), fullgraph=True, backend=backend)
     model = torch.compile(model, fullgraph=True, backend=backend)
     with torch.no_grad():
         return f"tileir {median_ms(lambda: model(x), 10, 3):.2f}, torch {median_ms(lambda: native(x), 10, 3):.2f}"

@@ -127,6 +127,7 @@ def check_against_torch():
         yb.backward(dy)
         torch.testing.assert_close(ya, yb, atol=tol, rtol=tol)
         torch.testing.assert_close(a.grad, b.grad, atol=tol, rtol=tol)
+        assert a.grad is not None and b.grad is not None  # (for type checkers: backward() set them)
         err = (a.grad.float() - b.grad.float()).abs().max().item()
         print(f"{str(dtype)[6:]:>8}: y and dx equal torch's (max dx error {err:.1e}, tolerance {tol})")
 

@@ -1,18 +1,22 @@
 """The public surface type-checks, for tileir and for its users (the package ships py.typed).
 
 One mypy run, configured by ``[tool.mypy]`` in pyproject.toml, over the user-facing modules (its
-``files``) and two programs of a user's: tests/typecheck/user_program.py, written the way the
-tutorials write kernels, must have no error; tests/typecheck/user_mistakes.py must have exactly
-the errors its ``# E: <code>`` comments name, on those lines.
+``files``), every script under examples/ and two programs of a user's: the examples and
+tests/typecheck/user_program.py, written the way the tutorials write kernels, must have no error;
+tests/typecheck/user_mistakes.py must have exactly the errors its ``# E: <code>`` comments name, on
+those lines.
 
 Mutants it kills: a public function annotated to answer the wrong type (``tileir.ops.softmax ->
-int``, ``Tile.__add__ -> Idx``: user_program.py fails); a type error in a checked module (an
-``int`` returned where ``-> str`` is declared); ``@ti.kernel`` erasing the function to Any (its
-overloads in tileir/__init__.py dropped: ``vadd.run_hots`` goes unreported); the kernel-body
-functions erased to Any (``dev.public`` untyped: ``wrong: int = ti.load_cell(a)`` unreported); the
-module ``__getattr__`` of tileir visible to type checkers (every misspelt ``ti.laod_cell`` an Any);
-and the typed ``kernel`` signature drifting from the real one (test_kernel_overloads_mirror_kernel).
-Skipped where mypy is not installed (it is in the ``test`` extra)."""
+int``, ``Tile.__add__ -> Idx``, ``KernelFn.program -> Kernel``: user_program.py fails); a type
+error in a checked module (an ``int`` returned where ``-> str`` is declared; a KernelFn method
+declared to answer what its body does not); ``@ti.kernel`` erasing the function to Any (its
+overloads in tileir/kernel.py dropped: ``vadd.run_hots`` goes unreported); KernelFn's methods
+unannotated (``vadd.mlir(256)``, ``run_host(..., grid=4)`` and a use of the None a call answers go
+unreported); the kernel-body functions erased to Any (``dev.public`` untyped: ``wrong: int =
+ti.load_cell(a)`` unreported); the module ``__getattr__`` of tileir visible to type checkers (every
+misspelt ``ti.laod_cell`` an Any); an example whose code does not type-check; and the typed
+``kernel`` signature drifting from the real one (test_kernel_overloads_mirror_kernel). Skipped
+where mypy is not installed (it is in the ``test`` extra)."""
 
 from __future__ import annotations
 
@@ -49,7 +53,9 @@ def _expected(path: Path) -> set[tuple[int, str]]:
 def test_public_surface_and_user_programs_type_check(tmp_path):
     pytest.importorskip("mypy.api")
     program, mistakes = PROGRAMS / "user_program.py", PROGRAMS / "user_mistakes.py"
-    args = [*_configured_files(), str(program.relative_to(ROOT)), str(mistakes.relative_to(ROOT))]
+    examples = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").glob("*.py"))
+    assert examples, "no examples found"
+    args = [*_configured_files(), *examples, str(program.relative_to(ROOT)), str(mistakes.relative_to(ROOT))]
     t0 = time.monotonic()
     # in a subprocess, from the repository root (where pyproject.toml configures it); a fresh
     # cache in tmp_path: a shared one would race with another checkout's run
@@ -69,22 +75,30 @@ def test_public_surface_and_user_programs_type_check(tmp_path):
     wanted = _expected(mistakes)
     got = found.pop(mistakes_key, set())
     others = [line for line in lines if not line.startswith(mistakes_key)]
-    assert not others, "mypy errors on the public surface or the user program:\n" + "\n".join(others)
+    assert not others, "mypy errors on the public surface, the examples or the user program:\n" + "\n".join(others)
     assert got == wanted, (f"user_mistakes.py: mypy missed {sorted(wanted - got)} and reported "
                            f"{sorted(got - wanted)} unexpectedly:\n" + "\n".join(lines))
     assert took < 300, f"mypy took {took:.0f} s"
 
 
 def test_kernel_overloads_mirror_kernel():
-    """The signatures a type checker sees for ``tileir.kernel`` (its overloads in tileir/__init__.py,
-    under TYPE_CHECKING) take exactly the parameters the real decorator takes, in its order."""
-    from tileir import kernel as real
+    """The signatures a type checker sees for ``tileir.kernel`` (the overloads of
+    ``tileir.kernel.kernel``, which tileir re-exports) take exactly the parameters the real
+    decorator takes, in its order: mypy holds each overload's types to the implementation's, but
+    not an overload that leaves a parameter out."""
+    import tileir
+    from tileir.kernel import kernel as real
 
-    tree = ast.parse((ROOT / "src" / "tileir" / "__init__.py").read_text())
-    stubs = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "kernel"]
-    assert len(stubs) == 3, "two overloads and their implementation"
+    assert tileir.kernel is real, "tileir.kernel is the typed decorator of tileir/kernel.py"
+    init = ast.parse((ROOT / "src" / "tileir" / "__init__.py").read_text())
+    assert not [node for node in ast.walk(init) if isinstance(node, ast.FunctionDef) and node.name == "kernel"], \
+        "a second signature of kernel in tileir/__init__.py, which would hide the one in tileir/kernel.py"
+    tree = ast.parse((ROOT / "src" / "tileir" / "kernel.py").read_text())
+    defs = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "kernel"]
+    overloads = [d for d in defs if any(ast.unparse(dec).split(".")[-1] == "overload" for dec in d.decorator_list)]
+    assert len(defs) == 3 and len(overloads) == 2, "two overloads and their implementation"
     want = [(p.name, p.kind) for p in inspect.signature(real).parameters.values()]
-    for stub in stubs:
+    for stub in defs:
         a = stub.args
         got = [(x.arg, inspect.Parameter.POSITIONAL_ONLY) for x in a.posonlyargs]
         got += [(x.arg, inspect.Parameter.POSITIONAL_OR_KEYWORD) for x in a.args]

@@ -170,10 +170,11 @@ from .ir import (
     tensor_view_of,
 )
 
-# Declaring and running kernels (``kernel`` itself is imported below, after its typed signature)
+# Declaring and running kernels (``kernel`` is typed by its overloads in tileir/kernel.py)
 from .kernel import (
     KernelFn,
     cdiv,
+    kernel,
     trace_kernel,
 )
 from .lower import (
@@ -494,30 +495,9 @@ from .values import (
 __version__ = "0.1.0"
 
 if _typing.TYPE_CHECKING:
-    # What a type checker sees of ``@kernel``: the decorated function becomes a KernelFn, bare
-    # (``@ti.kernel``) or with arguments (``@ti.kernel(grid=...)``); at run time it is
-    # tileir.kernel.kernel, whose parameters these mirror (tests/test_typing.py holds them equal).
-    from collections.abc import Callable as _Callable
-    from collections.abc import Iterable as _Iterable
-
+    # the two names the module __getattr__ below loads on first use, as type checkers see them
     from .assemble import assembler_defect, tileiras_args
-
-    @_typing.overload
-    def kernel(fn: _Callable[..., object], *, name: str | None = None,
-               grid: _Callable[..., object] | None = None,
-               hints: _Iterable[object] | _Callable[..., _Iterable[object]] = (),
-               tuned: _Iterable[str] = ()) -> KernelFn: ...
-
-    @_typing.overload
-    def kernel(fn: None = None, *, name: str | None = None,
-               grid: _Callable[..., object] | None = None,
-               hints: _Iterable[object] | _Callable[..., _Iterable[object]] = (),
-               tuned: _Iterable[str] = ()) -> _Callable[[_Callable[..., object]], KernelFn]: ...
-
-    def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()): ...
 else:
-    from .kernel import kernel
-
     def __getattr__(name):
         # the assembler and the runtime load on first use (they look for tileiras and the CUDA
         # driver); kept from type checkers, to whom it would make every misspelt name an Any

@@ -22,6 +22,8 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -38,6 +40,16 @@ from .switches import FAST_ENV as _FAST_ENV
 from .switches import OFF as _OFF
 from .switches import checking_bounds, interpreting
 from .values import Param
+
+if TYPE_CHECKING:
+    from .check import CheckResult
+    from .ir import Kernel
+    from .judge import Judge
+    from .prog import TileProg
+
+    # what ``@kernel(grid=...)`` and ``hints=...`` take (read by type checkers only)
+    _GridFn = Callable[..., int | Sequence[int]]
+    _Hints = Iterable[object] | Callable[..., Iterable[object]]
 
 
 def cdiv(a: int, b: int) -> int:
@@ -56,14 +68,15 @@ class KernelFn:
     """A kernel: see the module docstring. Call it on device arrays (GPU), ``run_host`` on numpy
     arrays (the host reference), ``mlir`` / ``bytecode`` / ``cubin`` / ``program`` for its forms."""
 
-    def __init__(self, fn, name=None, grid=None, hints=(), tuned=()):
+    def __init__(self, fn: Callable[..., object], name: str | None = None, grid: _GridFn | None = None,
+                 hints: _Hints = (), tuned: Iterable[str] = ()):
         self.fn = fn
         self.tuned = tuple(tuned)
         self.name = name or fn.__name__
-        self.grid_fn = grid
+        self.grid_fn: Callable[..., Any] | None = grid
         self.hints = hints if callable(hints) else tuple(hints)
-        self.params: list[tuple[str, object]] = []  # (name, KParam | Marker | a function of the config)
-        self.static: dict = {}
+        self.params: list[tuple[str, Any]] = []  # (name, KParam | Marker | a function of the config)
+        self.static: dict[str, Any] = {}
         for p in inspect.signature(fn).parameters.values():
             if p.kind == p.KEYWORD_ONLY:
                 self.static[p.name] = p.default
@@ -90,10 +103,10 @@ class KernelFn:
         return f"<tileir kernel {self.name}>"
 
     # -- configuration --------------------------------------------------------------------------
-    def config(self, **static) -> dict:
+    def config(self, **static: object) -> dict[str, Any]:
         """The whole configuration of a call with these keywords: the kernel's defaults filled in,
         numpy integers taken as ints, a float where the default is an int refused."""
-        cfg = {}
+        cfg: dict[str, Any] = {}
         for k, default in self.static.items():
             if k in static:
                 cfg[k] = self._config_value(k, static.pop(k), default)
@@ -147,7 +160,7 @@ class KernelFn:
             out.append(m)
         return tuple(out)
 
-    def plan(self, cfg, checked: bool = False) -> SizePlan:
+    def plan(self, cfg: Mapping[str, object], checked: bool = False) -> SizePlan:
         """The run-time sizes and strides of this configuration's markers (tileir.sizes); with
         ``checked``, each buffer's span too (the bounds-checked variant)."""
         key = (self._key(cfg), checked)
@@ -160,7 +173,7 @@ class KernelFn:
         """The entry's optimization hints for this configuration: ``@kernel(hints=[...])`` as given,
         or ``@kernel(hints=fn)`` called with the configuration's names it takes (so a tuned
         configuration can carry warps or occupancy)."""
-        h = self.hints
+        h: Any = self.hints
         if callable(h):
             wanted = inspect.signature(h).parameters
             h = h(**{k: v for k, v in cfg.items() if k in wanted})
@@ -169,7 +182,8 @@ class KernelFn:
                                   kernel=self.name)
         return tuple(h)
 
-    def tuned_config(self, static: dict, gpu: str | None, sizes: dict | None = None) -> dict:
+    def tuned_config(self, static: dict[str, Any], gpu: str | None,
+                     sizes: Mapping[str, int] | None = None) -> dict[str, Any]:
         """``static`` with the tuned keys (``@kernel(tuned=[...])``: tiles, hints) filled from
         ``autotune.best`` for ``gpu`` and the call's run-time ``sizes`` (by name) -- the tune
         cache's winner for their bucket, else the committed default table's -- when the call names
@@ -185,7 +199,7 @@ class KernelFn:
         own = tuple(kparam_of(m) for m in self.markers(cfg))
         return own + (KParam("i32", False),) * len(self.plan(cfg, checked).hidden)
 
-    def program(self, div16=(), checked: bool = False, **static):
+    def program(self, div16: Iterable[bool] = (), checked: bool = False, **static: object) -> TileProg:
         """The recorded TileProg for this configuration (recorded once, then cached). ``div16``:
         per hidden stride, whether the program claims it a multiple of 16 (a launch specialises
         on it; tileir.sizes); ``checked``: pointer loads and stores assert their lanes inside the
@@ -195,7 +209,7 @@ class KernelFn:
         prog = self._progs.get(key)
         if prog is None:
             marks = self.markers(cfg)
-            args = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
+            args: list[Param] = [Param(i, kparam_of(m).dtype, kparam_of(m).by_ptr, n) for i, ((n, _), m) in
                     enumerate(zip(self.params, marks))]
             prog = record(self.name, marks, lambda: self.fn(*args, **cfg), self.hints_for(cfg),
                           sizes=self.plan(cfg, checked), div16=tuple(div16))
@@ -203,25 +217,27 @@ class KernelFn:
             self._made["recordings"] += 1
         return prog
 
-    def kernel(self, div16=(), checked: bool = False, **static):
+    def kernel(self, div16: Iterable[bool] = (), checked: bool = False, **static: object) -> Kernel:
         """The lowered Kernel (typed Tile IR instructions)."""
         from .lower import lower
 
         return lower(self.program(div16, checked, **static))
 
-    def mlir(self, div16=(), checked: bool = False, **static) -> str:
+    def mlir(self, div16: Iterable[bool] = (), checked: bool = False, **static: object) -> str:
         """The cuda_tile text of this configuration (what tileirdisasm prints for its bytes)."""
         from .render import render_kernel
 
         return render_kernel(self.kernel(div16, checked, **static))
 
-    def bytecode(self, version=None, div16=(), checked: bool = False, **static) -> bytes:
+    def bytecode(self, version: str | tuple[int, int] | None = None, div16: Iterable[bool] = (),
+                 checked: bool = False, **static: object) -> bytes:
         """The Tile IR bytecode (13.4 unless ``version`` says otherwise)."""
         from .bytecode import encode_kernel
 
         return encode_kernel(self.kernel(div16, checked, **static), version)
 
-    def cubin(self, arch: str = "sm_90", opt_level=None, div16=(), checked: bool = False, **static) -> bytes:
+    def cubin(self, arch: str = "sm_90", opt_level: int | None = None, div16: Iterable[bool] = (),
+              checked: bool = False, **static: object) -> bytes:
         """The cubin tileiras makes of the bytecode for ``arch`` (cached on disk). tileiras runs at
         its own level unless ``opt_level`` forces one or this kernel reaches an assembler defect
         known for ``arch`` (``assemble.kernel_args``, docs/assembler-defect.md)."""
@@ -238,17 +254,17 @@ class KernelFn:
             self._made["cubins"] += 1
         return got
 
-    def compiled(self) -> dict:
+    def compiled(self) -> dict[str, int]:
         """How many recordings and cubins this kernel has made so far (a new size should add none;
         the cubin count includes those the disk cache served)."""
         return dict(self._made)
 
     # -- sizes and grids --------------------------------------------------------------------------
-    def sizes(self, *arrays, **static) -> list[int]:
+    def sizes(self, *arrays: Any, **static: object) -> list[int]:
         """The hidden parameters (run-time sizes, then strides) a call with ``arrays`` passes."""
         return self.plan(self.config(**static)).values(arrays)
 
-    def grid(self, *arrays, **static) -> tuple:
+    def grid(self, *arrays: Any, **static: object) -> tuple[int, ...]:
         """The launch grid: ``@kernel(grid=fn)`` called with the configuration, the by-value
         arguments and the named run-time sizes (by name); else the cells' blocks along each axis."""
         cfg = self.config(**static)
@@ -256,7 +272,7 @@ class KernelFn:
         values = plan.values(arrays)
         return self._grid_of(cfg, plan, arrays, values)
 
-    def _grid_of(self, cfg, plan, arrays, values) -> tuple:
+    def _grid_of(self, cfg, plan, arrays, values) -> tuple[int, ...]:
         if self.grid_fn is None:
             if not plan.axes:
                 raise TileirError("no grid: pass grid=(x, y, z) to the call, give @kernel(grid=...), or declare "
@@ -271,7 +287,7 @@ class KernelFn:
         g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
         return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
 
-    def split_sizes(self, static: dict) -> tuple[dict, dict]:
+    def split_sizes(self, static: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """(configuration, sizes the call asserts by name): a keyword that is not configuration but
         names a run-time size (``M=1000``) is checked against the arrays, not recorded."""
         extra = {k: v for k, v in static.items() if k not in self.static}
@@ -295,7 +311,8 @@ class KernelFn:
                                   what=k, fix=f"leave {k} out (it is read from the arrays), or pass arrays of {k}={v}")
 
     # -- running --------------------------------------------------------------------------------
-    def run_host(self, *arrays, grid=None, check_bounds=None, **static) -> None:
+    def run_host(self, *arrays: Any, grid: Sequence[int] | None = None, check_bounds: bool | None = None,
+                 **static: object) -> None:
         """Run on the host reference: numpy arrays for buffers (written in place, strided ones
         too), numbers for values. ``check_bounds`` (default: TILEIR_CHECK_BOUNDS): pointer loads
         and stores assert their lanes inside the arrays passed, naming the first bad lane."""
@@ -322,8 +339,9 @@ class KernelFn:
         if ran.printed:  # what d_print wrote goes to standard output, as the device's does
             sys.stdout.write("".join(ran.printed))
 
-    def __call__(self, *arrays, grid=None, stream=None, arch=None, opt_level=None, sync=False, check_bounds=None,
-                 **static) -> None:
+    def __call__(self, *arrays: Any, grid: Sequence[int] | None = None, stream: object = None,
+                 arch: str | None = None, opt_level: int | None = None, sync: bool = False,
+                 check_bounds: bool | None = None, **static: object) -> None:
         """Run on the GPU: torch/cupy arrays (no copies; asynchronous, on torch's current stream of
         the arrays' device unless ``stream`` names another; ``sync=True`` waits) or numpy arrays
         (copied in and out; the call waits). With ``TILEIR_INTERPRET=1`` it runs on the host
@@ -345,7 +363,7 @@ class KernelFn:
         if interpret:
             return self._interpret(arrays, grid, dict(static, check_bounds=checked))
         if static or arch is not None or opt_level is not None or grid is not None:
-            key = (tuple(static.items()), arch, opt_level, grid is not None, checked)
+            key: tuple | None = (tuple(static.items()), arch, opt_level, grid is not None, checked)
         else:
             key = _PLAIN_KEYS[checked]
         try:
@@ -371,7 +389,9 @@ class KernelFn:
         """Drop the prepared calls (a new tune winner then takes effect at the next call)."""
         self._sites.clear()
 
-    def check(self, *args, device=None, judge=None, grid=None, **static):
+    def check(self, *args: Any, device: Callable[..., object] | None = None,
+              judge: Judge | str | Mapping[str, Judge | str] | None = None,
+              grid: Sequence[int] | None = None, **static: object) -> CheckResult:
         """Run on the GPU and on the host reference, each on copies of ``args``, and judge every
         array lane by lane (tileir.check): a CheckResult whose ``ok`` says whether they agree and
         whose text names the lanes that differ. ``device``: a callable standing in for the GPU."""
@@ -479,7 +499,8 @@ class _CallSite:
                 cfg = fn.config(**static)
                 plan = fn.plan(cfg, self.checked)
                 break
-        cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)
+        # self.target is a str: __init__ refuses None
+        cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)  # type: ignore[arg-type]
         prog = fn.program(spec, self.checked, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg, self.checked)]
         dense = frozenset(prog.dense & set(plan.ranks))  # read as dense rows: contiguous arrays only
@@ -494,7 +515,18 @@ class _CallSite:
         return launcher, grid_rule, dense, fast
 
 
-def kernel(fn=None, *, name=None, grid=None, hints=(), tuned=()):
+@overload
+def kernel(fn: Callable[..., object], *, name: str | None = None, grid: _GridFn | None = None, hints: _Hints = (),
+           tuned: Iterable[str] = ()) -> KernelFn: ...
+
+
+@overload
+def kernel(fn: None = None, *, name: str | None = None, grid: _GridFn | None = None, hints: _Hints = (),
+           tuned: Iterable[str] = ()) -> Callable[[Callable[..., object]], KernelFn]: ...
+
+
+def kernel(fn: Callable[..., object] | None = None, *, name: str | None = None, grid: _GridFn | None = None,
+           hints: _Hints = (), tuned: Iterable[str] = ()) -> KernelFn | Callable[[Callable[..., object]], KernelFn]:
     """Make ``fn`` a kernel: its positional parameters' markers are the entry's parameters, its
     keyword-only parameters its configuration (one recording each).
 

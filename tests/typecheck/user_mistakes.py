@@ -4,6 +4,7 @@ user_program.py and fail here. Never run."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 import tileir as ti
@@ -29,7 +30,11 @@ def bad_keyword(a=In(F32, cells(["N"], [1024]))) -> None:
 def main() -> None:
     vadd.run_hots()  # E: attr-defined
     text: int = vadd.mlir()  # E: assignment
+    a = torch.ones(1024, device="cuda")
+    out = vadd(a, a, torch.empty_like(a)).sum()  # E: attr-defined
+    vadd.mlir(256)  # E: arg-type
+    vadd.run_host(np.ones(1024), np.ones(1024), np.empty(1024), grid=4)  # E: arg-type
     y: int = tileir.ops.softmax(torch.ones(4, 4))  # E: assignment
     tileir.ops.softmax([1.0, 2.0])  # E: arg-type
     bits: str = F32.bits  # E: assignment
-    print(text, y, bits)
+    print(text, y, bits, out)

@@ -6,13 +6,15 @@ tutorials' own."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
 
 import tileir as ti
 import tileir.ops
-from tileir import F32, FREE_AXIS, In, KernelFn, Out, PadNegInf, Shared, TileirError, cells
+from tileir import F32, FREE_AXIS, In, Kernel, KernelFn, Out, PadNegInf, Shared, TileirError, TileProg, cells
+from tileir.kernel import kernel
 
 
 @ti.kernel
@@ -59,6 +61,31 @@ def affine(x=In(F32, cells([4096], [1024])), y=Out(F32, cells([4096], [1024])), 
     t: ti.Tile = ti.load_cell(x)
     u: ti.Tile = 1.0 - t * k + t / 3.0
     ti.store_cell(y, abs(-u) ** 2)
+
+
+@kernel(name="scaled", hints=())
+def scale(x=In(F32, cells(["N"], [256])), y=Out(F32, cells(["N"], [256])), *, by: float = 2.0) -> None:
+    ti.store_cell(y, ti.load_cell(x) * by)
+
+
+def forms() -> None:
+    # every form of a kernel, typed: what @kernel (from tileir or tileir.kernel) answers is a KernelFn
+    k: KernelFn = scale
+    prog: TileProg = k.program(by=3.0)
+    low: Kernel = k.kernel((True,), checked=True)
+    code: bytes = k.bytecode("13.3") + k.bytecode((13, 3), by=1.5)
+    cubin: bytes = k.cubin("sm_100", opt_level=3, by=0.5)
+    cfg: dict[str, Any] = k.config(by=4.0)
+    hidden: int = len(k.plan(cfg, checked=True).hidden)
+    tuned: dict[str, Any] = k.tuned_config(cfg, "sm_90", {"N": 4096})
+    made: int = k.compiled()["recordings"]
+    x, y = np.ones(1024, np.float32), np.empty(1024, np.float32)
+    ok: bool = k.check(x, y, judge="exact", by=2.0).ok and k.check(x, y, judge={"y": "bits"}).ok
+    k(torch.ones(1024), torch.empty(1024), grid=(4,), stream=None, arch="sm_90", sync=True, check_bounds=True)
+    k(torch.ones(1024), torch.empty(1024), grid=[4, 1, 1], opt_level=2, by=3)
+    k.run_host(x, y, grid=(4,), check_bounds=False, by=1.0)
+    k.forget()
+    print(prog.name, low.name, len(code), len(cubin), hidden, tuned, made, ok, k.name)
 
 
 def main() -> None:
