@@ -124,17 +124,18 @@ def test_a_tuned_one_chunk_entry_narrower_than_the_bucket_runs_the_defaults(fake
     narrower than the call's size bucket must not run: that variant's launches are read against
     the defaults' plan, which has no one-cell limit, so the wider row would be left half written.
     The call warns and runs the defaults (the mutant: no bucket check in _prepare, no warning)."""
-    from tileir.kernels import softmax
+    from tileir.kernels import softmax as library_softmax
 
+    # a fresh copy: no recordings from other tests of this process
+    softmax = KernelFn(library_softmax.fn, library_softmax.name, library_softmax.grid_fn, library_softmax.hints,
+                       library_softmax.tuned)
     monkeypatch.setattr(KernelFn, "tuned_config",
                         lambda self, static, gpu, sizes=None: dict(static, max_tile=16, one_chunk=True))
     x, y = (torch.zeros(4, 100).as_subclass(OnGpu0) for _ in range(2))
-    softmax.forget()
     with pytest.warns(UserWarning, match="defaults run instead"), pytest.raises(ti.TileirError):
         softmax(x, y)  # the first call's full path refuses the CPU memory after preparing the variant
     recorded = [dict(key[0]) for key in softmax._progs]  # (configuration key, claims, checked)
     assert recorded and all(cfg["one_chunk"] == "False" and cfg["max_tile"] == "4096" for cfg in recorded)
-    softmax.forget()
 
 
 def test_one_cell_bounds_a_dyn_dim_extent_too():
