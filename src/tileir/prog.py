@@ -37,6 +37,9 @@ class Attrs:
 
     def __init_subclass__(cls, kind: str = "", **kw: Any) -> None:
         super().__init_subclass__(**kw)
+        clash = {"of", "KIND"} & set(cls.__dict__.get("__annotations__", {}))
+        if clash:
+            raise TypeError(f"{cls.__qualname__}: an attribute may not be named {', '.join(sorted(clash))}")
         if kind:
             if kind in ATTRS:
                 raise TypeError(f"two attribute records for the recorded kind {kind!r}: "

@@ -203,7 +203,7 @@ def run_region(it, region, values):
 def _ref_for(it, op):
     a = For.of(op)
     (region,) = op.regions
-    lo, hi, st = (int(np.asarray(it.val(a[k]))) for k in ("lower", "upper", "step"))
+    lo, hi, st = (int(np.asarray(it.val(h))) for h in (a.lower, a.upper, a.step))
     if a.unsigned:
         lo, hi = lo & 0xFFFFFFFF, hi & 0xFFFFFFFF
     if st <= 0:

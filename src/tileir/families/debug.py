@@ -91,7 +91,7 @@ class Assume(Attrs, kind="assume"):
     dtype: str
     shape: Shape
     src: Handle
-    of: str
+    holds: str  # "val" or "ptrs": what the tile holds
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ class DebugRecording:
         self._not_in_fold("d_assume", "assume it of the tile before the reduction or scan")
         self._check_pred(pred, inf)
         r = self.new(inf.kind, inf.dtype, inf.shape)
-        self.emit(Assume(pred=pred, dtype=inf.dtype, shape=inf.shape, src=src, of=inf.kind), (r,))
+        self.emit(Assume(pred=pred, dtype=inf.dtype, shape=inf.shape, src=src, holds=inf.kind), (r,))
         if inf.kind == "ptrs":
             self.set_space(r, self.space_of(src))
         return r
