@@ -87,7 +87,7 @@ class Assert(Attrs, kind="assert"):
 
 @dataclass(frozen=True)
 class Assume(Attrs, kind="assume"):
-    pred: object
+    pred: ir.DivBy | ir.SameElements | ir.Bounded
     dtype: str
     shape: Shape
     src: Handle

@@ -50,7 +50,7 @@ class StridedView(Attrs, kind="strided_view"):
     tile_shape: Shape
     traversal: tuple[int, ...]
     dim_map: tuple[int, ...]
-    padding: object
+    padding: ir.Padding
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class GatherView(Attrs, kind="gather_view"):
     src: Handle
     tile_shape: Shape
     sparse_dim: int
-    padding: object
+    padding: ir.Padding
 
 
 @dataclass(frozen=True)

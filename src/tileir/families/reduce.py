@@ -27,7 +27,7 @@ from .control import run_region
 class Reduce(Attrs, kind="reduce"):
     dim: int
     shape: Shape
-    identities: tuple  # ir.IdF / ir.IdI, one per operand
+    identities: tuple[ir.IdF | ir.IdI, ...]  # one per operand
     operands: tuple[Handle, ...]
 
 

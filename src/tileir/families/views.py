@@ -53,7 +53,7 @@ class PartitionView(Attrs, kind="partition_view"):
     src: Handle
     tile_shape: Shape
     dim_map: tuple[int, ...]
-    padding: object
+    padding: ir.Padding
 
 
 @dataclass(frozen=True)
