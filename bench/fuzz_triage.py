@@ -102,9 +102,9 @@ def strided_unmasked(desc: dict, row: dict) -> bool:
 
     def load(it, op):
         a = op.a
-        view = it.val(a["view"])
+        view = it.val(a.view)
         buf = view["tv"]["buf"]
-        offs, inb = V._tile_geometry(it, view, a["indices"])
+        offs, inb = V._tile_geometry(it, view, a.indices)
         if view.get("step") is not None and "sparse_dim" not in view:
             inb = (offs >= 0) & (offs < buf.size)
         it.set(op.res[0], np.where(inb, buf[np.where(inb, offs, 0)], 0).astype(buf.dtype))

@@ -34,7 +34,7 @@ def test_a_float_dimension_anywhere_in_a_shape(body):
 def test_numpy_integers_are_dimensions_and_strides():
     prog = ti.trace_kernel("k", (ti.ByPtr(F32),), lambda: ti.load(ti.param(F32, 0), 0, [np.int64(16)],
                                                                   strides=[np.int32(1)]))
-    assert prog.ops[1].a["shape"] == (16,) and type(prog.ops[1].a["strides"][0]) is int
+    assert prog.ops[1].a.shape == (16,) and type(prog.ops[1].a.strides[0]) is int
 
 
 def test_cells_pad_of_a_number_lists_the_paddings():

@@ -9,6 +9,7 @@ worker path end to end on a fake device; the ledger's layer-2 column has no gap.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -376,8 +377,8 @@ def test_the_cubin_cache_keys_on_the_mutated_bytes():
 # lanes, the identity the host never folds in -- are left to the device run.)
 
 
-def _swap(a: dict, x: str, y: str) -> None:
-    a[x], a[y] = a[y], a[x]
+def _swap(a, x: str, y: str) -> dict:
+    return {x: getattr(a, y), y: getattr(a, x)}
 
 
 def _swap_region_args(op) -> None:
@@ -388,48 +389,51 @@ def _swap_region_args(op) -> None:
 
 def _sim(name, op) -> None:
     k, a = op.kind, op.a
-    if name == "atan2-operands-swapped" and k == "binaryf" and a["op"] == "atan2":
-        _swap(a, "a", "b")
-    elif name == "shri-always-logical" and k == "binaryi" and a["op"] == "shri":
-        a["op"] = "shru"
+    new: dict = {}
+    if name == "atan2-operands-swapped" and k == "binaryf" and a.op == "atan2":
+        new = _swap(a, "a", "b")
+    elif name == "shri-always-logical" and k == "binaryi" and a.op == "shri":
+        new = {"op": "shru"}
     elif name == "cmp-ordered-as-unordered" and k == "cmpf":
-        a["ordered"] = False
+        new = {"ordered": False}
     elif name == "cmpi-unsigned-as-signed" and k == "cmpi":
-        a["signed"] = True
-    elif name == "maxmin-nan-dropped" and k == "binaryf" and a["op"] in ("maxf", "minf"):
-        a["propagate_nan"] = False
-    elif name == "floor-ceil-swapped" and k == "unaryf" and a["op"] in ("floor", "ceil"):
-        a["op"] = {"floor": "ceil", "ceil": "floor"}[a["op"]]
-    elif name == "exp-as-exp2" and k == "unaryf" and a["op"] == "exp":
-        a["op"] = "exp2"
-    elif name == "negf-as-absf" and k == "unaryf" and a["op"] == "negf":
-        a["op"] = "absf"
+        new = {"signed": True}
+    elif name == "maxmin-nan-dropped" and k == "binaryf" and a.op in ("maxf", "minf"):
+        new = {"propagate_nan": False}
+    elif name == "floor-ceil-swapped" and k == "unaryf" and a.op in ("floor", "ceil"):
+        new = {"op": {"floor": "ceil", "ceil": "floor"}[a.op]}
+    elif name == "exp-as-exp2" and k == "unaryf" and a.op == "exp":
+        new = {"op": "exp2"}
+    elif name == "negf-as-absf" and k == "unaryf" and a.op == "negf":
+        new = {"op": "absf"}
     elif name == "select-branches-swapped" and k == "select":
-        _swap(a, "a", "b")
-    elif name == "ftof-rounding-nearest" and k == "convert" and a["op"].startswith("ftof"):
-        a["op"] = "ftof"
-    elif name == "exti-i4-zero-extends" and k == "convert" and a["op"] == "extis" and a["from_"] == "i4":
-        a["op"] = "exti"
-    elif name == "bitcast-as-itof" and k == "convert" and a["op"] == "bitcast" and a["from_"].startswith("i"):
-        a["op"] = "itof"
-    elif name == "remf-ieee-remainder" and k == "binaryf" and a["op"] == "remf":
-        a["op"] = "pow"  # any other answer: the host has no IEEE remainder; the lanes must still differ
+        new = _swap(a, "a", "b")
+    elif name == "ftof-rounding-nearest" and k == "convert" and a.op.startswith("ftof"):
+        new = {"op": "ftof"}
+    elif name == "exti-i4-zero-extends" and k == "convert" and a.op == "extis" and a.from_ == "i4":
+        new = {"op": "exti"}
+    elif name == "bitcast-as-itof" and k == "convert" and a.op == "bitcast" and a.from_.startswith("i"):
+        new = {"op": "itof"}
+    elif name == "remf-ieee-remainder" and k == "binaryf" and a.op == "remf":
+        new = {"op": "pow"}  # any other answer: the host has no IEEE remainder; the lanes must still differ
     elif name in ("reduce-args-swapped", "scan-args-swapped") and k == name.split("-")[0]:
         _swap_region_args(op)
-    elif name == "scan2-operands-swapped" and k == "scan" and len(a["operands"]) == 2:
-        a["operands"], a["identities"] = a["operands"][::-1], a["identities"][::-1]
+    elif name == "scan2-operands-swapped" and k == "scan" and len(a.operands) == 2:
+        new = {"operands": a.operands[::-1], "identities": a.identities[::-1]}
     elif name == "cat-operands-swapped" and k == "cat":
-        _swap(a, "lhs", "rhs")
+        new = _swap(a, "lhs", "rhs")
     elif name == "if-branches-swapped" and k == "if":
         op.regions = op.regions[::-1]
     elif name == "print-args-reversed" and k == "print":
-        a["args"], a["dtypes"] = a["args"][::-1], a["dtypes"][::-1]
-    elif name == "atomic-umax-as-max" and k == "atomic_rmw" and a["mode"] in ("umax", "umin"):
-        a["mode"] = a["mode"][1:]
-    elif name == "view-indices-reversed" and k == "load_view" and len(a["indices"]) > 1:
-        a["indices"] = a["indices"][::-1]
-    elif name == "gather-pad-dropped" and k in ("gather", "load_ptrs") and a.get("pad") is not None:
-        a["pad"] = None
+        new = {"args": a.args[::-1], "dtypes": a.dtypes[::-1]}
+    elif name == "atomic-umax-as-max" and k == "atomic_rmw" and a.mode in ("umax", "umin"):
+        new = {"mode": a.mode[1:]}
+    elif name == "view-indices-reversed" and k == "load_view" and len(a.indices) > 1:
+        new = {"indices": a.indices[::-1]}
+    elif name == "gather-pad-dropped" and k in ("gather", "load_ptrs") and a.pad is not None:
+        new = {"pad": None}
+    if new:
+        op.a = dataclasses.replace(a, **new)
 
 
 SIMULATED = ("atan2-operands-swapped", "shri-always-logical", "cmp-ordered-as-unordered", "cmpi-unsigned-as-signed",

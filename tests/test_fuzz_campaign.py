@@ -134,7 +134,7 @@ def test_prints_and_asserts_are_judged_by_their_shapes():
 def _negf_as_absf(it, op):
     """The device of the negf-as-absf mutant: negf answers |x|."""
     RULES["unaryf"](it, op)
-    if op.a["op"] == "negf":
+    if op.a.op == "negf":
         it.set(op.res[0], np.abs(np.asarray(it.vals[op.res[0]])))
 
 
@@ -142,7 +142,7 @@ def _addf_one_ulp_up(it, op):
     """A device whose float add lands one unit up."""
     RULES["binaryf"](it, op)
     v = np.asarray(it.vals[op.res[0]])
-    if op.a["op"] == "addf" and v.dtype in (np.float16, np.float32, np.float64):
+    if op.a.op == "addf" and v.dtype in (np.float16, np.float32, np.float64):
         it.set(op.res[0], np.nextafter(v, v.dtype.type(np.inf)))
 
 
@@ -188,7 +188,7 @@ def test_the_classifier_finds_a_host_rule_that_is_not_the_dialects(monkeypatch):
 
     def sloppy(it, op):  # a host that forgets mulf's rounding mode and rounds up instead
         orig(it, op)
-        if op.a["op"] == "mulf":
+        if op.a.op == "mulf":
             v = np.asarray(it.vals[op.res[0]])
             it.set(op.res[0], np.nextafter(v, np.float32(np.inf)).astype(v.dtype))
 

@@ -49,10 +49,10 @@ def _unmasked_store(it, op):
     from tileir.families import views as V
 
     a = op.a
-    view = it.val(a["view"])
+    view = it.val(a.view)
     buf = view["tv"]["buf"]
-    offs, _ = V._tile_geometry(it, view, a["indices"])
-    v = np.broadcast_to(np.asarray(it.val(a["value"])), offs.shape)
+    offs, _ = V._tile_geometry(it, view, a.indices)
+    v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
     ok = (offs >= 0) & (offs < buf.size)
     buf[offs[ok]] = v[ok]
 
@@ -140,8 +140,8 @@ def _fold_in_order(it, op):
     """A device folding left to right (reversed for a reverse scan), every partial in the format."""
     from tileir.families.reduce import _fold_generic
 
-    xs = [np.asarray(it.val(h)) for h in op.a["operands"]]
-    for h, v in zip(op.res, _fold_generic(it, op, op.regions[0], xs, op.a["dim"])):
+    xs = [np.asarray(it.val(h)) for h in op.a.operands]
+    for h, v in zip(op.res, _fold_generic(it, op, op.regions[0], xs, op.a.dim)):
         it.set(h, v)
 
 
@@ -188,7 +188,7 @@ def test_seeds_run_those_programs_and_likely_same_needs_the_same_regions(tmp_pat
 
         def un(it, op):
             _ref_unaryf(it, op)
-            if op.a["op"] == "negf":
+            if op.a.op == "negf":
                 it.set(op.res[0], np.abs(np.asarray(it.vals[op.res[0]])))
         return fake_answer(job, {"unaryf": un})
 

@@ -227,7 +227,7 @@ def test_a_surface_call_outside_a_kernel():
 def test_reduce_max_identity_is_minus_infinity():
     prog = rec(lambda: ti.reduce_max(ti.load(ti.param(F32, 0), ti.idx_const(0), [16])))
     (red,) = [op for op in prog.walk() if op.kind == "reduce"]
-    assert red.a["identities"][0].value == -math.inf
+    assert red.a.identities[0].value == -math.inf
 
 
 def test_a_value_made_in_a_loop_body_used_after_the_loop():

@@ -12,10 +12,53 @@ Operations are numbered depth first, a region's operation before its body, ``mak
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
 
 from .dtypes import Dtype, dtype
 from .ir import KParam
+
+_A = TypeVar("_A", bound="Attrs")
+
+Handle = int  # a recorded value: a key of ``TileProg.info``
+Shape = tuple  # a tile's extents, ints
+
+ATTRS: dict[str, type[Attrs]] = {}  # recorded kind -> its attribute record (filled as families are imported)
+
+
+class Attrs:
+    """A recorded operation's attributes, typed: one frozen dataclass per kind, declared beside the
+    recorder that makes it (``class UnaryF(Attrs, kind="unaryf")``). The record names the kind, so
+    ``RecorderCore.emit(UnaryF(...), res)`` cannot misspell it, a misspelt attribute is refused when
+    the record is made, and a rule reads ``UnaryF.of(op).dtype`` (checked by mypy, see
+    tests/test_attrs.py). Generic walkers read ``attr_items``."""
+
+    KIND: ClassVar[str] = ""
+
+    def __init_subclass__(cls, kind: str = "", **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        clash = {"of", "KIND"} & set(cls.__dict__.get("__annotations__", {}))
+        if clash:
+            raise TypeError(f"{cls.__qualname__}: an attribute may not be named {', '.join(sorted(clash))}")
+        if kind:
+            if kind in ATTRS:
+                raise TypeError(f"two attribute records for the recorded kind {kind!r}: "
+                                f"{ATTRS[kind].__qualname__} and {cls.__qualname__}")
+            cls.KIND = kind
+            ATTRS[kind] = cls
+
+    @classmethod
+    def of(cls: type[_A], op: Op) -> _A:
+        """``op``'s attributes, which must be a ``cls`` (a rule reading the wrong kind fails here)."""
+        a = op.a
+        if not isinstance(a, cls):
+            raise TypeError(f"#{op.num} {op.kind} carries {type(a).__name__}, not {cls.__name__}")
+        return a
+
+
+def attr_items(a: Attrs) -> list[tuple[str, Any]]:
+    """(name, value) of each of a record's attributes, in declaration order: for generic walkers."""
+    return [(f.name, getattr(a, f.name)) for f in fields(a)]  # type: ignore[arg-type]
 
 
 @dataclass(eq=False)
@@ -27,14 +70,14 @@ class Region:
 
 @dataclass(eq=False)
 class Op:
-    kind: str
+    kind: str  # always type(a).KIND
     res: tuple
-    a: dict
+    a: Attrs
     regions: tuple = ()
     num: int = 0
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in self.a.items())
+        fields = ", ".join(f"{k}={v!r}" for k, v in attr_items(self.a))
         return f"#{self.num} {self.kind}{list(self.res)}({fields})"
 
 
@@ -101,4 +144,5 @@ def ByValue(d) -> KParam:
     return KParam(dtype(d).name, False)
 
 
-__all__ = ["Region", "Op", "HInfo", "TileProg", "ByPtr", "ByValue", "Dtype"]
+__all__ = ["Attrs", "ATTRS", "attr_items", "Handle", "Shape", "Region", "Op", "HInfo", "TileProg", "ByPtr", "ByValue",
+           "Dtype"]

@@ -33,6 +33,10 @@ from fractions import Fraction
 import numpy as np
 
 from ..families import HOST as HOST_RULES
+from ..families.arith import BinaryF, BinaryI, CmpI, Fma
+from ..families.convert import Convert
+from ..families.reduce import Reduce
+from ..prog import attr_items
 from . import exact as X
 from .fuzzknown import CAUSES, known_cause, tf32_k4_products
 
@@ -65,12 +69,12 @@ def trace_ops(prog, args, grid) -> list:
                 first = self.block == (0, 0, 0) and op.num not in seen
                 ins = {}
                 if first:
-                    for k in ("a", "b", "c"):
-                        h = op.a.get(k)
+                    for k in ("a", "b", "c"):  # the element-wise operands, whatever the kind
+                        h = getattr(op.a, k, None)
                         if isinstance(h, int) and (h in self.vals or h in self.prog.consts):
                             ins[k] = np.array(self.val(h))
-                    if "operands" in op.a:
-                        ins["operands"] = [np.array(self.val(h)) for h in op.a["operands"]]
+                    if isinstance(op.a, Reduce):
+                        ins["operands"] = [np.array(self.val(h)) for h in op.a.operands]
                 rule(self, op)
                 if first:
                     seen[op.num] = (op, ins, [np.array(self.vals[h]) for h in op.res if h in self.vals])
@@ -140,41 +144,41 @@ def independent(op, ins: dict):
     has none."""
     from ..dtypes import BY_NAME
 
-    a, k = op.a, op.kind
+    a = op.a
     try:
-        if k == "binaryf" and a["op"] in ("addf", "subf", "mulf", "divf", "maxf", "minf"):
-            x, y = (np.broadcast_to(ins[n], a["shape"]).astype(np.float64).ravel() for n in ("a", "b"))
-            if a["op"] in ("maxf", "minf"):
-                return [_ieee_max(p, q, a["op"] == "maxf", a["propagate_nan"]) for p, q in zip(x, y)]
-            mode = a.get("rounding") or "nearest_even"
-            return [_exact_binary(a["op"], float(p), float(q), a["dtype"], mode) for p, q in zip(x, y)]
-        if k == "fma":
-            x, y, z = (np.broadcast_to(ins[n], a["shape"]).astype(np.float64).ravel() for n in ("a", "b", "c"))
-            return [X.fma(float(p), float(q), float(r), a["dtype"]) for p, q, r in zip(x, y, z)]
-        if k == "convert" and a["op"].startswith("ftof"):
+        if isinstance(a, BinaryF) and a.op in ("addf", "subf", "mulf", "divf", "maxf", "minf"):
+            x, y = (np.broadcast_to(ins[n], a.shape).astype(np.float64).ravel() for n in ("a", "b"))
+            if a.op in ("maxf", "minf"):
+                return [_ieee_max(p, q, a.op == "maxf", a.propagate_nan) for p, q in zip(x, y)]
+            mode = a.rounding or "nearest_even"
+            return [_exact_binary(a.op, float(p), float(q), a.dtype, mode) for p, q in zip(x, y)]
+        if isinstance(a, Fma):
+            x, y, z = (np.broadcast_to(ins[n], a.shape).astype(np.float64).ravel() for n in ("a", "b", "c"))
+            return [X.fma(float(p), float(q), float(r), a.dtype) for p, q, r in zip(x, y, z)]
+        if isinstance(a, Convert) and a.op.startswith("ftof"):
             mode = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
-                    "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}[a["op"]]
+                    "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}[a.op]
             x = np.asarray(ins["a"]).astype(np.float64).ravel()
-            return [X.device_ftof(float(v), a["from_"], a["to"], mode) for v in x]
-        if k in ("binaryi", "cmpi"):
-            d = BY_NAME[a["dtype"]]
-            x, y = (np.broadcast_to(ins[n], a["shape"]).astype(np.int64).ravel() for n in ("a", "b"))
-            if k == "cmpi":
+            return [X.device_ftof(float(v), a.from_, a.to, mode) for v in x]
+        if isinstance(a, (BinaryI, CmpI)):
+            d = BY_NAME[a.dtype]
+            x, y = (np.broadcast_to(ins[n], a.shape).astype(np.int64).ravel() for n in ("a", "b"))
+            if isinstance(a, CmpI):
                 bits = d.bits
-                rd = (lambda v: int(v)) if a["signed"] else (lambda v: int(v) & ((1 << bits) - 1))
+                rd = (lambda v: int(v)) if a.signed else (lambda v: int(v) & ((1 << bits) - 1))
                 f = {"eq": int.__eq__, "ne": int.__ne__, "lt": int.__lt__, "le": int.__le__, "gt": int.__gt__,
-                     "ge": int.__ge__}[a["pred"]]
+                     "ge": int.__ge__}[a.pred]
                 return [bool(f(rd(p), rd(q))) for p, q in zip(x, y)]
-            return [_int_binary(a["op"], int(p), int(q), d.bits) for p, q in zip(x, y)]
-        if k == "reduce" and len(op.regions[0].ops) == 1 and op.regions[0].ops[0].kind == "binaryf" and \
-                op.regions[0].ops[0].a["op"] in ("maxf", "minf"):
-            body = op.regions[0].ops[0].a
-            x = np.moveaxis(np.asarray(ins["operands"][0]).astype(np.float64), a["dim"], -1)
+            return [_int_binary(a.op, int(p), int(q), d.bits) for p, q in zip(x, y)]
+        body = op.regions[0].ops[0].a if op.regions and len(op.regions[0].ops) == 1 else None
+        if op.kind == "reduce" and isinstance(a, Reduce) and isinstance(body, BinaryF) and \
+                body.op in ("maxf", "minf"):
+            x = np.moveaxis(np.asarray(ins["operands"][0]).astype(np.float64), a.dim, -1)
             out = []
             for row in x.reshape(-1, x.shape[-1]):
                 acc = float(row[0])
                 for v in row[1:]:
-                    acc = _ieee_max(acc, float(v), body["op"] == "maxf", body["propagate_nan"])
+                    acc = _ieee_max(acc, float(v), body.op == "maxf", body.propagate_nan)
                 out.append(acc)
             return out
     except (KeyError, TypeError, ValueError, OverflowError, ZeroDivisionError):
@@ -206,10 +210,11 @@ def host_disagreements(prog, args, grid) -> list:
                 bad.append(i)
         if bad:
             i = bad[0]
-            out.append({"op": op.kind + (f" {op.a.get('op', '')}" if op.a.get("op") else ""), "num": op.num,
+            name = getattr(op.a, "op", "")  # the operation a kind of several names: unaryf's exp
+            out.append({"op": op.kind + (f" {name}" if name else ""), "num": op.num,
                         "lanes": len(bad), "of": len(got), "example": {"lane": i, "host": str(got[i]),
                                                                       "independent": str(want_a[i])},
-                        "attrs": {k: v for k, v in op.a.items() if isinstance(v, (str, bool)) and k != "op"}})
+                        "attrs": {k: v for k, v in attr_items(op.a) if isinstance(v, (str, bool)) and k != "op"}})
     return out
 
 

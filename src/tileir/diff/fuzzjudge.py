@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dtypes import BY_NAME, to_format
+from ..families.arith import BinaryF, UnaryF
+from ..families.mma import MmaF
+from ..families.reduce import Reduce
 from ..judge import compare, ulp_of
 from ..ref.core import RULES, Interp
 from .model import Judge
@@ -95,7 +98,7 @@ def _body_computes(op) -> bool:
     """A fold whose body does float arithmetic (its order is not specified): not max / min / a take."""
     for r in op.regions:
         for o in r.ops:
-            if o.kind == "fma" or (o.kind == "binaryf" and o.a["op"] in ("addf", "subf", "mulf", "divf")):
+            if o.kind == "fma" or (isinstance(o.a, BinaryF) and o.a.op in ("addf", "subf", "mulf", "divf")):
                 return True
     return False
 
@@ -104,16 +107,16 @@ def source_bounds(it, op) -> list:
     """Per result of ``op``: the bound (an array, f64) within which a right device answer lies
     around the host's, or None where the device must answer exactly."""
     k, a = op.kind, op.a
-    if k == "unaryf" and (a["op"] in APPROX_UNARY or a.get("rounding") == "approx"):
+    if isinstance(a, UnaryF) and (a.op in APPROX_UNARY or a.rounding == "approx"):
         r = np.asarray(it.vals[op.res[0]])
-        return [ULPS.get(a["dtype"], 8) * ulp_of(r.astype(np.float64), r.dtype)]
-    if k == "binaryf" and a["op"] in APPROX_BINARY:
+        return [ULPS.get(a.dtype, 8) * ulp_of(r.astype(np.float64), r.dtype)]
+    if isinstance(a, BinaryF) and a.op in APPROX_BINARY:
         r = np.asarray(it.vals[op.res[0]])
-        return [ULPS.get(a["dtype"], 8) * ulp_of(r.astype(np.float64), r.dtype)]
-    if k in ("reduce", "scan") and _body_computes(op):
+        return [ULPS.get(a.dtype, 8) * ulp_of(r.astype(np.float64), r.dtype)]
+    if isinstance(a, Reduce) and _body_computes(op):
         out = []
-        dim = a["dim"]
-        for h, res in zip(a["operands"], op.res):
+        dim = a.dim
+        for h, res in zip(a.operands, op.res):
             d = it.prog.info[h].dtype
             if not _is_float(d):
                 out.append(None)
@@ -131,14 +134,14 @@ def source_bounds(it, op) -> list:
             b = np.where(s + b >= top, np.inf, b)
             out.append(np.broadcast_to(b, np.shape(it.vals[res])) if k == "scan" else b)
         return out
-    if k == "mmaf":
-        x = np.abs(np.asarray(it.val(a["a"])).astype(np.float64))
-        y = np.abs(np.asarray(it.val(a["b"])).astype(np.float64))
-        c = np.abs(np.asarray(it.val(a["c"])).astype(np.float64))
+    if isinstance(a, MmaF):
+        x = np.abs(np.asarray(it.val(a.a)).astype(np.float64))
+        y = np.abs(np.asarray(it.val(a.b)).astype(np.float64))
+        c = np.abs(np.asarray(it.val(a.c)).astype(np.float64))
         with np.errstate(all="ignore"):
             mag = np.nan_to_num(x, posinf=0) @ np.nan_to_num(y, posinf=0) + np.nan_to_num(c, posinf=0)
-        u = max(UNIT.get(a["acc"], 2.0 ** -24), UNIT.get(a["dtype"], 0.0) if a["dtype"] in ("f16", "bf16") else 0.0)
-        return [2 * (a["k"] + 1) * u * mag]
+        u = max(UNIT.get(a.acc, 2.0 ** -24), UNIT.get(a.dtype, 0.0) if a.dtype in ("f16", "bf16") else 0.0)
+        return [2 * (a.k + 1) * u * mag]
     return []
 
 
@@ -194,9 +197,9 @@ def approx_ops(prog) -> list:
     out = []
     for op in prog.walk():
         a = op.a
-        if (op.kind == "unaryf" and (a["op"] in APPROX_UNARY or a.get("rounding") == "approx")) or \
-                (op.kind == "binaryf" and a["op"] in APPROX_BINARY) or op.kind == "mmaf" or \
-                (op.kind in ("reduce", "scan") and _body_computes(op)):
+        if (isinstance(a, UnaryF) and (a.op in APPROX_UNARY or a.rounding == "approx")) or \
+                (isinstance(a, BinaryF) and a.op in APPROX_BINARY) or op.kind == "mmaf" or \
+                (isinstance(a, Reduce) and _body_computes(op)):
             out.append(op.num)
     return out
 

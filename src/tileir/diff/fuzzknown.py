@@ -46,12 +46,13 @@ def vector_tail_store(it, op) -> None:
     that holds an in-bounds lane of the tile is written, the out-of-bounds ones included (the
     dialect masks every out-of-bounds lane)."""
     from ..families import views as V
+    from ..families.views import StoreView
 
-    a = op.a
-    view = it.val(a["view"])
+    a = StoreView.of(op)
+    view = it.val(a.view)
     buf = view["tv"]["buf"]
-    offs, inb = V._tile_geometry(it, view, a["indices"])
-    v = np.broadcast_to(np.asarray(it.val(a["value"])), offs.shape)
+    offs, inb = V._tile_geometry(it, view, a.indices)
+    v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
     group = (offs * buf.dtype.itemsize) // 16
     w = inb | np.isin(group, np.unique(group[inb]))
     w &= (offs >= 0) & (offs < buf.size)
@@ -132,15 +133,15 @@ def match_view_store_tail(outcome: dict, desc: dict):
 def tf32_k4_products(desc: dict) -> list:
     """(m, k, n) of every tf32 product of ``desc``'s recording whose K the lowering leaves at 4
     (``padded`` False) or pads (True): [(m, k, n, padded)]."""
-    from ..families.mma import TF32_PADDED_K
+    from ..families.mma import TF32_PADDED_K, MmaF
     from .fuzzbuild import build
 
     try:
         prog = build(desc).prog
     except Exception:
         return []
-    return [(op.a["m"], op.a["k"], op.a["n"], op.a["k"] in TF32_PADDED_K) for op in prog.walk()
-            if op.kind == "mmaf" and op.a["dtype"] == "tf32" and op.a["k"] == 4]
+    mmas = [op.a for op in prog.walk() if isinstance(op.a, MmaF)]
+    return [(a.m, a.k, a.n, a.k in TF32_PADDED_K) for a in mmas if a.dtype == "tf32" and a.k == 4]
 
 
 def match_tf32_k4_unpadded(outcome: dict, desc: dict):

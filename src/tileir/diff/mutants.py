@@ -36,8 +36,12 @@ import numpy as np
 from .. import generic, ir
 from ..dtypes import BY_NAME as DTYPES
 from ..families import LOWERING as RULES  # every lowering rule, so every patch finds the entry it wraps
+from ..families.arith import BinaryF, BinaryI
+from ..families.globals import Alloca, GetGlobal
 from ..families.pointers import ptr_ty, spread_ptr
+from ..families.reduce import Reduce, Scan
 from ..families.spaces import esize
+from ..families.tileshape import PowI
 
 ENV = "TILEIR_MUTANT"
 
@@ -90,7 +94,7 @@ def _where(test, **fields):
 
 def _attrs(op, **changes):
     """A copy of the recorded op with some of its attributes changed."""
-    return dataclasses.replace(op, a={**op.a, **changes})
+    return dataclasses.replace(op, a=dataclasses.replace(op.a, **changes))
 
 
 def _every(_x) -> bool:
@@ -102,14 +106,14 @@ def _every(_x) -> bool:
 
 def _remf_ieee(real, lw, op):
     """remf as a - floor(a / b + 0.5) * b, from existing instructions."""
-    a = op.a
-    if a["op"] != "remf":
+    a = BinaryF.of(op)
+    if a.op != "remf":
         return real(lw, op)
-    ty = ir.tile(a["shape"], a["dtype"])
-    x, y = lw.val(a["a"]), lw.val(a["b"])
+    ty = ir.tile(a.shape, a.dtype)
+    x, y = lw.val(a.a), lw.val(a.b)
     q, h, f, m = (lw.fresh() for _ in range(4))
     lw.emit(ir.FloatBin(q, "divf", ty, x, y))
-    lw.emit(ir.FloatBin(h, "addf", ty, ir.Val(q), lw.constant(a["dtype"], a["shape"], 0.5)))
+    lw.emit(ir.FloatBin(h, "addf", ty, ir.Val(q), lw.constant(a.dtype, a.shape, 0.5)))
     lw.emit(ir.FloatUn(f, "floor", ty, ir.Val(h)))
     lw.emit(ir.FloatBin(m, "mulf", ty, ir.Val(f), y))
     lw.result(op, ir.FloatBin, "subf", ty, x, ir.Val(m))
@@ -118,12 +122,12 @@ def _remf_ieee(real, lw, op):
 def _mulhi_signed(real, lw, op):
     """mulhii's unsigned high half corrected to the signed one (minus b where a < 0, minus a where b < 0)."""
     real(lw, op)
-    a = op.a
-    if a["op"] != "mulhii":
+    a = BinaryI.of(op)
+    if a.op != "mulhii":
         return
-    ty, bty = ir.tile(a["shape"], a["dtype"]), ir.tile(a["shape"], "i1")
-    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
-    zero = lw.constant(a["dtype"], a["shape"], 0)
+    ty, bty = ir.tile(a.shape, a.dtype), ir.tile(a.shape, "i1")
+    lhs, rhs = lw.val(a.a), lw.val(a.b)
+    zero = lw.constant(a.dtype, a.shape, 0)
     out = lw.val(op.res[0])
     for neg, other in ((lhs, rhs), (rhs, lhs)):
         c, s, d = lw.fresh(), lw.fresh(), lw.fresh()
@@ -136,40 +140,40 @@ def _mulhi_signed(real, lw, op):
 
 def _powi_abs(real, lw, op):
     """fpowi with an i32 exponent passed through absi first."""
-    a = op.a
-    if a["exp_dtype"] != "i32":
+    a = PowI.of(op)
+    if a.exp_dtype != "i32":
         return real(lw, op)
-    shape = a["shape"]
-    n = lw.val(a["n"])
+    shape = a.shape
+    n = lw.val(a.n)
     m = lw.fresh()
     lw.emit(ir.IntUn(m, "absi", ir.tile(shape, "i32"), n))
-    lw.result(op, ir.FloatPowI, ir.tile(shape, a["dtype"]), ir.tile(shape, a["exp_dtype"]), lw.val(a["a"]), ir.Val(m))
+    lw.result(op, ir.FloatPowI, ir.tile(shape, a.dtype), ir.tile(shape, a.exp_dtype), lw.val(a.a), ir.Val(m))
 
 
 def _global_as_alloca(real, lw, op):
     """get_global as a fresh alloca of the global's size (memoised as the real one is)."""
-    a = op.a
-    key = ("get_global", a["sym"])
+    a = GetGlobal.of(op)
+    key = ("get_global", a.sym)
     p = lw.memo_get(key)
     if p is None:
         dst = lw.fresh()
-        n = next(len(g.values) for g in lw.prog.globals if g.sym == a["sym"])
-        lw.emit(ir.AllocaPtr(dst, n, max(16, esize(a["dtype"])), False, ptr_ty(a["dtype"], ())))
+        n = next(len(g.values) for g in lw.prog.globals if g.sym == a.sym)
+        lw.emit(ir.AllocaPtr(dst, n, max(16, esize(a.dtype)), False, ptr_ty(a.dtype, ())))
         p = lw.memo_put(key, ir.Val(dst))
-    lw.bind(op.res[0], spread_ptr(lw, p, a["dtype"], a["shape"]))
+    lw.bind(op.res[0], spread_ptr(lw, p, a.dtype, a.shape))
 
 
 def _allocas_merged(real, lw, op):
     """Every alloca of a scope after the first of its dtype answers the first one's address."""
-    a = op.a
-    key = ("merged-alloca", a["dtype"])
+    a = Alloca.of(op)
+    key = ("merged-alloca", a.dtype)
     first = lw.memo_get(key)
     if first is not None:
-        return lw.bind(op.res[0], spread_ptr(lw, first, a["dtype"], a["shape"]))
+        return lw.bind(op.res[0], spread_ptr(lw, first, a.dtype, a.shape))
     dst = lw.fresh()
-    lw.emit(ir.AllocaPtr(dst, a["num_elem"], a["align"], a["shared"], ptr_ty(a["dtype"], ())))
+    lw.emit(ir.AllocaPtr(dst, a.num_elem, a.align, a.shared, ptr_ty(a.dtype, ())))
     lw.memo_put(key, ir.Val(dst))
-    lw.bind(op.res[0], spread_ptr(lw, ir.Val(dst), a["dtype"], a["shape"]))
+    lw.bind(op.res[0], spread_ptr(lw, ir.Val(dst), a.dtype, a.shape))
 
 
 def _wrong_identity(x):
@@ -189,9 +193,10 @@ def _region_args_swapped(op):
 
 
 def _scan2_swapped(op):
-    if len(op.a["operands"]) != 2:
+    a = Scan.of(op)
+    if len(a.operands) != 2:
         return op
-    return _attrs(op, operands=tuple(op.a["operands"])[::-1], identities=tuple(op.a["identities"])[::-1])
+    return _attrs(op, operands=tuple(a.operands)[::-1], identities=tuple(a.identities)[::-1])
 
 
 _FLOATS, _INTS = ("f16", "bf16", "f32", "f64"), ("i16", "i32", "i64")
@@ -269,7 +274,7 @@ MUTANTS: tuple = (
            "select's two values in the other order"),
     Mutant("reduce-identity-wrong", "reduce",
            op_rule(("reduce", "scan"),
-                   lambda op: _attrs(op, identities=tuple(_wrong_identity(x) for x in op.a["identities"]))),
+                   lambda op: _attrs(op, identities=tuple(_wrong_identity(x) for x in Reduce.of(op).identities))),
            "every reduction's and scan's identity replaced (0 -> 1, -inf -> +inf, the least integer -> the "
            "greatest ...); run against the scans too, where a shuffle-based prefix may fold it in",
            also=("scan", "scan2")),

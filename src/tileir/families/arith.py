@@ -12,12 +12,14 @@ comparison is ordered (NaN answers 0 for all six, ne included) unless asked unor
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format, wrap_int
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 
 FLOAT_UNARY = ("negf", "absf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil",
@@ -28,6 +30,97 @@ INT_BINARY = ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", 
 INT_UNARY = ("negi", "absi")
 PREDICATES = {"eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_than_or_equal",
               "gt": "greater_than", "ge": "greater_than_or_equal"}
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spread(Attrs, kind="spread"):
+    src: Handle
+    dtype: str
+    shape: Shape
+
+
+@dataclass(frozen=True)
+class UnaryF(Attrs, kind="unaryf"):
+    op: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    rounding: str
+    ftz: bool
+
+
+@dataclass(frozen=True)
+class BinaryF(Attrs, kind="binaryf"):
+    op: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    b: Handle
+    rounding: str
+    ftz: bool
+    propagate_nan: bool
+
+
+@dataclass(frozen=True)
+class Fma(Attrs, kind="fma"):
+    dtype: str
+    shape: Shape
+    a: Handle
+    b: Handle
+    c: Handle
+    rounding: str
+    ftz: bool
+
+
+@dataclass(frozen=True)
+class CmpF(Attrs, kind="cmpf"):
+    pred: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    b: Handle
+    ordered: bool
+
+
+@dataclass(frozen=True)
+class CmpI(Attrs, kind="cmpi"):
+    pred: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    b: Handle
+    signed: bool
+
+
+@dataclass(frozen=True)
+class BinaryI(Attrs, kind="binaryi"):
+    op: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    b: Handle
+    overflow: str
+
+
+@dataclass(frozen=True)
+class UnaryI(Attrs, kind="unaryi"):
+    op: str
+    dtype: str
+    shape: Shape
+    a: Handle
+    overflow: str
+
+
+@dataclass(frozen=True)
+class Select(Attrs, kind="select"):
+    dtype: str
+    shape: Shape
+    cond: Handle
+    a: Handle
+    b: Handle
 
 
 class ArithRecording:
@@ -45,7 +138,7 @@ class ArithRecording:
             raise self.refuse(f"a {inf.dtype}{list(inf.shape)} tile where a {list(shape)} one is needed",
                               f"broadcast(t, {list(shape)}) or reshape(t, {list(shape)})")
         r = self.new(inf.kind, inf.dtype, shape)
-        self.emit("spread", (r,), src=h, dtype=inf.dtype, shape=shape)
+        self.emit(Spread(src=h, dtype=inf.dtype, shape=shape), (r,))
         return r
 
     def t_spread(self, dtype, shape, src):
@@ -84,51 +177,51 @@ class ArithRecording:
     def t_unaryf(self, op, dtype, shape, a, rounding="", ftz=False):
         (a,) = self.operands(op, dtype, shape, [a], "float")
         r = self.new("val", dtype, shape)
-        self.emit("unaryf", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, rounding=rounding, ftz=ftz)
+        self.emit(UnaryF(op=op, dtype=dtype, shape=tuple(shape), a=a, rounding=rounding, ftz=ftz), (r,))
         return r
 
     def t_binaryf(self, op, dtype, shape, a, b, rounding="", ftz=False, propagate_nan=False):
         a, b = self.operands(op, dtype, shape, [a, b], "float")
         r = self.new("val", dtype, shape)
-        self.emit("binaryf", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, rounding=rounding,
-                  ftz=ftz, propagate_nan=propagate_nan)
+        self.emit(BinaryF(op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, rounding=rounding,
+                  ftz=ftz, propagate_nan=propagate_nan), (r,))
         return r
 
     def t_fma(self, dtype, shape, a, b, c, rounding="nearest_even", ftz=False):
         a, b, c = self.operands("fma", dtype, shape, [a, b, c], "float")
         r = self.new("val", dtype, shape)
-        self.emit("fma", (r,), dtype=dtype, shape=tuple(shape), a=a, b=b, c=c, rounding=rounding, ftz=ftz)
+        self.emit(Fma(dtype=dtype, shape=tuple(shape), a=a, b=b, c=c, rounding=rounding, ftz=ftz), (r,))
         return r
 
     def t_cmpf(self, pred, dtype, shape, a, b, ordered=True):
         a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "float")
         r = self.new("val", "i1", shape)
-        self.emit("cmpf", (r,), pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, ordered=ordered)
+        self.emit(CmpF(pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, ordered=ordered), (r,))
         return r
 
     def t_cmpi(self, pred, shape, a, b, signed=True, dtype="i32"):
         a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "int")
         r = self.new("val", "i1", shape)
-        self.emit("cmpi", (r,), pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, signed=signed)
+        self.emit(CmpI(pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, signed=signed), (r,))
         return r
 
     def t_binaryi(self, op, dtype, shape, a, b, overflow="none"):
         a, b = self.operands(op, dtype, shape, [a, b], "int")
         r = self.new("val", dtype, shape)
-        self.emit("binaryi", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, overflow=overflow)
+        self.emit(BinaryI(op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, overflow=overflow), (r,))
         return r
 
     def t_unaryi(self, op, dtype, shape, a, overflow="none"):
         (a,) = self.operands(op, dtype, shape, [a], "int")
         r = self.new("val", dtype, shape)
-        self.emit("unaryi", (r,), op=op, dtype=dtype, shape=tuple(shape), a=a, overflow=overflow)
+        self.emit(UnaryI(op=op, dtype=dtype, shape=tuple(shape), a=a, overflow=overflow), (r,))
         return r
 
     def t_select(self, dtype, shape, cond, a, b):
         (cond,) = self.operands("select's condition", "i1", shape, [cond])
         a, b = self.operands("select", dtype, shape, [a, b])
         r = self.new("val", dtype, shape)
-        self.emit("select", (r,), dtype=dtype, shape=tuple(shape), cond=cond, a=a, b=b)
+        self.emit(Select(dtype=dtype, shape=tuple(shape), cond=cond, a=a, b=b), (r,))
         return r
 
     def t_constf(self, dtype, shape, value):
@@ -161,42 +254,43 @@ class ArithRecording:
 
 @lowering("unaryf")
 def _lower_unaryf(lw, op):
-    a = op.a
-    lw.result(op, ir.FloatUn, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["rounding"], a["ftz"])
+    a = UnaryF.of(op)
+    lw.result(op, ir.FloatUn, a.op, ir.tile(a.shape, a.dtype), lw.val(a.a), a.rounding, a.ftz)
 
 
 @lowering("binaryf")
 def _lower_binaryf(lw, op):
-    a = op.a
-    lw.result(op, ir.FloatBin, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]),
-              a["rounding"], a["ftz"], a["propagate_nan"])
+    a = BinaryF.of(op)
+    lw.result(op, ir.FloatBin, a.op, ir.tile(a.shape, a.dtype), lw.val(a.a), lw.val(a.b),
+              a.rounding, a.ftz, a.propagate_nan)
 
 
 @lowering("fma")
 def _lower_fma(lw, op):
-    a = op.a
-    lw.result(op, ir.FloatFma, ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]),
-              a["rounding"], a["ftz"])
+    a = Fma.of(op)
+    lw.result(op, ir.FloatFma, ir.tile(a.shape, a.dtype), lw.val(a.a), lw.val(a.b), lw.val(a.c),
+              a.rounding, a.ftz)
 
 
 @lowering("cmpf", "cmpi")
 def _lower_cmp(lw, op):
     a = op.a
-    shape, pred = a["shape"], PREDICATES[a["pred"]]
-    ty, res = ir.tile(shape, a["dtype"]), ir.tile(shape, "i1")
-    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
-    if op.kind == "cmpf":
-        lw.result(op, ir.CmpFloat, pred, ty, res, lhs, rhs, a["ordered"])
+    assert isinstance(a, (CmpF, CmpI))
+    shape, pred = a.shape, PREDICATES[a.pred]
+    ty, res = ir.tile(shape, a.dtype), ir.tile(shape, "i1")
+    lhs, rhs = lw.val(a.a), lw.val(a.b)
+    if isinstance(a, CmpF):
+        lw.result(op, ir.CmpFloat, pred, ty, res, lhs, rhs, a.ordered)
     else:
-        lw.result(op, ir.CmpInt, pred, ty, res, lhs, rhs, a["signed"])
+        lw.result(op, ir.CmpInt, pred, ty, res, lhs, rhs, a.signed)
 
 
 @lowering("binaryi")
 def _lower_binaryi(lw, op):
-    a = op.a
-    name, overflow = a["op"], a["overflow"]
-    ty = ir.tile(a["shape"], a["dtype"])
-    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
+    a = BinaryI.of(op)
+    name, overflow = a.op, a.overflow
+    ty = ir.tile(a.shape, a.dtype)
+    lhs, rhs = lw.val(a.a), lw.val(a.b)
     if name == "addi":
         lw.result(op, ir.AddInt, ty, lhs, rhs, overflow)
     elif name == "muli":
@@ -207,15 +301,15 @@ def _lower_binaryi(lw, op):
 
 @lowering("unaryi")
 def _lower_unaryi(lw, op):
-    a = op.a
-    lw.result(op, ir.IntUn, a["op"], ir.tile(a["shape"], a["dtype"]), lw.val(a["a"]), a["overflow"])
+    a = UnaryI.of(op)
+    lw.result(op, ir.IntUn, a.op, ir.tile(a.shape, a.dtype), lw.val(a.a), a.overflow)
 
 
 @lowering("select")
 def _lower_select(lw, op):
-    a = op.a
-    lw.result(op, ir.SelectTile, ir.tile(a["shape"], "i1"), ir.tile(a["shape"], a["dtype"]), lw.val(a["cond"]),
-              lw.val(a["a"]), lw.val(a["b"]))
+    a = Select.of(op)
+    lw.result(op, ir.SelectTile, ir.tile(a.shape, "i1"), ir.tile(a.shape, a.dtype), lw.val(a.cond),
+              lw.val(a.a), lw.val(a.b))
 
 
 def spread_ref(lw, src_ref, src_ty: ir.Tile, shape) -> ir.Ref:
@@ -235,9 +329,9 @@ def spread_ref(lw, src_ref, src_ty: ir.Tile, shape) -> ir.Ref:
 
 @lowering("spread")
 def _lower_spread(lw, op):
-    a = op.a
-    src = a["src"]
-    lw.bind(op.res[0], spread_ref(lw, lw.val(src), lw.ty(src), a["shape"]))
+    a = Spread.of(op)
+    src = a.src
+    lw.bind(op.res[0], spread_ref(lw, lw.val(src), lw.ty(src), a.shape))
 
 
 # ---- host reference ---------------------------------------------------------------------------
@@ -299,13 +393,13 @@ _CORRECTLY_ROUNDED = {"negf", "absf", "sqrt", "floor", "ceil"}
 
 @interp("unaryf")
 def _ref_unaryf(it, op):
-    a = op.a
-    d = a["dtype"]
-    x = np.asarray(it.val(a["a"]))
-    if a["op"] in _CORRECTLY_ROUNDED:
-        y = _UN[a["op"]](x.astype(_work(d)))
+    a = UnaryF.of(op)
+    d = a.dtype
+    x = np.asarray(it.val(a.a))
+    if a.op in _CORRECTLY_ROUNDED:
+        y = _UN[a.op](x.astype(_work(d)))
     else:  # an approximation on the device: the host answers the f64 value rounded once
-        y = _UN[a["op"]](x.astype(np.float64))
+        y = _UN[a.op](x.astype(np.float64))
     it.set(op.res[0], to_format(BY_NAME[d], y))
 
 
@@ -321,12 +415,12 @@ _BIN = {
 
 @interp("binaryf")
 def _ref_binaryf(it, op):
-    a = op.a
-    d = a["dtype"]
-    name = a["op"]
+    a = BinaryF.of(op)
+    d = a.dtype
+    name = a.op
     if name in ("maxf", "minf"):
-        x, y = _fl(it, a["a"], d), _fl(it, a["b"], d)
-        if a["propagate_nan"]:
+        x, y = _fl(it, a.a, d), _fl(it, a.b, d)
+        if a.propagate_nan:
             f = np.maximum if name == "maxf" else np.minimum
         else:  # a NaN operand answers the other operand
             f = np.fmax if name == "maxf" else np.fmin
@@ -336,14 +430,14 @@ def _ref_binaryf(it, op):
         zeros = (x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))
         z = np.where(zeros, 0.0 if name == "maxf" else -0.0, z)
     elif name in ("pow", "atan2"):
-        z = _BIN[name](np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64))
-    elif name in DIRECTED_OPS and (a.get("rounding") or "nearest_even") != "nearest_even":
-        x, y = np.broadcast_arrays(np.asarray(it.val(a["a"])).astype(np.float64),
-                                   np.asarray(it.val(a["b"])).astype(np.float64))
-        it.set(op.res[0], binary_directed(name, x, y, d, a["rounding"]))
+        z = _BIN[name](np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64))
+    elif name in DIRECTED_OPS and (a.rounding or "nearest_even") != "nearest_even":
+        x, y = np.broadcast_arrays(np.asarray(it.val(a.a)).astype(np.float64),
+                                   np.asarray(it.val(a.b)).astype(np.float64))
+        it.set(op.res[0], binary_directed(name, x, y, d, a.rounding))
         return
     else:
-        z = _BIN[name](_fl(it, a["a"], d), _fl(it, a["b"], d))
+        z = _BIN[name](_fl(it, a.a, d), _fl(it, a.b, d))
     it.set(op.res[0], to_format(BY_NAME[d], z))
 
 
@@ -432,8 +526,8 @@ def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: s
 
 @interp("fma")
 def _ref_fma(it, op):
-    a = op.a
-    it.set(op.res[0], fma_exact(it.val(a["a"]), it.val(a["b"]), it.val(a["c"]), a["dtype"]))
+    a = Fma.of(op)
+    it.set(op.res[0], fma_exact(it.val(a.a), it.val(a.b), it.val(a.c), a.dtype))
 
 
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
@@ -442,11 +536,11 @@ _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, 
 
 @interp("cmpf")
 def _ref_cmpf(it, op):
-    a = op.a
-    x, y = np.asarray(it.val(a["a"])).astype(np.float64), np.asarray(it.val(a["b"])).astype(np.float64)
+    a = CmpF.of(op)
+    x, y = np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64)
     nan = np.isnan(x) | np.isnan(y)
-    r = _CMP[a["pred"]](x, y)
-    r = (r & ~nan) if a["ordered"] else (r | nan)
+    r = _CMP[a.pred](x, y)
+    r = (r & ~nan) if a.ordered else (r | nan)
     it.set(op.res[0], np.asarray(r, dtype=np.bool_))
 
 
@@ -464,12 +558,12 @@ def _unsigned64(it, h, dtype):
 
 @interp("cmpi")
 def _ref_cmpi(it, op):
-    a = op.a
-    if a["signed"]:
-        x, y = _signed64(it, a["a"]), _signed64(it, a["b"])
+    a = CmpI.of(op)
+    if a.signed:
+        x, y = _signed64(it, a.a), _signed64(it, a.b)
     else:
-        x, y = _unsigned64(it, a["a"], a["dtype"]), _unsigned64(it, a["b"], a["dtype"])
-    it.set(op.res[0], np.asarray(_CMP[a["pred"]](x, y), dtype=np.bool_))
+        x, y = _unsigned64(it, a.a, a.dtype), _unsigned64(it, a.b, a.dtype)
+    it.set(op.res[0], np.asarray(_CMP[a.pred](x, y), dtype=np.bool_))
 
 
 def _trunc_div(x, y):
@@ -480,11 +574,11 @@ def _trunc_div(x, y):
 
 @interp("binaryi")
 def _ref_binaryi(it, op):
-    a = op.a
-    d = BY_NAME[a["dtype"]]
+    a = BinaryI.of(op)
+    d = BY_NAME[a.dtype]
     bits = d.bits
-    name = a["op"]
-    x, y = _signed64(it, a["a"]), _signed64(it, a["b"])
+    name = a.op
+    x, y = _signed64(it, a.a), _signed64(it, a.b)
     if name == "addi":
         z = x + y
     elif name == "subi":
@@ -500,7 +594,7 @@ def _ref_binaryi(it, op):
     elif name == "mini":
         z = np.minimum(x, y)
     elif name == "mulhii":  # the high half of the product of the UNSIGNED readings
-        ux, uy = _unsigned64(it, a["a"], a["dtype"]), _unsigned64(it, a["b"], a["dtype"])
+        ux, uy = _unsigned64(it, a.a, a.dtype), _unsigned64(it, a.b, a.dtype)
         z = np.vectorize(lambda p, q: _as_i64((int(p) * int(q)) >> bits), otypes=[np.int64])(ux, uy) \
             if bits > 32 else ((ux * uy) >> np.uint64(bits)).astype(np.int64)
     elif name == "andi":
@@ -514,7 +608,7 @@ def _ref_binaryi(it, op):
     elif name == "shri":  # arithmetic: the sign is copied down
         z = x >> (y & 63)
     elif name == "shru":  # logical: zeros come in
-        z = (_unsigned64(it, a["a"], a["dtype"]) >> (y & 63).astype(np.uint64)).astype(np.int64)
+        z = (_unsigned64(it, a.a, a.dtype) >> (y & 63).astype(np.uint64)).astype(np.int64)
     else:  # pragma: no cover
         raise it.fail(f"no host rule for {name}")
     it.set(op.res[0], wrap_int(d, z))
@@ -533,19 +627,19 @@ def _mul64(x, y):
 
 @interp("unaryi")
 def _ref_unaryi(it, op):
-    a = op.a
-    x = _signed64(it, a["a"])
-    z = -x if a["op"] == "negi" else np.abs(x)
-    it.set(op.res[0], wrap_int(BY_NAME[a["dtype"]], z))
+    a = UnaryI.of(op)
+    x = _signed64(it, a.a)
+    z = -x if a.op == "negi" else np.abs(x)
+    it.set(op.res[0], wrap_int(BY_NAME[a.dtype], z))
 
 
 @interp("select")
 def _ref_select(it, op):
-    a = op.a
-    it.set(op.res[0], np.where(np.asarray(it.val(a["cond"]), dtype=bool), it.val(a["a"]), it.val(a["b"])))
+    a = Select.of(op)
+    it.set(op.res[0], np.where(np.asarray(it.val(a.cond), dtype=bool), it.val(a.a), it.val(a.b)))
 
 
 @interp("spread")
 def _ref_spread(it, op):
-    a = op.a
-    it.set(op.res[0], np.broadcast_to(it.val(a["src"]), a["shape"]))
+    a = Spread.of(op)
+    it.set(op.res[0], np.broadcast_to(it.val(a.src), a.shape))

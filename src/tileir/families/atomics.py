@@ -18,11 +18,14 @@ answers 0 for it (the device answers nothing defined).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .pointers import _mask_of, index_lanes, indexed_ptrs, ptr_ty
 
@@ -31,6 +34,33 @@ MODES = INT_MODES + ("addf", "xchg")
 INT_FORMATS = ("i32", "i64")
 ADDF_FORMATS = ("f16", "bf16", "f32", "f64")
 WORD_FORMATS = ("i32", "i64", "f32", "f64")  # xchg and cas
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AtomicRmw(Attrs, kind="atomic_rmw"):
+    param: int
+    dtype: str
+    mode: str
+    index: Handle
+    shape: Shape
+    v: Handle
+    mask: Handle | None
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class AtomicCas(Attrs, kind="atomic_cas"):
+    param: int
+    dtype: str
+    index: Handle
+    shape: Shape
+    cmp: Handle
+    v: Handle
+    mask: Handle | None
+    tok: Handle
 
 
 class AtomicRecording:
@@ -60,8 +90,8 @@ class AtomicRecording:
         shape, index, v, mask = self._atomic_target(param, dtype, index, shape, v, mask, "atomic_rmw")
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
-        self.emit("atomic_rmw", (r, tout), param=param, dtype=dtype, mode=mode, index=index, shape=shape, v=v,
-                  mask=mask, tok=tin)
+        self.emit(AtomicRmw(param=param, dtype=dtype, mode=mode, index=index, shape=shape, v=v,
+                  mask=mask, tok=tin), (r, tout))
         return r
 
     def t_atomic_cas(self, param, dtype, index, shape, cmp, v, mask=None):
@@ -72,8 +102,8 @@ class AtomicRecording:
         (cmp,) = self.operands("atomic_cas", dtype, shape, [cmp])
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
-        self.emit("atomic_cas", (r, tout), param=param, dtype=dtype, index=index, shape=shape, cmp=cmp, v=v,
-                  mask=mask, tok=tin)
+        self.emit(AtomicCas(param=param, dtype=dtype, index=index, shape=shape, cmp=cmp, v=v,
+                  mask=mask, tok=tin), (r, tout))
         return r
 
 
@@ -82,26 +112,27 @@ class AtomicRecording:
 
 def _emit_atomic(lw, op, make):
     a = op.a
-    shape = tuple(a["shape"])
-    ptrs = indexed_ptrs(lw, a["param"], a["dtype"], a["index"], shape)
+    assert isinstance(a, (AtomicRmw, AtomicCas))
+    shape = tuple(a.shape)
+    ptrs = indexed_ptrs(lw, a.param, a.dtype, a.index, shape)
     mask, mask_ty = _mask_of(lw, a, shape)
-    _, tok = lw.results(op, 2, make, ptrs, mask, lw.tokens.for_write(a["param"]), ptr_ty(a["dtype"], shape), mask_ty,
-                        ir.tile(shape, a["dtype"]))
-    lw.tokens.after_write(a["param"], tok)
+    _, tok = lw.results(op, 2, make, ptrs, mask, lw.tokens.for_write(a.param), ptr_ty(a.dtype, shape), mask_ty,
+                        ir.tile(shape, a.dtype))
+    lw.tokens.after_write(a.param, tok)
 
 
 @lowering("atomic_rmw")
 def _lower_rmw(lw, op):
-    a = op.a
-    arg = lw.val(a["v"])
+    a = AtomicRmw.of(op)
+    arg = lw.val(a.v)
     _emit_atomic(lw, op, lambda dst, tok, ptrs, mask, tin, pty, mty, vty:
-                 ir.AtomicRMWPtr(dst, tok, ptrs, a["mode"], arg, mask, tin, pty, mty, vty))
+                 ir.AtomicRMWPtr(dst, tok, ptrs, a.mode, arg, mask, tin, pty, mty, vty))
 
 
 @lowering("atomic_cas")
 def _lower_cas(lw, op):
-    a = op.a
-    cmp, val = lw.val(a["cmp"]), lw.val(a["v"])
+    a = AtomicCas.of(op)
+    cmp, val = lw.val(a.cmp), lw.val(a.v)
     _emit_atomic(lw, op, lambda dst, tok, ptrs, mask, tin, pty, mty, vty:
                  ir.AtomicCASPtr(dst, tok, ptrs, cmp, val, mask, tin, pty, mty, vty))
 
@@ -130,8 +161,9 @@ def _apply(mode, dtype, old, v):
 
 def _run_lanes(it, op, update):
     a = op.a
+    assert isinstance(a, (AtomicRmw, AtomicCas))
     buf, offs, mask = index_lanes(it, a, op.kind)
-    old = np.zeros(a["shape"], dtype=buf.dtype)
+    old = np.zeros(a.shape, dtype=buf.dtype)
     for lane in zip(*np.nonzero(mask)) if mask.ndim else ([()] if mask else []):
         i = int(offs[lane])
         old[lane] = buf[i]
@@ -141,17 +173,17 @@ def _run_lanes(it, op, update):
 
 @interp("atomic_rmw")
 def _ref_rmw(it, op):
-    a = op.a
-    v = np.broadcast_to(np.asarray(it.val(a["v"])), a["shape"])
-    _run_lanes(it, op, lambda old, lane: _apply(a["mode"], a["dtype"], old, v[lane]))
+    a = AtomicRmw.of(op)
+    v = np.broadcast_to(np.asarray(it.val(a.v)), a.shape)
+    _run_lanes(it, op, lambda old, lane: _apply(a.mode, a.dtype, old, v[lane]))
 
 
 @interp("atomic_cas")
 def _ref_cas(it, op):
-    a = op.a
-    u = _UNSIGNED[a["dtype"]]
-    v = np.broadcast_to(np.asarray(it.val(a["v"])), a["shape"])
-    cmp = np.broadcast_to(np.asarray(it.val(a["cmp"])), a["shape"])
+    a = AtomicCas.of(op)
+    u = _UNSIGNED[a.dtype]
+    v = np.broadcast_to(np.asarray(it.val(a.v)), a.shape)
+    cmp = np.broadcast_to(np.asarray(it.val(a.cmp)), a.shape)
 
     def update(old, lane):
         same = np.asarray(old).view(u) == np.asarray(cmp[lane]).view(u)  # bits, not the format's equality

@@ -8,12 +8,30 @@ store inside it. An if carries no token: a load or store inside one is refused.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..lower.core import lowering
-from ..prog import Region
+from ..prog import Attrs, Handle, Region
 from ..ref.core import interp
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class For(Attrs, kind="for"):
+    lower: Handle
+    upper: Handle
+    step: Handle
+    unsigned: bool
+    inits: tuple[Handle, ...]
+
+
+@dataclass(frozen=True)
+class If(Attrs, kind="if"):
+    cond: Handle
 
 
 class ControlRecording:
@@ -31,8 +49,8 @@ class ControlRecording:
         for h in inits:
             inf = self.info(h)
             params.append(self.new(inf.kind, inf.dtype, inf.shape))
-        op = self.emit("for", (), lower=lower, upper=upper, step=step, unsigned=bool(unsigned),
-                       inits=tuple(inits))
+        op = self.emit(For(lower=lower, upper=upper, step=step, unsigned=bool(unsigned),
+                       inits=tuple(inits)), ())
         region = Region((iv, *params), [])
         op.regions = (region,)
         self.push("for", op, region)
@@ -62,7 +80,7 @@ class ControlRecording:
         if inf.dtype != "i1" or inf.shape != ():
             raise self.refuse(f"d_if's condition is a {inf.dtype}{list(inf.shape)} tile; an if branches on a "
                               "rank-0 i1", "reduce the mask first, or choose lanes with select(cond, a, b)")
-        op = self.emit("if", (), cond=cond)
+        op = self.emit(If(cond=cond), ())
         region = Region((), [])
         op.regions = (region,)
         self.push("if", op, region)
@@ -116,12 +134,12 @@ def _is_token(lw, h) -> bool:
 def _lower_for(lw, op):
     """The recorded loop carries the recorder's one token when the body touches memory; the
     lowering drops it and carries the per-parameter tokens of lower/tokens.py instead."""
-    a = op.a
+    a = For.of(op)
     (region,) = op.regions
     keep = [i for i, p in enumerate(region.params[1:]) if not _is_token(lw, p)]
     tys = [lw.ty(region.params[1 + i]) for i in keep]
-    lower, upper, step = lw.val(a["lower"]), lw.val(a["upper"]), lw.val(a["step"])
-    inits = [lw.val(a["inits"][i]) for i in keep]
+    lower, upper, step = lw.val(a.lower), lw.val(a.upper), lw.val(a.step)
+    inits = [lw.val(a.inits[i]) for i in keep]
     plan = lw.tokens.loop_plan(region.ops)
     tok_inits = lw.tokens.loop_inits(plan)
     iv = lw.fresh()
@@ -137,7 +155,7 @@ def _lower_for(lw, op):
     tok_results = [lw.fresh() for _ in tok_inits]
     lw.tokens.leave_body(saved, plan, [ir.Val(t) for t in tok_results])
     all_tys = tuple(tys) + (ir.TOKEN,) * len(tok_inits)
-    lw.emit(ir.ForLoop(tuple(results + tok_results), all_tys, iv, lower, upper, step, a["unsigned"],
+    lw.emit(ir.ForLoop(tuple(results + tok_results), all_tys, iv, lower, upper, step, a.unsigned,
                        tuple(inits + tok_inits), tuple(carried + tok_carried), body), (owners,))
     it = iter(results)
     for h in op.res:
@@ -158,7 +176,7 @@ def _lower_if(lw, op):
     """An if carries no token (memory operations are refused in its branches): a token the recorder
     carried through it (a trial that touched memory where the branch recorded for real did not) is
     dropped, as for a loop."""
-    cond = lw.val(op.a["cond"])
+    cond = lw.val(If.of(op).cond)
     then, other = op.regions
     keep = [i for i, y in enumerate(then.yields) if not _is_token(lw, y)]
     tys = tuple(lw.ty(then.yields[i]) for i in keep)
@@ -183,14 +201,14 @@ def run_region(it, region, values):
 
 @interp("for")
 def _ref_for(it, op):
-    a = op.a
+    a = For.of(op)
     (region,) = op.regions
-    lo, hi, st = (int(np.asarray(it.val(a[k]))) for k in ("lower", "upper", "step"))
-    if a["unsigned"]:
+    lo, hi, st = (int(np.asarray(it.val(h))) for h in (a.lower, a.upper, a.step))
+    if a.unsigned:
         lo, hi = lo & 0xFFFFFFFF, hi & 0xFFFFFFFF
     if st <= 0:
         raise it.fail(f"a loop stepping by {st} does not terminate")
-    vals = [it.val(h) for h in a["inits"]]
+    vals = [it.val(h) for h in a.inits]
     i = lo
     while i < hi:
         vals = run_region(it, region, [np.asarray(np.int32(np.int64(i).astype(np.uint32).astype(np.int32)))] + vals)
@@ -201,7 +219,7 @@ def _ref_for(it, op):
 
 @interp("if")
 def _ref_if(it, op):
-    cond = bool(np.asarray(it.val(op.a["cond"])))
+    cond = bool(np.asarray(it.val(If.of(op).cond)))
     vals = run_region(it, op.regions[0 if cond else 1], [])
     for h, v in zip(op.res, vals):
         it.set(h, v)

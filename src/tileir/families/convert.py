@@ -9,12 +9,15 @@ low bits; bitcast moves no bit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ml_dtypes
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format, wrap_int
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 
 FTOF_OPS = ("ftof", "ftof_zero", "ftof_neg_inf", "ftof_pos_inf", "ftof_away")
@@ -81,6 +84,18 @@ _OP_MODE = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negati
             "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}
 
 
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Convert(Attrs, kind="convert"):
+    op: str
+    from_: str
+    to: str
+    shape: Shape
+    a: Handle
+
+
 class ConvertRecording:
     def t_convert(self, op, from_, to, shape, a):
         if op not in CONVERT_OPS:
@@ -116,15 +131,15 @@ class ConvertRecording:
         elif op == "bitcast" and f.bits != t.bits:
             raise self.refuse(f"bitcast between formats of different widths ({from_} -> {to})")
         r = self.new("val", to, inf.shape)
-        self.emit("convert", (r,), op=op, from_=from_, to=to, shape=inf.shape, a=a)
+        self.emit(Convert(op=op, from_=from_, to=to, shape=inf.shape, a=a), (r,))
         return r
 
 
 @lowering("convert")
 def _lower_convert(lw, op):
-    a = op.a
-    shape = tuple(a["shape"])
-    lw.result(op, ir.Cast, a["op"], ir.tile(shape, a["from_"]), ir.tile(shape, a["to"]), lw.val(a["a"]))
+    a = Convert.of(op)
+    shape = tuple(a.shape)
+    lw.result(op, ir.Cast, a.op, ir.tile(shape, a.from_), ir.tile(shape, a.to), lw.val(a.a))
 
 
 def _neighbour(v: np.ndarray, d, up: bool) -> np.ndarray:
@@ -227,10 +242,10 @@ _FTOF_MODE = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "nega
 
 @interp("convert")
 def _ref_convert(it, op):
-    a = op.a
-    name = a["op"]
-    f, t = BY_NAME[a["from_"]], BY_NAME[a["to"]]
-    x = np.asarray(it.val(a["a"]))
+    a = Convert.of(op)
+    name = a.op
+    f, t = BY_NAME[a.from_], BY_NAME[a.to]
+    x = np.asarray(it.val(a.a))
     if name in FTOF_OPS:
         y = device_ftof(x.astype(np.float64), f.name, t, _FTOF_MODE[name])
     elif name == "itof":

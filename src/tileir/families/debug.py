@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .spaces import ordered
 
@@ -73,6 +75,39 @@ def format_specs(fmt: str):
         i = m.end()
 
 
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Assert(Attrs, kind="assert"):
+    cond: Handle
+    shape: Shape
+    message: str
+
+
+@dataclass(frozen=True)
+class Assume(Attrs, kind="assume"):
+    pred: ir.DivBy | ir.SameElements | ir.Bounded
+    dtype: str
+    shape: Shape
+    src: Handle
+    holds: str  # "val" or "ptrs": what the tile holds
+
+
+@dataclass(frozen=True)
+class Print(Attrs, kind="print"):
+    fmt: str
+    args: tuple[Handle, ...]
+    dtypes: tuple[str, ...]
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class TokenOnly(Attrs, kind="token_only"):
+    op: str
+    tok: Handle
+
+
 class DebugRecording:
     def _not_in_pure_region(self, what):
         k = self.inside("reduce", "scan", "if", "else")
@@ -96,7 +131,7 @@ class DebugRecording:
                               "a comparison: d_assert(lt_i(i, n), 'i < n')")
         if not isinstance(message, str):
             raise self.refuse(f"d_assert's message is a {type(message).__name__}, not a string", "a str message")
-        self.emit("assert", (), cond=cond, shape=inf.shape, message=message)
+        self.emit(Assert(cond=cond, shape=inf.shape, message=message), ())
 
     def _check_pred(self, pred, inf):
         d = BY_NAME[inf.dtype]
@@ -155,7 +190,7 @@ class DebugRecording:
         self._not_in_fold("d_assume", "assume it of the tile before the reduction or scan")
         self._check_pred(pred, inf)
         r = self.new(inf.kind, inf.dtype, inf.shape)
-        self.emit("assume", (r,), pred=pred, dtype=inf.dtype, shape=inf.shape, src=src, of=inf.kind)
+        self.emit(Assume(pred=pred, dtype=inf.dtype, shape=inf.shape, src=src, holds=inf.kind), (r,))
         if inf.kind == "ptrs":
             self.set_space(r, self.space_of(src))
         return r
@@ -189,7 +224,7 @@ class DebugRecording:
                                   f"{inf.dtype}", "%f / %e / %g for a float, %d / %u / %x for an integer")
             dtypes.append(inf.dtype)
         tin, tout = self.next_token()
-        self.emit("print", (tout,), fmt=fmt, args=tuple(args), dtypes=tuple(dtypes), tok=tin)
+        self.emit(Print(fmt=fmt, args=tuple(args), dtypes=tuple(dtypes), tok=tin), (tout,))
 
     def t_token_only(self, op):
         name = TOKEN_ONLY.get(op, op if op in TOKEN_ONLY.values() else None)
@@ -205,7 +240,7 @@ class DebugRecording:
                               "order none of their loads)",
                               "call gdc_wait once, at the top of the kernel, before the loop")
         tin, tout = self.next_token()
-        self.emit("token_only", (tout,), op=name, tok=tin)
+        self.emit(TokenOnly(op=name, tok=tin), (tout,))
 
 
 # ---- lowering ----------------------------------------------------------------------------------
@@ -213,26 +248,26 @@ class DebugRecording:
 
 @lowering("assert")
 def _lower_assert(lw, op):
-    a = op.a
-    lw.emit(ir.AssertTile(lw.val(a["cond"]), ir.tile(a["shape"], "i1"), a["message"]))
+    a = Assert.of(op)
+    lw.emit(ir.AssertTile(lw.val(a.cond), ir.tile(a.shape, "i1"), a.message))
 
 
 @lowering("assume")
 def _lower_assume(lw, op):
-    a = op.a
-    lw.result(op, ir.AssumeTile, lw.val(a["src"]), a["pred"], lw.ty(op.res[0]))
+    a = Assume.of(op)
+    lw.result(op, ir.AssumeTile, lw.val(a.src), a.pred, lw.ty(op.res[0]))
 
 
 @lowering("print")
 def _lower_print(lw, op):
-    a = op.a
-    args = tuple(lw.val(h) for h in a["args"])
-    tys = tuple(ir.tile((), d) for d in a["dtypes"])
+    a = Print.of(op)
+    args = tuple(lw.val(h) for h in a.args)
+    tys = tuple(ir.tile((), d) for d in a.dtypes)
     arg_ty = tys[0] if tys else ir.tile((), "i32")
 
     def make(tin):
         tok = lw.fresh()
-        lw.emit(ir.PrintTile(tok, a["fmt"], args, arg_ty, tin, tys if len(set(tys)) > 1 else ()))
+        lw.emit(ir.PrintTile(tok, a.fmt, args, arg_ty, tin, tys if len(set(tys)) > 1 else ()))
         return ir.Val(tok)
 
     lw.bind(op.res[0], ordered(lw, make, full=True))
@@ -240,7 +275,7 @@ def _lower_print(lw, op):
 
 @lowering("token_only")
 def _lower_token_only(lw, op):
-    name = op.a["op"]
+    name = TokenOnly.of(op).op
 
     def make(tin):
         tok = lw.fresh()
@@ -256,15 +291,15 @@ def _lower_token_only(lw, op):
 
 @interp("assert")
 def _ref_assert(it, op):
-    cond = np.asarray(it.val(op.a["cond"]), dtype=bool)
+    cond = np.asarray(it.val(Assert.of(op).cond), dtype=bool)
     if not cond.all():
         lane = tuple(int(i) for i in np.argwhere(~cond)[0]) if cond.ndim else ()
-        raise it.fail(f"d_assert failed in block {tuple(it.block)}, lane {list(lane)}: {op.a['message']}")
+        raise it.fail(f"d_assert failed in block {tuple(it.block)}, lane {list(lane)}: {Assert.of(op).message}")
 
 
 @interp("assume")
 def _ref_assume(it, op):
-    it.set(op.res[0], it.val(op.a["src"]))
+    it.set(op.res[0], it.val(Assume.of(op).src))
 
 
 def _hexfloat(x: float, prec, upper: bool) -> str:
@@ -322,8 +357,8 @@ def c_format(fmt: str, values, dtypes) -> str:
 
 @interp("print")
 def _ref_print(it, op):
-    a = op.a
-    line = c_format(a["fmt"], [it.val(h) for h in a["args"]], a["dtypes"])
+    a = Print.of(op)
+    line = c_format(a.fmt, [it.val(h) for h in a.args], a.dtypes)
     it.printed.append(line)
 
 

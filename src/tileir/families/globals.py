@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, host_round, to_format
 from ..lower.core import lowering
+from ..prog import Attrs, Shape
 from ..ref.core import interp
 from .pointers import ptr_ty, spread_ptr
 from .spaces import esize, spaces
@@ -38,6 +40,25 @@ def host_globals(prog) -> dict:
     if got is None:
         got = _HOST[prog] = {g.sym: to_format(BY_NAME[g.dtype], list(g.values)).reshape(-1) for g in prog.globals}
     return got
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GetGlobal(Attrs, kind="get_global"):
+    sym: str
+    dtype: str
+    shape: Shape
+
+
+@dataclass(frozen=True)
+class Alloca(Attrs, kind="alloca"):
+    dtype: str
+    num_elem: int
+    align: int
+    shared: bool
+    shape: Shape
 
 
 class GlobalRecording:
@@ -91,7 +112,7 @@ class GlobalRecording:
                               f"global_ptrs({sym!r}, {g.dtype.upper()}, ...), then ptr_to_ptr to read it as {dtype}")
         shape = self.check_shape(shape, "global_ptrs")
         r = self.new("ptrs", dtype, shape)
-        self.emit("get_global", (r,), sym=sym, dtype=dtype, shape=shape)
+        self.emit(GetGlobal(sym=sym, dtype=dtype, shape=shape), (r,))
         self.set_space(r, ("global", sym))
         return r
 
@@ -106,7 +127,7 @@ class GlobalRecording:
                               f"the natural size of {dtype} ({size} bytes)", f"align={max(size, 16)}")
         shape = self.check_shape(shape, "alloca_ptrs")
         r = self.new("ptrs", dtype, shape)
-        op = self.emit("alloca", (r,), dtype=dtype, num_elem=num_elem, align=align, shared=bool(shared), shape=shape)
+        op = self.emit(Alloca(dtype=dtype, num_elem=num_elem, align=align, shared=bool(shared), shape=shape), (r,))
         self.set_space(r, ("alloca", op.num))
         return r
 
@@ -116,22 +137,22 @@ class GlobalRecording:
 
 @lowering("get_global")
 def _lower_get_global(lw, op):
-    a = op.a
-    key = ("get_global", a["sym"])
+    a = GetGlobal.of(op)
+    key = ("get_global", a.sym)
     p = lw.memo_get(key)
     if p is None:
         dst = lw.fresh()
-        lw.emit(ir.GetGlobalPtr(dst, a["sym"], ptr_ty(a["dtype"], ())))
+        lw.emit(ir.GetGlobalPtr(dst, a.sym, ptr_ty(a.dtype, ())))
         p = lw.memo_put(key, ir.Val(dst))
-    lw.bind(op.res[0], spread_ptr(lw, p, a["dtype"], a["shape"]))
+    lw.bind(op.res[0], spread_ptr(lw, p, a.dtype, a.shape))
 
 
 @lowering("alloca")
 def _lower_alloca(lw, op):
-    a = op.a
+    a = Alloca.of(op)
     dst = lw.fresh()
-    lw.emit(ir.AllocaPtr(dst, a["num_elem"], a["align"], a["shared"], ptr_ty(a["dtype"], ())))
-    lw.bind(op.res[0], spread_ptr(lw, ir.Val(dst), a["dtype"], a["shape"]))
+    lw.emit(ir.AllocaPtr(dst, a.num_elem, a.align, a.shared, ptr_ty(a.dtype, ())))
+    lw.bind(op.res[0], spread_ptr(lw, ir.Val(dst), a.dtype, a.shape))
 
 
 # ---- host reference ---------------------------------------------------------------------------
@@ -139,20 +160,20 @@ def _lower_alloca(lw, op):
 
 @interp("get_global")
 def _ref_get_global(it, op):
-    a = op.a
-    key = ("global", a["sym"])
+    a = GetGlobal.of(op)
+    key = ("global", a.sym)
     sp = spaces(it)
     if key not in sp.index or sp.index[key] not in sp.raw:
-        sp.bind(key, host_globals(it.prog)[a["sym"]])
-    it.set(op.res[0], np.full(a["shape"], sp.base(key), dtype=np.int64))
+        sp.bind(key, host_globals(it.prog)[a.sym])
+    it.set(op.res[0], np.full(a.shape, sp.base(key), dtype=np.int64))
 
 
 @interp("alloca")
 def _ref_alloca(it, op):
-    a = op.a
-    scratch = np.zeros(a["num_elem"], dtype=BY_NAME[a["dtype"]].np)
+    a = Alloca.of(op)
+    scratch = np.zeros(a.num_elem, dtype=BY_NAME[a.dtype].np)
     base = spaces(it).bind(("alloca", op.num), scratch)
-    it.set(op.res[0], np.full(a["shape"], base, dtype=np.int64))
+    it.set(op.res[0], np.full(a.shape, base, dtype=np.int64))
 
 
 __all__ = ["GlobalRecording", "host_globals"]

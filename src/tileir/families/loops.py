@@ -40,16 +40,37 @@ lowers to nothing.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 from .. import ir
 from ..lower.core import lowering
 from ..lower.tokens import READS, WRITES, param_of
-from ..prog import Region
+from ..prog import Attrs, Handle, Region
 from ..ref.core import _Return, interp
 from .control import _is_token, run_region
 
 I1_0D = ir.tile((), "i1")
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class While(Attrs, kind="while"):
+    inits: tuple[Handle, ...]
+    cond: Handle | None
+
+
+@dataclass(frozen=True)
+class ReturnIf(Attrs, kind="return_if"):
+    cond: Handle
+
+
+@dataclass(frozen=True)
+class TokJoin(Attrs, kind="tok_join"):
+    toks: tuple[Handle, ...]
 
 
 class LoopRecording:
@@ -59,7 +80,7 @@ class LoopRecording:
         for h in inits:
             inf = self.info(h)
             params.append(self.new(inf.kind, inf.dtype, inf.shape))
-        op = self.emit("while", (), inits=tuple(inits), cond=None)
+        op = self.emit(While(inits=tuple(inits), cond=None), ())
         region = Region(tuple(params), [])
         op.regions = (region,)
         self.push("while", op, region)
@@ -72,7 +93,7 @@ class LoopRecording:
         outs = tuple(outs)
         self._check_yields(outs, f.region.params, "the d_loop body")
         f.region.yields = outs
-        f.op.a["cond"] = cond
+        f.op.a = replace(While.of(f.op), cond=cond)
         res = tuple(self.new(self.info(p).kind, self.info(p).dtype, self.info(p).shape) for p in f.region.params)
         f.op.res = res
         return self.closed(list(res))
@@ -103,7 +124,7 @@ class LoopRecording:
                               "(measured on an H200, sm_90, at --opt-level 0 and 3; either return alone is right)",
                               "move the earlier d_return_if after the loop, or fold its condition into the loop's "
                               "(d_return_if(or_mask(early, cond)) inside the body)")
-        self.emit("return_if", (), cond=cond)
+        self.emit(ReturnIf(cond=cond), ())
 
     # -- d_fork2 -----------------------------------------------------------------------------------
     def t_tok_join(self, toks):
@@ -120,7 +141,7 @@ class LoopRecording:
                                   "d_fork2(a, b), which gets and joins the tokens itself")
         self._check_disjoint(toks)
         r = self.new("token", "token", ())
-        self.emit("tok_join", (r,), toks=tuple(toks))
+        self.emit(TokJoin(toks=tuple(toks)), (r,))
         self.t_tok_set(r)
         return r
 
@@ -146,12 +167,13 @@ class LoopRecording:
             outs = [r for r in op.res if self.prog.info[r].kind == "token"]
             if not outs:
                 continue
-            if op.kind == "tok_join":
-                prevs = list(op.a["toks"])
-            elif "tok" in op.a:
-                prevs = [op.a["tok"]]
+            a = op.a
+            if isinstance(a, TokJoin):
+                prevs = list(a.toks)
+            elif hasattr(a, "tok"):
+                prevs = [a.tok]
             else:  # a region carrying the token: its init is the token that entered it
-                prevs = [h for h in op.a.get("inits", ()) if self.prog.info[h].kind == "token"]
+                prevs = [h for h in getattr(a, "inits", ()) if self.prog.info[h].kind == "token"]
             for t in outs:
                 producer[t] = (op, prevs)
         reach = [self._chain_accesses(t, producer) for t in toks]
@@ -200,11 +222,11 @@ def _clash(a: dict, b: dict) -> str | None:
 def _lower_while(lw, op):
     """WhileLoop: the body, then if cond { break <entering values, current tokens> } else { yield },
     then continue <next values, current tokens>."""
-    a = op.a
+    a = While.of(op)
     (region,) = op.regions
     keep = [i for i, p in enumerate(region.params) if not _is_token(lw, p)]
     tys = [lw.ty(region.params[i]) for i in keep]
-    inits = [lw.val(a["inits"][i]) for i in keep]
+    inits = [lw.val(a.inits[i]) for i in keep]
     plan = lw.tokens.loop_plan(region.ops)
     tok_inits = lw.tokens.loop_inits(plan)
     carried = [lw.fresh() for _ in tys]
@@ -221,7 +243,7 @@ def _lower_while(lw, op):
         lw.ops(region.ops)
         nxt = [lw.val(region.yields[i]) for i in keep]
         toks = lw.tokens.body_yields(plan)
-        cond = lw.val(a["cond"])
+        cond = lw.val(a.cond)
         with lw.region() as brk:
             lw.emit(ir.BreakVals(tuple([ir.Val(c) for c in carried] + toks), all_tys))
         with lw.region() as other:
@@ -243,7 +265,7 @@ def _lower_while(lw, op):
 
 @lowering("return_if")
 def _lower_return_if(lw, op):
-    cond = lw.val(op.a["cond"])
+    cond = lw.val(ReturnIf.of(op).cond)
     with lw.region() as then:
         lw.emit(ir.Ret())
     with lw.region() as other:
@@ -263,10 +285,10 @@ def _lower_tok_join(lw, op):
 @interp("while")
 def _ref_while(it, op):
     (region,) = op.regions
-    vals = [it.val(h) for h in op.a["inits"]]
+    vals = [it.val(h) for h in While.of(op).inits]
     while True:
         nxt = run_region(it, region, vals)
-        if bool(np.asarray(it.val(op.a["cond"]))):
+        if bool(np.asarray(it.val(While.of(op).cond))):
             break
         vals = nxt
     for h, v in zip(op.res, vals):
@@ -275,7 +297,7 @@ def _ref_while(it, op):
 
 @interp("return_if")
 def _ref_return_if(it, op):
-    if bool(np.asarray(it.val(op.a["cond"]))):
+    if bool(np.asarray(it.val(ReturnIf.of(op).cond))):
         raise _Return()
 
 

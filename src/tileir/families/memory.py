@@ -11,11 +11,14 @@ mask is built from the same lanes) costs no instruction more than an unmasked on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, wrap_int
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from ..values import Idx, Tile
 from .arith import spread_ref
@@ -23,6 +26,62 @@ from .arith import spread_ref
 
 def pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GridQuery(Attrs):
+    axis: int
+
+
+@dataclass(frozen=True)
+class BlockId(GridQuery, kind="block_id"):
+    pass
+
+
+@dataclass(frozen=True)
+class NumBlocks(GridQuery, kind="num_blocks"):
+    pass
+
+
+@dataclass(frozen=True)
+class Load(Attrs, kind="load"):
+    param: int
+    dtype: str
+    base: Handle
+    shape: Shape
+    strides: tuple[int, ...]
+    mask: Handle | None
+    pad: Handle | None
+    hints: tuple
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class Store(Attrs, kind="store"):
+    param: int
+    dtype: str
+    base: Handle
+    shape: Shape
+    strides: tuple[int, ...]
+    v: Handle
+    mask: Handle | None
+    hints: tuple
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class Lanes(Attrs, kind="lanes"):
+    base: Handle
+    shape: Shape
+    strides: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Iota(Attrs, kind="iota"):
+    n: int
 
 
 class MemoryRecording:
@@ -71,7 +130,7 @@ class MemoryRecording:
         if axis not in (0, 1, 2):
             raise self.refuse(f"{op} axis {axis}: the grid has axes 0, 1 and 2")
         r = self.new("val", "i32", ())
-        self.emit(op, (r,), axis=axis)
+        self.emit((BlockId if op == "block_id" else NumBlocks)(axis=axis), (r,))
         return r
 
     def t_block_id(self, axis):
@@ -131,8 +190,8 @@ class MemoryRecording:
             pad = self.operands("load's pad", dtype, shape, [pad])[0]
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
-        self.emit("load", (r, tout), param=param, dtype=dtype, base=base, shape=shape,
-                  strides=tuple(strides), mask=mask, pad=pad, hints=tuple(hints), tok=tin)
+        self.emit(Load(param=param, dtype=dtype, base=base, shape=shape,
+                  strides=tuple(strides), mask=mask, pad=pad, hints=tuple(hints), tok=tin), (r, tout))
         return r
 
     def t_store(self, param, dtype, base, shape, strides, v, mask, hints=()):
@@ -149,21 +208,21 @@ class MemoryRecording:
         self.memory_allowed("store")
         mask = self._mask(mask, shape, "store")
         tin, tout = self.next_token()
-        self.emit("store", (tout,), param=param, dtype=dtype, base=base, shape=shape, strides=tuple(strides),
-                  v=v, mask=mask, hints=tuple(hints), tok=tin)
+        self.emit(Store(param=param, dtype=dtype, base=base, shape=shape, strides=tuple(strides),
+                  v=v, mask=mask, hints=tuple(hints), tok=tin), (tout,))
 
     def t_lanes(self, base, shape, strides):
         shape = self.check_shape(shape, "lanes")
         strides = self.check_strides(strides, len(shape), "lanes")
         self._index(base, "lanes' base")
         r = self.new("val", "i32", shape)
-        self.emit("lanes", (r,), base=base, shape=shape, strides=tuple(strides))
+        self.emit(Lanes(base=base, shape=shape, strides=tuple(strides)), (r,))
         return r
 
     def t_iota(self, n):
         self.check_shape((n,), "arange")
         r = self.new("val", "i32", (n,))
-        self.emit("iota", (r,), n=n)
+        self.emit(Iota(n=n), (r,))
         return r
 
 
@@ -185,12 +244,12 @@ def _grid_values(lw, which):
 
 @lowering("block_id")
 def _lower_block_id(lw, op):
-    lw.bind(op.res[0], _grid_values(lw, "id")[op.a["axis"]])
+    lw.bind(op.res[0], _grid_values(lw, "id")[BlockId.of(op).axis])
 
 
 @lowering("num_blocks")
 def _lower_num_blocks(lw, op):
-    lw.bind(op.res[0], _grid_values(lw, "count")[op.a["axis"]])
+    lw.bind(op.res[0], _grid_values(lw, "count")[NumBlocks.of(op).axis])
 
 
 @lowering("make_token")
@@ -273,13 +332,13 @@ def param_ptrs(lw, pos, dtype, shape) -> ir.Ref:
 
 
 def addresses(lw, a) -> tuple:
-    shape = tuple(a["shape"])
-    key = ("addr", a["param"], a["base"], shape, a["strides"])
-    pty = ir.Tile(shape, ir.PtrTo(a["dtype"]))
+    shape = tuple(a.shape)
+    key = ("addr", a.param, a.base, shape, a.strides)
+    pty = ir.Tile(shape, ir.PtrTo(a.dtype))
     got = lw.memo_get(key)
     if got is None:
-        ptrs = param_ptrs(lw, a["param"], a["dtype"], shape)
-        offs = ladder(lw, a["base"], shape, a["strides"])
+        ptrs = param_ptrs(lw, a.param, a.dtype, shape)
+        offs = ladder(lw, a.base, shape, a.strides)
         dst = lw.fresh()
         lw.emit(ir.Offset(dst, ptrs, offs, pty, ir.tile(shape, "i32")))
         got = lw.memo_put(key, ir.Val(dst))
@@ -288,36 +347,36 @@ def addresses(lw, a) -> tuple:
 
 @lowering("lanes")
 def _lower_lanes(lw, op):
-    a = op.a
-    lw.bind(op.res[0], ladder(lw, a["base"], a["shape"], a["strides"]))
+    a = Lanes.of(op)
+    lw.bind(op.res[0], ladder(lw, a.base, a.shape, a.strides))
 
 
 @lowering("iota")
 def _lower_iota(lw, op):
-    lw.bind(op.res[0], iota(lw, op.a["n"]))
+    lw.bind(op.res[0], iota(lw, Iota.of(op).n))
 
 
 @lowering("load")
 def _lower_load(lw, op):
-    a = op.a
+    a = Load.of(op)
     ptrs, pty = addresses(lw, a)
-    shape = tuple(a["shape"])
-    mask = lw.val(a["mask"]) if a["mask"] is not None else None
-    pad = lw.val(a["pad"]) if a["pad"] is not None else None
-    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, lw.tokens.for_read(a["param"]), pty,
-                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"])
-    lw.tokens.after_read(a["param"], tok)
+    shape = tuple(a.shape)
+    mask = lw.val(a.mask) if a.mask is not None else None
+    pad = lw.val(a.pad) if a.pad is not None else None
+    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, lw.tokens.for_read(a.param), pty,
+                        ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a.dtype), a.hints)
+    lw.tokens.after_read(a.param, tok)
 
 
 @lowering("store")
 def _lower_store(lw, op):
-    a = op.a
+    a = Store.of(op)
     ptrs, pty = addresses(lw, a)
-    shape = tuple(a["shape"])
-    mask = lw.val(a["mask"]) if a["mask"] is not None else None
-    tok = lw.result(op, ir.StorePtr, ptrs, lw.val(a["v"]), mask, lw.tokens.for_write(a["param"]), pty,
-                    ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a["dtype"]), a["hints"])
-    lw.tokens.after_write(a["param"], tok)
+    shape = tuple(a.shape)
+    mask = lw.val(a.mask) if a.mask is not None else None
+    tok = lw.result(op, ir.StorePtr, ptrs, lw.val(a.v), mask, lw.tokens.for_write(a.param), pty,
+                    ir.tile(shape, "i1") if mask is not None else None, ir.tile(shape, a.dtype), a.hints)
+    lw.tokens.after_write(a.param, tok)
 
 
 # ---- host reference ---------------------------------------------------------------------------
@@ -330,12 +389,12 @@ def _ref_nothing(it, op):
 
 @interp("block_id")
 def _ref_block_id(it, op):
-    it.set(op.res[0], np.asarray(it.block[op.a["axis"]], dtype=np.int32))
+    it.set(op.res[0], np.asarray(it.block[BlockId.of(op).axis], dtype=np.int32))
 
 
 @interp("num_blocks")
 def _ref_num_blocks(it, op):
-    it.set(op.res[0], np.asarray(it.grid[op.a["axis"]], dtype=np.int32))
+    it.set(op.res[0], np.asarray(it.grid[NumBlocks.of(op).axis], dtype=np.int32))
 
 
 def lane_offsets(it, base_h, shape, strides) -> np.ndarray:
@@ -349,13 +408,13 @@ def lane_offsets(it, base_h, shape, strides) -> np.ndarray:
 
 @interp("lanes")
 def _ref_lanes(it, op):
-    a = op.a
-    it.set(op.res[0], lane_offsets(it, a["base"], a["shape"], a["strides"]).astype(np.int32))
+    a = Lanes.of(op)
+    it.set(op.res[0], lane_offsets(it, a.base, a.shape, a.strides).astype(np.int32))
 
 
 @interp("iota")
 def _ref_iota(it, op):
-    it.set(op.res[0], np.arange(op.a["n"], dtype=np.int32))
+    it.set(op.res[0], np.arange(Iota.of(op).n, dtype=np.int32))
 
 
 def _checked(it, buf, offs, active, what, param):
@@ -368,28 +427,28 @@ def _checked(it, buf, offs, active, what, param):
 
 def _lanes(it, a, what):
     """(the parameter's buffer, each lane's element offset, the lanes that take part), checked in bounds."""
-    buf = it.args[a["param"]]
-    offs = lane_offsets(it, a["base"], a["shape"], a["strides"])
-    mask = np.ones(a["shape"], dtype=bool) if a["mask"] is None else np.asarray(it.val(a["mask"]), dtype=bool)
-    _checked(it, buf, offs, mask, what, a["param"])
+    buf = it.args[a.param]
+    offs = lane_offsets(it, a.base, a.shape, a.strides)
+    mask = np.ones(a.shape, dtype=bool) if a.mask is None else np.asarray(it.val(a.mask), dtype=bool)
+    _checked(it, buf, offs, mask, what, a.param)
     return buf, offs, mask
 
 
 @interp("load")
 def _ref_load(it, op):
-    a = op.a
+    a = Load.of(op)
     buf, offs, mask = _lanes(it, a, "load")
     safe = np.where(mask, offs, 0)
-    got = buf[safe] if buf.size else np.zeros(a["shape"], dtype=buf.dtype)
-    if a["mask"] is not None:
-        fill = it.val(a["pad"]) if a["pad"] is not None else np.zeros((), dtype=buf.dtype)
+    got = buf[safe] if buf.size else np.zeros(a.shape, dtype=buf.dtype)
+    if a.mask is not None:
+        fill = it.val(a.pad) if a.pad is not None else np.zeros((), dtype=buf.dtype)
         got = np.where(mask, got, fill).astype(buf.dtype)
     it.set(op.res[0], got)
 
 
 @interp("store")
 def _ref_store(it, op):
-    a = op.a
+    a = Store.of(op)
     buf, offs, mask = _lanes(it, a, "store")
-    v = np.broadcast_to(np.asarray(it.val(a["v"])), a["shape"])
+    v = np.broadcast_to(np.asarray(it.val(a.v)), a.shape)
     buf[offs[mask]] = v[mask]

@@ -9,11 +9,14 @@ products are not exact: there it follows ``f32_products_in_k_order`` (see its do
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
+from ..prog import Attrs, Handle
 from ..ref.core import interp
 
 MMA_TABLE = {
@@ -24,6 +27,46 @@ MMA_TABLE = {
 
 def mma_table_text() -> str:
     return "; ".join(f"{k} -> {' or '.join(v)}" for k, v in MMA_TABLE.items())
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MmaF(Attrs, kind="mmaf"):
+    dtype: str
+    acc: str
+    m: int
+    k: int
+    n: int
+    a: Handle
+    b: Handle
+    c: Handle
+
+
+@dataclass(frozen=True)
+class MmaI(Attrs, kind="mmai"):
+    m: int
+    k: int
+    n: int
+    a: Handle
+    b: Handle
+    c: Handle
+
+
+@dataclass(frozen=True)
+class MmaFScaled(Attrs, kind="mmaf_scaled"):
+    dtype: str
+    scale: str
+    m: int
+    k: int
+    n: int
+    block: int
+    a: Handle
+    b: Handle
+    c: Handle
+    sa: Handle
+    sb: Handle
 
 
 class MmaRecording:
@@ -40,7 +83,7 @@ class MmaRecording:
                               "with the same k")
         (c,) = self.operands("mma's accumulator", acc, (m, n), [c])
         r = self.new("val", acc, (m, n))
-        self.emit("mmaf", (r,), dtype=dtype, acc=acc, m=m, k=k, n=n, a=a, b=b, c=c)
+        self.emit(MmaF(dtype=dtype, acc=acc, m=m, k=k, n=n, a=a, b=b, c=c), (r,))
         return r
 
 
@@ -64,15 +107,15 @@ def _pad_k(lw, ref, dtype, shape, dim, to):
 
 @lowering("mmaf")
 def _lower_mmaf(lw, op):
-    a = op.a
-    m, k, n, fmt = a["m"], a["k"], a["n"], a["dtype"]
-    lhs, rhs = lw.val(a["a"]), lw.val(a["b"])
+    a = MmaF.of(op)
+    m, k, n, fmt = a.m, a.k, a.n, a.dtype
+    lhs, rhs = lw.val(a.a), lw.val(a.b)
     if fmt == "tf32" and k in TF32_PADDED_K:
         to = TF32_PADDED_K[k]
         lhs, rhs = _pad_k(lw, lhs, fmt, (m, k), 1, to), _pad_k(lw, rhs, fmt, (k, n), 0, to)
         k = to
-    lw.result(op, ir.FloatMma, ir.tile((m, n), a["acc"]), ir.tile((m, k), fmt), ir.tile((k, n), fmt), lhs, rhs,
-              lw.val(a["c"]))
+    lw.result(op, ir.FloatMma, ir.tile((m, n), a.acc), ir.tile((m, k), fmt), ir.tile((k, n), fmt), lhs, rhs,
+              lw.val(a.c))
 
 
 def f32_products_in_k_order(x, y, c) -> np.ndarray:
@@ -94,15 +137,15 @@ def f32_products_in_k_order(x, y, c) -> np.ndarray:
 
 @interp("mmaf")
 def _ref_mmaf(it, op):
-    a = op.a
-    if a["dtype"] == "f32" and a["acc"] == "f32":
-        r = f32_products_in_k_order(it.val(a["a"]), it.val(a["b"]), it.val(a["c"]))
+    a = MmaF.of(op)
+    if a.dtype == "f32" and a.acc == "f32":
+        r = f32_products_in_k_order(it.val(a.a), it.val(a.b), it.val(a.c))
         it.set(op.res[0], r)
         return
-    x = np.asarray(it.val(a["a"])).astype(np.float64)
-    y = np.asarray(it.val(a["b"])).astype(np.float64)
-    c = np.asarray(it.val(a["c"])).astype(np.float64)
-    it.set(op.res[0], to_format(BY_NAME[a["acc"]], x @ y + c))
+    x = np.asarray(it.val(a.a)).astype(np.float64)
+    y = np.asarray(it.val(a.b)).astype(np.float64)
+    c = np.asarray(it.val(a.c)).astype(np.float64)
+    it.set(op.res[0], to_format(BY_NAME[a.acc], x @ y + c))
 
 
 # ---- mmai: i8 x i8 into i32, exact -------------------------------------------------------------
@@ -122,7 +165,7 @@ class MoreMmaRecording:
             raise self.refuse(f"mmai of a {list(ai.shape)} and a {list(bi.shape)} tile: a is [m, k] and b [k, n]")
         (c,) = self.operands("mmai's accumulator", "i32", (m, n), [c])
         r = self.new("val", "i32", (m, n))
-        self.emit("mmai", (r,), m=m, k=k, n=n, a=a, b=b, c=c)
+        self.emit(MmaI(m=m, k=k, n=n, a=a, b=b, c=c), (r,))
         return r
 
     def t_mmaf_scaled(self, dtype, scale, dims, a, b, c, sa, sb):
@@ -138,44 +181,44 @@ class MoreMmaRecording:
                 raise self.refuse(f"mma_scaled's {what} is {inf.dtype}{list(inf.shape)}, not {d}{list(shape)}")
         (c,) = self.operands("mma_scaled's accumulator", "f32", (m, n), [c])
         r = self.new("val", "f32", (m, n))
-        self.emit("mmaf_scaled", (r,), dtype=dtype, scale=scale, m=m, k=k, n=n, block=block, a=a, b=b, c=c, sa=sa,
-                  sb=sb)
+        self.emit(MmaFScaled(dtype=dtype, scale=scale, m=m, k=k, n=n, block=block, a=a, b=b, c=c, sa=sa,
+                  sb=sb), (r,))
         return r
 
 
 @lowering("mmai")
 def _lower_mmai(lw, op):
-    a = op.a
-    m, k, n = a["m"], a["k"], a["n"]
-    lw.result(op, ir.IntMma, ir.tile((m, n), "i32"), ir.tile((m, k), "i8"), ir.tile((k, n), "i8"), lw.val(a["a"]),
-              lw.val(a["b"]), lw.val(a["c"]))
+    a = MmaI.of(op)
+    m, k, n = a.m, a.k, a.n
+    lw.result(op, ir.IntMma, ir.tile((m, n), "i32"), ir.tile((m, k), "i8"), ir.tile((k, n), "i8"), lw.val(a.a),
+              lw.val(a.b), lw.val(a.c))
 
 
 @interp("mmai")
 def _ref_mmai(it, op):
-    a = op.a
-    x = np.asarray(it.val(a["a"])).astype(np.int64)  # both operands read SIGNED
-    y = np.asarray(it.val(a["b"])).astype(np.int64)
-    c = np.asarray(it.val(a["c"])).astype(np.int64)
+    a = MmaI.of(op)
+    x = np.asarray(it.val(a.a)).astype(np.int64)  # both operands read SIGNED
+    y = np.asarray(it.val(a.b)).astype(np.int64)
+    c = np.asarray(it.val(a.c)).astype(np.int64)
     it.set(op.res[0], ((x @ y + c + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32))
 
 
 @lowering("mmaf_scaled")
 def _lower_mmaf_scaled(lw, op):
-    a = op.a
-    m, k, n, blk, fmt, scale = a["m"], a["k"], a["n"], a["block"], a["dtype"], a["scale"]
+    a = MmaFScaled.of(op)
+    m, k, n, blk, fmt, scale = a.m, a.k, a.n, a.block, a.dtype, a.scale
     lw.result(op, ir.FloatMmaScaled, ir.tile((m, n), "f32"), ir.tile((m, k), fmt), ir.tile((k, n), fmt),
               ir.tile((m, k // blk), scale), ir.tile((k // blk, n), scale),
-              lw.val(a["a"]), lw.val(a["b"]), lw.val(a["c"]), lw.val(a["sa"]), lw.val(a["sb"]))
+              lw.val(a.a), lw.val(a.b), lw.val(a.c), lw.val(a.sa), lw.val(a.sb))
 
 
 @interp("mmaf_scaled")
 def _ref_mmaf_scaled(it, op):
-    a = op.a
-    blk = a["block"]
-    x = np.asarray(it.val(a["a"])).astype(np.float64) * np.repeat(np.asarray(it.val(a["sa"])).astype(np.float64),
+    a = MmaFScaled.of(op)
+    blk = a.block
+    x = np.asarray(it.val(a.a)).astype(np.float64) * np.repeat(np.asarray(it.val(a.sa)).astype(np.float64),
                                                                    blk, axis=1)
-    y = np.asarray(it.val(a["b"])).astype(np.float64) * np.repeat(np.asarray(it.val(a["sb"])).astype(np.float64),
+    y = np.asarray(it.val(a.b)).astype(np.float64) * np.repeat(np.asarray(it.val(a.sb)).astype(np.float64),
                                                                    blk, axis=0)
-    c = np.asarray(it.val(a["c"])).astype(np.float64)
+    c = np.asarray(it.val(a.c)).astype(np.float64)
     it.set(op.res[0], to_format(BY_NAME["f32"], x @ y + c))

@@ -24,17 +24,53 @@ Device facts the recording holds (the dialect's verifiers, as the spec reports t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format, wrap_int
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .memory import pow2
 from .views import _tile_geometry
 
 RED_MODES = ("and", "or", "xor", "add", "addf", "max", "min", "umax", "umin")
 RED_SCOPES = ("tl_blk", "device")
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StridedView(Attrs, kind="strided_view"):
+    dtype: str
+    src: Handle
+    tile_shape: Shape
+    traversal: tuple[int, ...]
+    dim_map: tuple[int, ...]
+    padding: ir.Padding
+
+
+@dataclass(frozen=True)
+class GatherView(Attrs, kind="gather_view"):
+    dtype: str
+    src: Handle
+    tile_shape: Shape
+    sparse_dim: int
+    padding: ir.Padding
+
+
+@dataclass(frozen=True)
+class AtomicRedView(Attrs, kind="atomic_red_view"):
+    dtype: str
+    view: Handle
+    indices: tuple[Handle, ...]
+    mode: str
+    scope: str
+    value: Handle
+    tok: Handle
 
 
 class MoreViewRecording:
@@ -78,8 +114,8 @@ class MoreViewRecording:
         ty = ir.StridedView(tile_shape, traversal, tv.elem, tv.shape, tv.strides, dim_map, padding)
         h = self.new("view", dtype, tile_shape)
         self.prog.views[h] = {"ty": ty, "param": self.prog.views[view]["param"]}
-        self.emit("strided_view", (h,), dtype=dtype, src=view, tile_shape=tile_shape, traversal=traversal,
-                  dim_map=dim_map, padding=padding)
+        self.emit(StridedView(dtype=dtype, src=view, tile_shape=tile_shape, traversal=traversal,
+                  dim_map=dim_map, padding=padding), (h,))
         return h
 
     def t_gather_view(self, dtype, view, tile_shape, sparse_dim, padding):
@@ -92,8 +128,8 @@ class MoreViewRecording:
         ty = ir.GatherScatterView(tile_shape, tv.elem, tv.shape, tv.strides, sparse_dim, padding)
         h = self.new("view", dtype, tile_shape)
         self.prog.views[h] = {"ty": ty, "param": self.prog.views[view]["param"]}
-        self.emit("gather_view", (h,), dtype=dtype, src=view, tile_shape=tile_shape, sparse_dim=sparse_dim,
-                  padding=padding)
+        self.emit(GatherView(dtype=dtype, src=view, tile_shape=tile_shape, sparse_dim=sparse_dim,
+                  padding=padding), (h,))
         return h
 
     def _rows_index(self, h, n, what):
@@ -132,8 +168,8 @@ class MoreViewRecording:
         (value,) = self.operands("atomic_red_view", dtype, ty.tile_shape, [value])
         self.memory_allowed("atomic_red_view")
         tin, tout = self.next_token()
-        self.emit("atomic_red_view", (tout,), dtype=dtype, view=view, indices=tuple(indices), mode=mode, scope=scope,
-                  value=value, tok=tin)
+        self.emit(AtomicRedView(dtype=dtype, view=view, indices=tuple(indices), mode=mode, scope=scope,
+                  value=value, tok=tin), (tout,))
 
 
 # ---- lowering ----------------------------------------------------------------------------------
@@ -141,7 +177,9 @@ class MoreViewRecording:
 
 def _lower_maker(cls):
     def rule(lw, op):
-        src = op.a["src"]
+        a = op.a
+        assert isinstance(a, (StridedView, GatherView))
+        src = a.src
         lw.result(op, cls, lw.val(src), lw.prog.views[src]["ty"], lw.prog.views[op.res[0]]["ty"])
     return rule
 
@@ -152,13 +190,13 @@ lowering("gather_view")(_lower_maker(ir.MakeGatherScatterView))
 
 @lowering("atomic_red_view")
 def _lower_atomic_red_view(lw, op):
-    a = op.a
-    ty = lw.prog.views[a["view"]]["ty"]
-    p = lw.prog.views[a["view"]]["param"]
-    idx = tuple(lw.val(h) for h in a["indices"])
-    tok = lw.result(op, ir.AtomicRedViewTile, lw.val(a["view"]), ty, lw.val(a["value"]),
-                    ir.tile(ty.tile_shape, a["dtype"]), idx, tuple(lw.ty(h) for h in a["indices"]), a["mode"],
-                    a["scope"], lw.tokens.for_write(p))
+    a = AtomicRedView.of(op)
+    ty = lw.prog.views[a.view]["ty"]
+    p = lw.prog.views[a.view]["param"]
+    idx = tuple(lw.val(h) for h in a.indices)
+    tok = lw.result(op, ir.AtomicRedViewTile, lw.val(a.view), ty, lw.val(a.value),
+                    ir.tile(ty.tile_shape, a.dtype), idx, tuple(lw.ty(h) for h in a.indices), a.mode,
+                    a.scope, lw.tokens.for_write(p))
     lw.tokens.after_write(p, tok)
 
 
@@ -167,17 +205,17 @@ def _lower_atomic_red_view(lw, op):
 
 @interp("strided_view")
 def _ref_strided_view(it, op):
-    a = op.a
-    it.set(op.res[0], {"tv": it.val(a["src"]), "tile": list(a["tile_shape"]), "dim_map": list(a["dim_map"]),
-                       "padding": a["padding"], "step": list(a["traversal"])})
+    a = StridedView.of(op)
+    it.set(op.res[0], {"tv": it.val(a.src), "tile": list(a.tile_shape), "dim_map": list(a.dim_map),
+                       "padding": a.padding, "step": list(a.traversal)})
 
 
 @interp("gather_view")
 def _ref_gather_view(it, op):
-    a = op.a
-    rank = len(a["tile_shape"])
-    it.set(op.res[0], {"tv": it.val(a["src"]), "tile": list(a["tile_shape"]), "dim_map": list(range(rank)),
-                       "padding": a["padding"], "sparse_dim": a["sparse_dim"], "step": [1] * rank})
+    a = GatherView.of(op)
+    rank = len(a.tile_shape)
+    it.set(op.res[0], {"tv": it.val(a.src), "tile": list(a.tile_shape), "dim_map": list(range(rank)),
+                       "padding": a.padding, "sparse_dim": a.sparse_dim, "step": [1] * rank})
 
 
 def _unsigned(x: np.ndarray, bits: int) -> np.ndarray:
@@ -187,14 +225,14 @@ def _unsigned(x: np.ndarray, bits: int) -> np.ndarray:
 @interp("atomic_red_view")
 def _ref_atomic_red_view(it, op):
     """Lane by lane, in order (an atomic reduction's answer does not depend on the order)."""
-    a = op.a
-    view = it.val(a["view"])
+    a = AtomicRedView.of(op)
+    view = it.val(a.view)
     buf = view["tv"]["buf"]
-    d = BY_NAME[a["dtype"]]
-    offs, inb = _tile_geometry(it, view, a["indices"])
-    v = np.broadcast_to(np.asarray(it.val(a["value"])), offs.shape)[inb]
+    d = BY_NAME[a.dtype]
+    offs, inb = _tile_geometry(it, view, a.indices)
+    v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)[inb]
     offs = offs[inb]
-    mode = a["mode"]
+    mode = a.mode
     for o, x in zip(offs.tolist(), v.tolist()):
         old = buf[o]
         if mode == "addf":

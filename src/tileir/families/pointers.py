@@ -23,17 +23,108 @@ are unordered); the host writes them in row-major lane order, the last one winni
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
-from .arith import spread_ref
+from .arith import Spread, spread_ref
+from .debug import Assume
 from .memory import _checked, param_ptrs
+from .shape import Broadcast, Permute, Reshape
 from .spaces import esize, join_tokens, ordered, pointee_ok, read_ptrs, spaces, write_ptrs
+from .tileshape import Extract
 
 _FOLLOW = ("reshape", "broadcast", "spread", "permute", "extract", "assume")
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ptrs(Attrs, kind="ptrs"):
+    param: int
+    dtype: str
+    shape: Shape
+
+
+@dataclass(frozen=True)
+class PtrOffset(Attrs, kind="ptr_offset"):
+    dtype: str
+    shape: Shape
+    ptrs: Handle
+    offs: Handle
+    off_dtype: str
+
+
+@dataclass(frozen=True)
+class PtrToInt(Attrs, kind="ptr_to_int"):
+    dtype: str
+    shape: Shape
+    src: Handle
+
+
+@dataclass(frozen=True)
+class IntToPtr(Attrs, kind="int_to_ptr"):
+    dtype: str
+    shape: Shape
+    src: Handle
+
+
+@dataclass(frozen=True)
+class PtrToPtr(Attrs, kind="ptr_to_ptr"):
+    from_: str
+    to: str
+    shape: Shape
+    src: Handle
+
+
+@dataclass(frozen=True)
+class LoadPtrs(Attrs, kind="load_ptrs"):
+    param: int | None
+    dtype: str
+    shape: Shape
+    ptrs: Handle
+    mask: Handle | None
+    pad: Handle | None
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class StorePtrs(Attrs, kind="store_ptrs"):
+    param: int | None
+    dtype: str
+    shape: Shape
+    ptrs: Handle
+    v: Handle
+    mask: Handle | None
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class Gather(Attrs, kind="gather"):
+    param: int
+    dtype: str
+    index: Handle
+    shape: Shape
+    mask: Handle | None
+    pad: Handle | None
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class Scatter(Attrs, kind="scatter"):
+    param: int
+    dtype: str
+    index: Handle
+    shape: Shape
+    v: Handle
+    mask: Handle | None
+    tok: Handle
 
 
 class PointerRecording:
@@ -56,7 +147,9 @@ class PointerRecording:
         op = self._defining_op(h)
         space = None
         if op is not None and op.kind in _FOLLOW:
-            space = self.space_of(op.a["src"])
+            a = op.a
+            assert isinstance(a, (Reshape, Broadcast, Spread, Permute, Extract, Assume))
+            space = self.space_of(a.src)
         elif op is not None and op.kind == "if" and h in op.res:
             i = op.res.index(h)
             got = {self.space_of(r.yields[i]) for r in op.regions}
@@ -131,7 +224,7 @@ class PointerRecording:
         self._pointee(dtype, "ptrs")
         shape = self.check_shape(shape, "ptrs")
         r = self.new("ptrs", dtype, shape)
-        self.emit("ptrs", (r,), param=param, dtype=dtype, shape=shape)
+        self.emit(Ptrs(param=param, dtype=dtype, shape=shape), (r,))
         self.set_space(r, param)
         return r
 
@@ -149,14 +242,14 @@ class PointerRecording:
         ptrs = self.spread(ptrs, shape)
         (offs,) = self.operands("ptr_offset's offsets", oinf.dtype, shape, [offs])
         r = self.new("ptrs", dtype, shape)
-        self.emit("ptr_offset", (r,), dtype=dtype, shape=shape, ptrs=ptrs, offs=offs, off_dtype=oinf.dtype)
+        self.emit(PtrOffset(dtype=dtype, shape=shape, ptrs=ptrs, offs=offs, off_dtype=oinf.dtype), (r,))
         self.set_space(r, space)
         return r
 
     def t_ptr_to_int(self, dtype, shape, ptrs):
         inf = self._ptrs_operand(ptrs, dtype, "ptr_to_int")
         r = self.new("val", "i64", inf.shape)
-        self.emit("ptr_to_int", (r,), dtype=inf.dtype, shape=inf.shape, src=ptrs)
+        self.emit(PtrToInt(dtype=inf.dtype, shape=inf.shape, src=ptrs), (r,))
         return r
 
     def t_int_to_ptr(self, dtype, shape, ints):
@@ -166,7 +259,7 @@ class PointerRecording:
                               "ptr_to_int(ps) answers one; add_i64 and i64_const compute on addresses")
         self._pointee(dtype, "int_to_ptr")
         r = self.new("ptrs", dtype, inf.shape)
-        self.emit("int_to_ptr", (r,), dtype=dtype, shape=inf.shape, src=ints)
+        self.emit(IntToPtr(dtype=dtype, shape=inf.shape, src=ints), (r,))
         self.set_space(r, None)
         return r
 
@@ -176,7 +269,7 @@ class PointerRecording:
         if to == inf.dtype:
             return ptrs
         r = self.new("ptrs", to, inf.shape)
-        self.emit("ptr_to_ptr", (r,), from_=inf.dtype, to=to, shape=inf.shape, src=ptrs)
+        self.emit(PtrToPtr(from_=inf.dtype, to=to, shape=inf.shape, src=ptrs), (r,))
         self.set_space(r, self.space_of(ptrs))
         return r
 
@@ -192,8 +285,8 @@ class PointerRecording:
             pad = self.operands("load_ptrs' pad", dtype, shape, [pad])[0]
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
-        self.emit("load_ptrs", (r, tout), param=self.space_of(ptrs), dtype=dtype, shape=shape, ptrs=ptrs,
-                  mask=mask, pad=pad, tok=tin)
+        self.emit(LoadPtrs(param=self.space_of(ptrs), dtype=dtype, shape=shape, ptrs=ptrs,
+                  mask=mask, pad=pad, tok=tin), (r, tout))
         return r
 
     def t_store_ptrs(self, dtype, shape, ptrs, value, mask=None):
@@ -205,8 +298,8 @@ class PointerRecording:
         self.check_space_write(space, "store_ptrs")
         mask = self._mask(mask, shape, "store_ptrs")
         tin, tout = self.next_token()
-        self.emit("store_ptrs", (tout,), param=space, dtype=dtype, shape=shape, ptrs=ptrs, v=value, mask=mask,
-                  tok=tin)
+        self.emit(StorePtrs(param=space, dtype=dtype, shape=shape, ptrs=ptrs, v=value, mask=mask,
+                  tok=tin), (tout,))
 
     def t_gather(self, param, dtype, index, shape, mask=None, pad=None):
         self._buffer(param, dtype, "gather")
@@ -222,8 +315,8 @@ class PointerRecording:
             pad = self.operands("gather's pad", dtype, shape, [pad])[0]
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
-        self.emit("gather", (r, tout), param=param, dtype=dtype, index=index, shape=shape, mask=mask, pad=pad,
-                  tok=tin)
+        self.emit(Gather(param=param, dtype=dtype, index=index, shape=shape, mask=mask, pad=pad,
+                  tok=tin), (r, tout))
         return r
 
     def t_scatter(self, param, dtype, index, shape, v, mask=None):
@@ -236,7 +329,7 @@ class PointerRecording:
         self.memory_allowed("scatter")
         mask = self._mask(mask, shape, "scatter")
         tin, tout = self.next_token()
-        self.emit("scatter", (tout,), param=param, dtype=dtype, index=index, shape=shape, v=v, mask=mask, tok=tin)
+        self.emit(Scatter(param=param, dtype=dtype, index=index, shape=shape, v=v, mask=mask, tok=tin), (tout,))
 
 
 # ---- lowering ----------------------------------------------------------------------------------
@@ -265,9 +358,9 @@ def indexed_ptrs(lw, param, dtype, index_h, shape) -> ir.Ref:
 
 
 def _mask_of(lw, a, shape):
-    if a["mask"] is None:
+    if a.mask is None:
         return None, None
-    return lw.val(a["mask"]), ir.tile(shape, "i1")
+    return lw.val(a.mask), ir.tile(shape, "i1")
 
 
 def emit_load(lw, op, ptrs):
@@ -275,14 +368,15 @@ def emit_load(lw, op, ptrs):
     recording could not follow (space None) waits for the last store to every written space, and
     every later store waits for it."""
     a = op.a
-    shape = tuple(a["shape"])
+    assert isinstance(a, (LoadPtrs, Gather))
+    shape = tuple(a.shape)
     mask, mask_ty = _mask_of(lw, a, shape)
-    pad = lw.val(a["pad"]) if a["pad"] is not None else None
+    pad = lw.val(a.pad) if a.pad is not None else None
     ts = lw.tokens
-    spaces_ = sorted(ts.written, key=str) if a["param"] is None else [a["param"]]
-    tin = join_tokens(lw, [ts.for_read(k) for k in spaces_]) if a["param"] is None else ts.for_read(a["param"])
-    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, tin, ptr_ty(a["dtype"], shape), mask_ty,
-                        ir.tile(shape, a["dtype"]))
+    spaces_ = sorted(ts.written, key=str) if a.param is None else [a.param]
+    tin = join_tokens(lw, [ts.for_read(k) for k in spaces_]) if a.param is None else ts.for_read(a.param)
+    _, tok = lw.results(op, 2, ir.LoadPtr, ptrs, mask, pad, tin, ptr_ty(a.dtype, shape), mask_ty,
+                        ir.tile(shape, a.dtype))
     for k in spaces_:
         ts.after_read(k, tok)
 
@@ -291,146 +385,152 @@ def emit_store(lw, op, ptrs):
     """A store_ptr_tko of ``op`` through ``ptrs``, on its space's tokens; through pointers the
     recording could not follow (space None), after every access so far and before every later one."""
     a = op.a
-    shape = tuple(a["shape"])
+    assert isinstance(a, (StorePtrs, Scatter))
+    shape = tuple(a.shape)
     mask, mask_ty = _mask_of(lw, a, shape)
-    value = lw.val(a["v"])
+    value = lw.val(a.v)
 
     def make(tin):
         tok = lw.fresh()
-        lw.emit(ir.StorePtr(tok, ptrs, value, mask, tin, ptr_ty(a["dtype"], shape), mask_ty,
-                            ir.tile(shape, a["dtype"])))
+        lw.emit(ir.StorePtr(tok, ptrs, value, mask, tin, ptr_ty(a.dtype, shape), mask_ty,
+                            ir.tile(shape, a.dtype)))
         return ir.Val(tok)
 
-    if a["param"] is None:
+    if a.param is None:
         tok = ordered(lw, make)
     else:
-        tok = make(lw.tokens.for_write(a["param"]))
-        lw.tokens.after_write(a["param"], tok)
+        tok = make(lw.tokens.for_write(a.param))
+        lw.tokens.after_write(a.param, tok)
     lw.bind(op.res[0], tok)
 
 
 @lowering("ptrs")
 def _lower_ptrs(lw, op):
-    a = op.a
-    lw.bind(op.res[0], param_ptrs(lw, a["param"], a["dtype"], a["shape"]))
+    a = Ptrs.of(op)
+    lw.bind(op.res[0], param_ptrs(lw, a.param, a.dtype, a.shape))
 
 
 @lowering("ptr_offset")
 def _lower_ptr_offset(lw, op):
-    a = op.a
-    lw.result(op, ir.Offset, lw.val(a["ptrs"]), lw.val(a["offs"]), ptr_ty(a["dtype"], a["shape"]),
-              ir.tile(a["shape"], a["off_dtype"]))
+    a = PtrOffset.of(op)
+    lw.result(op, ir.Offset, lw.val(a.ptrs), lw.val(a.offs), ptr_ty(a.dtype, a.shape),
+              ir.tile(a.shape, a.off_dtype))
 
 
 @lowering("ptr_to_int")
 def _lower_ptr_to_int(lw, op):
-    a = op.a
-    lw.result(op, ir.PtrToIntTile, lw.val(a["src"]), ptr_ty(a["dtype"], a["shape"]), ir.tile(a["shape"], "i64"))
+    a = PtrToInt.of(op)
+    lw.result(op, ir.PtrToIntTile, lw.val(a.src), ptr_ty(a.dtype, a.shape), ir.tile(a.shape, "i64"))
 
 
 @lowering("int_to_ptr")
 def _lower_int_to_ptr(lw, op):
-    a = op.a
-    lw.result(op, ir.IntToPtrTile, lw.val(a["src"]), ir.tile(a["shape"], "i64"), ptr_ty(a["dtype"], a["shape"]))
+    a = IntToPtr.of(op)
+    lw.result(op, ir.IntToPtrTile, lw.val(a.src), ir.tile(a.shape, "i64"), ptr_ty(a.dtype, a.shape))
 
 
 @lowering("ptr_to_ptr")
 def _lower_ptr_to_ptr(lw, op):
-    a = op.a
-    lw.result(op, ir.PtrToPtrTile, lw.val(a["src"]), ptr_ty(a["from_"], a["shape"]), ptr_ty(a["to"], a["shape"]))
+    a = PtrToPtr.of(op)
+    lw.result(op, ir.PtrToPtrTile, lw.val(a.src), ptr_ty(a.from_, a.shape), ptr_ty(a.to, a.shape))
 
 
 @lowering("load_ptrs")
 def _lower_load_ptrs(lw, op):
-    emit_load(lw, op, lw.val(op.a["ptrs"]))
+    emit_load(lw, op, lw.val(LoadPtrs.of(op).ptrs))
 
 
 @lowering("store_ptrs")
 def _lower_store_ptrs(lw, op):
-    emit_store(lw, op, lw.val(op.a["ptrs"]))
+    emit_store(lw, op, lw.val(StorePtrs.of(op).ptrs))
 
 
 @lowering("gather")
 def _lower_gather(lw, op):
-    a = op.a
-    emit_load(lw, op, indexed_ptrs(lw, a["param"], a["dtype"], a["index"], a["shape"]))
+    a = Gather.of(op)
+    emit_load(lw, op, indexed_ptrs(lw, a.param, a.dtype, a.index, a.shape))
 
 
 @lowering("scatter")
 def _lower_scatter(lw, op):
-    a = op.a
-    emit_store(lw, op, indexed_ptrs(lw, a["param"], a["dtype"], a["index"], a["shape"]))
+    a = Scatter.of(op)
+    emit_store(lw, op, indexed_ptrs(lw, a.param, a.dtype, a.index, a.shape))
 
 
 # ---- host reference ---------------------------------------------------------------------------
 
 
 def _mask(it, a):
-    if a["mask"] is None:
-        return np.ones(a["shape"], dtype=bool)
-    return np.broadcast_to(np.asarray(it.val(a["mask"]), dtype=bool), a["shape"])
+    if a.mask is None:
+        return np.ones(a.shape, dtype=bool)
+    return np.broadcast_to(np.asarray(it.val(a.mask), dtype=bool), a.shape)
 
 
 @interp("ptrs")
 def _ref_ptrs(it, op):
-    a = op.a
-    it.set(op.res[0], np.full(a["shape"], spaces(it).base(a["param"]), dtype=np.int64))
+    a = Ptrs.of(op)
+    it.set(op.res[0], np.full(a.shape, spaces(it).base(a.param), dtype=np.int64))
 
 
 @interp("ptr_offset")
 def _ref_ptr_offset(it, op):
-    a = op.a
-    offs = np.asarray(it.val(a["offs"])).astype(np.int64)
-    it.set(op.res[0], np.asarray(it.val(a["ptrs"]), dtype=np.int64) + offs * esize(a["dtype"]))
+    a = PtrOffset.of(op)
+    offs = np.asarray(it.val(a.offs)).astype(np.int64)
+    it.set(op.res[0], np.asarray(it.val(a.ptrs), dtype=np.int64) + offs * esize(a.dtype))
 
 
 @interp("ptr_to_int", "int_to_ptr", "ptr_to_ptr")
 def _ref_same_address(it, op):
-    it.set(op.res[0], np.asarray(it.val(op.a["src"]), dtype=np.int64))
+    a = op.a
+    assert isinstance(a, (PtrToInt, IntToPtr, PtrToPtr))
+    it.set(op.res[0], np.asarray(it.val(a.src), dtype=np.int64))
 
 
 def _finish_load(it, op, got, mask):
     a = op.a
-    if a["mask"] is not None:
-        d = BY_NAME[a["dtype"]].np
-        fill = it.val(a["pad"]) if a["pad"] is not None else np.zeros((), dtype=d)
+    assert isinstance(a, (LoadPtrs, Gather))
+    if a.mask is not None:
+        d = BY_NAME[a.dtype].np
+        fill = it.val(a.pad) if a.pad is not None else np.zeros((), dtype=d)
         got = np.where(mask, got, fill).astype(d)
     it.set(op.res[0], got)
 
 
 @interp("load_ptrs")
 def _ref_load_ptrs(it, op):
-    a = op.a
+    a = LoadPtrs.of(op)
     mask = _mask(it, a)
-    _finish_load(it, op, read_ptrs(it, it.val(a["ptrs"]), a["dtype"], mask, "load_ptrs"), mask)
+    _finish_load(it, op, read_ptrs(it, it.val(a.ptrs), a.dtype, mask, "load_ptrs"), mask)
 
 
 @interp("store_ptrs")
 def _ref_store_ptrs(it, op):
-    a = op.a
-    write_ptrs(it, it.val(a["ptrs"]), a["dtype"], _mask(it, a), it.val(a["v"]), "store_ptrs")
+    a = StorePtrs.of(op)
+    write_ptrs(it, it.val(a.ptrs), a.dtype, _mask(it, a), it.val(a.v), "store_ptrs")
 
 
 def index_lanes(it, a, what):
     """(element offsets, active lanes) of a gather / scatter / atomic, bounds checked."""
-    buf = it.args[a["param"]]
-    offs = np.broadcast_to(np.asarray(it.val(a["index"])).astype(np.int64), a["shape"])
+    buf = it.args[a.param]
+    offs = np.broadcast_to(np.asarray(it.val(a.index)).astype(np.int64), a.shape)
     mask = _mask(it, a)
-    _checked(it, buf, offs, mask, what, a["param"])
+    _checked(it, buf, offs, mask, what, a.param)
     return buf, offs, mask
 
 
 @interp("gather")
 def _ref_gather(it, op):
-    buf, offs, mask = index_lanes(it, op.a, "gather")
-    got = buf[np.where(mask, offs, 0)] if buf.size else np.zeros(op.a["shape"], dtype=buf.dtype)
+    a = Gather.of(op)
+    buf, offs, mask = index_lanes(it, a, "gather")
+    got = buf[np.where(mask, offs, 0)] if buf.size else np.zeros(a.shape, dtype=buf.dtype)
     _finish_load(it, op, got, mask)
 
 
 @interp("scatter")
 def _ref_scatter(it, op):
-    buf, offs, mask = index_lanes(it, op.a, "scatter")
-    v = np.broadcast_to(np.asarray(it.val(op.a["v"])), op.a["shape"])
+    a = Scatter.of(op)
+    buf, offs, mask = index_lanes(it, a, "scatter")
+    v = np.broadcast_to(np.asarray(it.val(a.v)), a.shape)
     buf[offs[mask]] = v[mask]
 
 

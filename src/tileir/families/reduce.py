@@ -8,14 +8,32 @@ tolerance tier; the host folds with numpy's reduction where the body is one reco
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
-from ..prog import Region
+from ..prog import Attrs, Handle, Region, Shape
 from ..ref.core import interp
+from .arith import BinaryF, BinaryI
 from .control import run_region
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reduce(Attrs, kind="reduce"):
+    dim: int
+    shape: Shape
+    identities: tuple[ir.IdF | ir.IdI, ...]  # one per operand
+    operands: tuple[Handle, ...]
+
+
+@dataclass(frozen=True)
+class Scan(Reduce, kind="scan"):
+    reverse: bool
 
 
 class ReduceRecording:
@@ -42,10 +60,12 @@ class ReduceRecording:
                 raise self.refuse(f"{kind}: the identity is {ident.dtype} and the operand {inf.dtype}")
             args.append(self.new("val", inf.dtype, ()))
             args.append(self.new("val", inf.dtype, ()))
-        a = dict(dim=d, shape=shape, identities=tuple(identities), operands=tuple(operands))
         if kind == "scan":
-            a["reverse"] = bool(reverse)
-        op = self.emit(kind, (), **a)
+            a: Reduce = Scan(dim=d, shape=shape, identities=tuple(identities), operands=tuple(operands),
+                             reverse=bool(reverse))
+        else:
+            a = Reduce(dim=d, shape=shape, identities=tuple(identities), operands=tuple(operands))
+        op = self.emit(a)
         region = Region(tuple(args), [])
         op.regions = (region,)
         self.push(kind, op, region)
@@ -54,7 +74,7 @@ class ReduceRecording:
     def _fold_end(self, kind, yields):
         f = self.pop(kind)
         yields = tuple(yields)
-        operands = f.op.a["operands"]
+        operands = Reduce.of(f.op).operands
         if len(yields) != len(operands):
             raise self.refuse(f"the {kind} body answers {len(yields)} values for {len(operands)} operands",
                               "one new accumulator per operand, in the operands' order")
@@ -67,7 +87,7 @@ class ReduceRecording:
                                   "fold the rank-0 accumulator and element it was given, in their format")
             shape = hi.shape
             if kind == "reduce":
-                shape = tuple(s for i, s in enumerate(shape) if i != f.op.a["dim"])
+                shape = tuple(s for i, s in enumerate(shape) if i != Reduce.of(f.op).dim)
             res.append(self.new("val", hi.dtype, shape))
         f.region.yields = yields
         f.op.res = tuple(res)
@@ -88,10 +108,10 @@ class ReduceRecording:
 
 @lowering("reduce", "scan")
 def _lower_fold(lw, op):
-    a = op.a
+    a = Reduce.of(op)
     (region,) = op.regions
-    operands = tuple(lw.val(h) for h in a["operands"])
-    operand_tys = tuple(lw.ty(h) for h in a["operands"])
+    operands = tuple(lw.val(h) for h in a.operands)
+    operand_tys = tuple(lw.ty(h) for h in a.operands)
     tys = tuple(lw.ty(r) for r in op.res)
     args = tuple(lw.fresh() for _ in region.params)
     with lw.region() as got:
@@ -102,10 +122,10 @@ def _lower_fold(lw, op):
                              tuple(ir.Tile((), t.elem) for t in operand_tys)))
     body, owners = got
     results = tuple(lw.fresh() for _ in tys)
-    if op.kind == "reduce":
-        lw.emit(ir.ReduceTile(results, tys, a["dim"], a["identities"], operands, operand_tys, args, body), (owners,))
+    if not isinstance(a, Scan):
+        lw.emit(ir.ReduceTile(results, tys, a.dim, a.identities, operands, operand_tys, args, body), (owners,))
     else:
-        lw.emit(ir.ScanTile(results, tys, a["dim"], a["reverse"], a["identities"], operands, operand_tys, args,
+        lw.emit(ir.ScanTile(results, tys, a.dim, a.reverse, a.identities, operands, operand_tys, args,
                             body), (owners,))
     for h, r in zip(op.res, results):
         lw.bind(h, ir.Val(r))
@@ -119,22 +139,24 @@ def _simple_body(region):
     if len(region.ops) != 1 or len(region.params) != 2:
         return None
     (op,) = region.ops
-    if op.kind not in ("binaryf", "binaryi") or op.a["op"] not in _FAST:
+    b = op.a
+    if not isinstance(b, (BinaryF, BinaryI)) or b.op not in _FAST:
         return None
-    if {op.a["a"], op.a["b"]} != set(region.params) or region.yields != op.res:
+    if {b.a, b.b} != set(region.params) or region.yields != op.res:
         return None
-    if op.kind == "binaryf" and op.a.get("propagate_nan"):
-        return {"maxf": np.maximum, "minf": np.minimum}[op.a["op"]]
-    return _FAST[op.a["op"]]
+    if isinstance(b, BinaryF) and b.propagate_nan:
+        return {"maxf": np.maximum, "minf": np.minimum}[b.op]
+    return _FAST[b.op]
 
 
 @interp("reduce", "scan")
 def _ref_fold(it, op):
-    a = op.a
+    a = Reduce.of(op)
+    reverse = isinstance(a, Scan) and a.reverse
     (region,) = op.regions
-    dim = a["dim"]
-    xs = [np.asarray(it.val(h)) for h in a["operands"]]
-    dtypes = [it.prog.info[h].dtype for h in a["operands"]]
+    dim = a.dim
+    xs = [np.asarray(it.val(h)) for h in a.operands]
+    dtypes = [it.prog.info[h].dtype for h in a.operands]
     fast = _simple_body(region) if len(xs) == 1 else None
     if fast is not None:
         d = BY_NAME[dtypes[0]]
@@ -143,9 +165,9 @@ def _ref_fold(it, op):
         if op.kind == "reduce":
             outs = [to_format(d, _signed_zeros(fast, x, fast.reduce(x, axis=dim), dim, False))]
         else:
-            y = np.flip(x, dim) if a["reverse"] else x
+            y = np.flip(x, dim) if reverse else x
             y = _signed_zeros(fast, y, fast.accumulate(y, axis=dim), dim, True)
-            outs = [to_format(d, np.flip(y, dim) if a["reverse"] else y)]
+            outs = [to_format(d, np.flip(y, dim) if reverse else y)]
     else:
         outs = _fold_generic(it, op, region, xs, dim)
     for h, v in zip(op.res, outs):
@@ -173,7 +195,8 @@ def _signed_zeros(fast, x, r, dim, prefix):
 def _fold_generic(it, op, region, xs, dim):
     """A left fold along ``dim`` (reversed for a reverse scan) with the body as recorded."""
     n = xs[0].shape[dim]
-    order = range(n - 1, -1, -1) if op.a.get("reverse") else range(n)
+    a = Reduce.of(op)
+    order = range(n - 1, -1, -1) if isinstance(a, Scan) and a.reverse else range(n)
     acc = None
     steps = []
     for i in order:

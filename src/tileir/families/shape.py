@@ -3,12 +3,39 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reshape(Attrs, kind="reshape"):
+    dtype: str
+    from_: Shape
+    to: Shape
+    src: Handle
+
+
+@dataclass(frozen=True)
+class Broadcast(Attrs, kind="broadcast"):
+    dtype: str
+    from_: Shape
+    to: Shape
+    src: Handle
+
+
+@dataclass(frozen=True)
+class Permute(Attrs, kind="permute"):
+    dtype: str
+    perm: tuple[int, ...]
+    src: Handle
 
 
 class ShapeRecording:
@@ -29,7 +56,7 @@ class ShapeRecording:
         if self.is_const(src):
             return self.const(inf.dtype, to, self.prog.consts[src])
         r = self.new(inf.kind, inf.dtype, to)
-        self.emit("reshape", (r,), dtype=inf.dtype, from_=inf.shape, to=to, src=src)
+        self.emit(Reshape(dtype=inf.dtype, from_=inf.shape, to=to, src=src), (r,))
         return r
 
     def t_broadcast(self, dtype, from_, to, src):
@@ -45,7 +72,7 @@ class ShapeRecording:
         if self.is_const(src):
             return self.const(inf.dtype, to, self.prog.consts[src])
         r = self.new(inf.kind, inf.dtype, to)
-        self.emit("broadcast", (r,), dtype=inf.dtype, from_=inf.shape, to=to, src=src)
+        self.emit(Broadcast(dtype=inf.dtype, from_=inf.shape, to=to, src=src), (r,))
         return r
 
     def t_permute(self, dtype, shape, perm, src):
@@ -58,36 +85,37 @@ class ShapeRecording:
                               f"{rank}-dimensional tile has that many entries, each dimension once")
         to = tuple(inf.shape[p] for p in perm)
         r = self.new(inf.kind, inf.dtype, to)
-        self.emit("permute", (r,), dtype=inf.dtype, perm=tuple(perm), src=src)
+        self.emit(Permute(dtype=inf.dtype, perm=tuple(perm), src=src), (r,))
         return r
 
 
 @lowering("reshape", "broadcast")
 def _lower_reshape(lw, op):
     a = op.a
-    src = a["src"]
+    assert isinstance(a, (Reshape, Broadcast))
+    src = a.src
     from_ty = lw.ty(src)
-    to_ty = ir.Tile(tuple(a["to"]), from_ty.elem)
+    to_ty = ir.Tile(tuple(a.to), from_ty.elem)
     lw.result(op, ir.Reshape if op.kind == "reshape" else ir.Broadcast, lw.val(src), from_ty, to_ty)
 
 
 @lowering("permute")
 def _lower_permute(lw, op):
-    a = op.a
-    src = a["src"]
-    lw.result(op, ir.PermuteTile, lw.val(src), a["perm"], lw.ty(src), lw.ty(op.res[0]))
+    a = Permute.of(op)
+    src = a.src
+    lw.result(op, ir.PermuteTile, lw.val(src), a.perm, lw.ty(src), lw.ty(op.res[0]))
 
 
 @interp("reshape")
 def _ref_reshape(it, op):
-    it.set(op.res[0], np.reshape(np.asarray(it.val(op.a["src"])), op.a["to"]))
+    it.set(op.res[0], np.reshape(np.asarray(it.val(Reshape.of(op).src)), Reshape.of(op).to))
 
 
 @interp("broadcast")
 def _ref_broadcast(it, op):
-    it.set(op.res[0], np.broadcast_to(np.asarray(it.val(op.a["src"])), op.a["to"]))
+    it.set(op.res[0], np.broadcast_to(np.asarray(it.val(Broadcast.of(op).src)), Broadcast.of(op).to))
 
 
 @interp("permute")
 def _ref_permute(it, op):
-    it.set(op.res[0], np.transpose(np.asarray(it.val(op.a["src"])), op.a["perm"]))
+    it.set(op.res[0], np.transpose(np.asarray(it.val(Permute.of(op).src)), Permute.of(op).perm))

@@ -15,17 +15,66 @@ recorded, lowered, computed on the host.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from ..ref.second import ref_fpowi
 from .memory import pow2
 
 POWI_EXPONENTS = ("i1", "i8", "i16", "i32")
 PACKABLE = ("f64", "f32", "f16", "bf16", "f4E2M1FN", "i64", "i32", "i16", "i4")
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Extract(Attrs, kind="extract"):
+    dtype: str
+    src: Handle
+    to: Shape
+    indices: tuple[Handle, ...]
+
+
+@dataclass(frozen=True)
+class Insert(Attrs, kind="insert"):
+    dtype: str
+    src: Handle
+    dst: Handle
+    indices: tuple[Handle, ...]
+
+
+@dataclass(frozen=True)
+class Cat(Attrs, kind="cat"):
+    dtype: str
+    dim: int
+    lhs: Handle
+    rhs: Handle
+    to: Shape
+
+
+@dataclass(frozen=True)
+class PowI(Attrs, kind="powi"):
+    dtype: str
+    exp_dtype: str
+    shape: Shape
+    a: Handle
+    n: Handle
+
+
+@dataclass(frozen=True)
+class Repack(Attrs, kind="repack"):
+    op: str
+    from_: str
+    to: str
+    src: Handle
+    n: int
 
 
 class TileShapeRecording:
@@ -55,7 +104,7 @@ class TileShapeRecording:
         to = tuple(to)
         self._slices(to, inf.shape, indices, "extract", "subtile", "tile")
         r = self.new("val", inf.dtype, to)
-        self.emit("extract", (r,), dtype=inf.dtype, src=src, to=to, indices=tuple(indices))
+        self.emit(Extract(dtype=inf.dtype, src=src, to=to, indices=tuple(indices)), (r,))
         return r
 
     def t_insert(self, dtype, sub, whole, src, dst, indices):
@@ -65,7 +114,7 @@ class TileShapeRecording:
                               "convert one first")
         self._slices(s.shape, w.shape, indices, "insert", "subtile", "tile")
         r = self.new("val", w.dtype, w.shape)
-        self.emit("insert", (r,), dtype=w.dtype, src=src, dst=dst, indices=tuple(indices))
+        self.emit(Insert(dtype=w.dtype, src=src, dst=dst, indices=tuple(indices)), (r,))
         return r
 
     def t_cat(self, dtype, dim, lhs_shape, rhs_shape, lhs, rhs):
@@ -89,7 +138,7 @@ class TileShapeRecording:
             raise self.refuse(f"cat of {list(a.shape)} and {list(b.shape)} along {d} makes {list(to)}: every tile "
                               "dimension is a power of two", "join two halves of equal length")
         r = self.new("val", a.dtype, to)
-        self.emit("cat", (r,), dtype=a.dtype, dim=d, lhs=lhs, rhs=rhs, to=to)
+        self.emit(Cat(dtype=a.dtype, dim=d, lhs=lhs, rhs=rhs, to=to), (r,))
         return r
 
     def t_powi(self, dtype, exp_dtype, shape, a, n):
@@ -104,7 +153,7 @@ class TileShapeRecording:
         (a,) = self.operands("powi", ai.dtype, shape, [a])  # a float format: checked just above
         (n,) = self.operands("powi's exponent", ni.dtype, shape, [n])
         r = self.new("val", ai.dtype, shape)
-        self.emit("powi", (r,), dtype=ai.dtype, exp_dtype=ni.dtype, shape=tuple(shape), a=a, n=n)
+        self.emit(PowI(dtype=ai.dtype, exp_dtype=ni.dtype, shape=tuple(shape), a=a, n=n), (r,))
         return r
 
     def t_repack(self, op, from_, to, shape, a):
@@ -131,7 +180,7 @@ class TileShapeRecording:
                               "a longer tile")
         out = "i8" if op == "pack" else wide
         r = self.new("val", out, (n,))
-        self.emit("repack", (r,), op=op, from_=inf.dtype, to=out, src=a, n=n)
+        self.emit(Repack(op=op, from_=inf.dtype, to=out, src=a, n=n), (r,))
         return r
 
 
@@ -142,39 +191,39 @@ I32 = ir.tile((), "i32")
 
 @lowering("extract")
 def _lower_extract(lw, op):
-    a = op.a
-    src_ty = lw.ty(a["src"])
-    lw.result(op, ir.ExtractTile, lw.val(a["src"]), src_ty, ir.Tile(a["to"], src_ty.elem),
-              tuple(lw.val(h) for h in a["indices"]))
+    a = Extract.of(op)
+    src_ty = lw.ty(a.src)
+    lw.result(op, ir.ExtractTile, lw.val(a.src), src_ty, ir.Tile(a.to, src_ty.elem),
+              tuple(lw.val(h) for h in a.indices))
 
 
 @lowering("insert")
 def _lower_insert(lw, op):
-    a = op.a
-    lw.result(op, ir.InsertTile, lw.val(a["src"]), lw.val(a["dst"]), lw.ty(a["src"]), lw.ty(a["dst"]),
-              tuple(lw.val(h) for h in a["indices"]))
+    a = Insert.of(op)
+    lw.result(op, ir.InsertTile, lw.val(a.src), lw.val(a.dst), lw.ty(a.src), lw.ty(a.dst),
+              tuple(lw.val(h) for h in a.indices))
 
 
 @lowering("cat")
 def _lower_cat(lw, op):
-    a = op.a
-    lt = lw.ty(a["lhs"])
-    lw.result(op, ir.CatTile, a["dim"], lw.val(a["lhs"]), lw.val(a["rhs"]), lt, lw.ty(a["rhs"]),
-              ir.Tile(a["to"], lt.elem))
+    a = Cat.of(op)
+    lt = lw.ty(a.lhs)
+    lw.result(op, ir.CatTile, a.dim, lw.val(a.lhs), lw.val(a.rhs), lt, lw.ty(a.rhs),
+              ir.Tile(a.to, lt.elem))
 
 
 @lowering("powi")
 def _lower_powi(lw, op):
-    a = op.a
-    shape = a["shape"]
-    n = lw.val(a["n"])
-    lw.result(op, ir.FloatPowI, ir.tile(shape, a["dtype"]), ir.tile(shape, a["exp_dtype"]), lw.val(a["a"]), n)
+    a = PowI.of(op)
+    shape = a.shape
+    n = lw.val(a.n)
+    lw.result(op, ir.FloatPowI, ir.tile(shape, a.dtype), ir.tile(shape, a.exp_dtype), lw.val(a.a), n)
 
 
 @lowering("repack")
 def _lower_repack(lw, op):
-    a = op.a
-    lw.result(op, ir.Cast, a["op"], lw.ty(a["src"]), ir.tile((a["n"],), a["to"]), lw.val(a["src"]))
+    a = Repack.of(op)
+    lw.result(op, ir.Cast, a.op, lw.ty(a.src), ir.tile((a.n,), a.to), lw.val(a.src))
 
 
 # ---- host reference ---------------------------------------------------------------------------
@@ -192,31 +241,31 @@ def _slice_at(it, indices, small, big, what):
 
 @interp("extract")
 def _ref_extract(it, op):
-    a = op.a
-    x = np.asarray(it.val(a["src"]))
-    it.set(op.res[0], np.array(x[_slice_at(it, a["indices"], a["to"], x.shape, "extract")]))
+    a = Extract.of(op)
+    x = np.asarray(it.val(a.src))
+    it.set(op.res[0], np.array(x[_slice_at(it, a.indices, a.to, x.shape, "extract")]))
 
 
 @interp("insert")
 def _ref_insert(it, op):
-    a = op.a
-    s, w = np.asarray(it.val(a["src"])), np.array(it.val(a["dst"]))
-    w[_slice_at(it, a["indices"], s.shape, w.shape, "insert")] = s
+    a = Insert.of(op)
+    s, w = np.asarray(it.val(a.src)), np.array(it.val(a.dst))
+    w[_slice_at(it, a.indices, s.shape, w.shape, "insert")] = s
     it.set(op.res[0], w)
 
 
 @interp("cat")
 def _ref_cat(it, op):
-    a = op.a
-    it.set(op.res[0], np.concatenate([np.asarray(it.val(a["lhs"])), np.asarray(it.val(a["rhs"]))], axis=a["dim"]))
+    a = Cat.of(op)
+    it.set(op.res[0], np.concatenate([np.asarray(it.val(a.lhs)), np.asarray(it.val(a.rhs))], axis=a.dim))
 
 
 @interp("powi")
 def _ref_powi(it, op):
-    a = op.a
-    n = np.asarray(it.val(a["n"]))
-    n = -n.astype(np.int64) if a["exp_dtype"] == "i1" else n.astype(np.int64)  # i1 read signed: true is -1
-    it.set(op.res[0], ref_fpowi(it.val(a["a"]), n, a["dtype"]))
+    a = PowI.of(op)
+    n = np.asarray(it.val(a.n))
+    n = -n.astype(np.int64) if a.exp_dtype == "i1" else n.astype(np.int64)  # i1 read signed: true is -1
+    it.set(op.res[0], ref_fpowi(it.val(a.a), n, a.dtype))
 
 
 def _bytes_of(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -240,9 +289,9 @@ def _from_bytes(b: np.ndarray, dtype: str) -> np.ndarray:
 
 @interp("repack")
 def _ref_repack(it, op):
-    a = op.a
-    x = np.asarray(it.val(a["src"]))
-    if a["op"] == "pack":
-        it.set(op.res[0], _bytes_of(x, a["from_"]).view(np.int8).copy())
+    a = Repack.of(op)
+    x = np.asarray(it.val(a.src))
+    if a.op == "pack":
+        it.set(op.res[0], _bytes_of(x, a.from_).view(np.int8).copy())
     else:
-        it.set(op.res[0], _from_bytes(x.view(np.uint8), a["to"]))
+        it.set(op.res[0], _from_bytes(x.view(np.uint8), a.to))

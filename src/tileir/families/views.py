@@ -11,12 +11,14 @@ values (neg_zero, nan, pos_inf, neg_inf) are legal only over a float format; zer
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
+from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .memory import pow2
 
@@ -29,6 +31,60 @@ TILE_VIEWS = GRID_VIEWS + (ir.GatherScatterView,)
 def index_space(shape, tile_shape, dim_map) -> list:
     """ceil(shape[dim_map[k]] / tile_shape[k]) along each tile dimension k."""
     return [-(-shape[d] // t) for t, d in zip(tile_shape, dim_map)]
+
+
+# ---- what each operation records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorView(Attrs, kind="tensor_view"):
+    param: int
+    dtype: str
+    base: Handle
+    shape: Shape
+    strides: tuple[int, ...]
+    dyn_shape: tuple[Handle, ...]
+    dyn_strides: tuple[Handle, ...]
+
+
+@dataclass(frozen=True)
+class PartitionView(Attrs, kind="partition_view"):
+    dtype: str
+    src: Handle
+    tile_shape: Shape
+    dim_map: tuple[int, ...]
+    padding: ir.Padding
+
+
+@dataclass(frozen=True)
+class LoadView(Attrs, kind="load_view"):
+    dtype: str
+    view: Handle
+    indices: tuple[Handle, ...]
+    inbounds: tuple
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class StoreView(Attrs, kind="store_view"):
+    dtype: str
+    view: Handle
+    indices: tuple[Handle, ...]
+    value: Handle
+    inbounds: tuple
+    tok: Handle
+
+
+@dataclass(frozen=True)
+class TensorShape(Attrs, kind="tensor_shape"):
+    view: Handle
+    dim: int
+
+
+@dataclass(frozen=True)
+class IndexSpaceShape(Attrs, kind="index_space_shape"):
+    view: Handle
+    dim: int
 
 
 class ViewRecording:
@@ -60,8 +116,8 @@ class ViewRecording:
                 self._index(h, f"a dynamic {label}")
         h = self.new("view", dtype, shape)
         self.prog.views[h] = {"ty": ir.TensorView(ir.Num(dtype), shape, strides), "param": param}
-        self.emit("tensor_view", (h,), param=param, dtype=dtype, base=base, shape=shape, strides=strides,
-                  dyn_shape=tuple(dyn_shape), dyn_strides=tuple(dyn_strides))
+        self.emit(TensorView(param=param, dtype=dtype, base=base, shape=shape, strides=strides,
+                  dyn_shape=tuple(dyn_shape), dyn_strides=tuple(dyn_strides)), (h,))
         return h
 
     def t_partition_view(self, dtype, view, tile_shape, dim_map, padding):
@@ -85,8 +141,8 @@ class ViewRecording:
         ty = ir.PartitionView(tile_shape, tv.elem, tv.shape, tv.strides, dim_map, padding)
         h = self.new("view", dtype, tile_shape)
         self.prog.views[h] = {"ty": ty, "param": self.prog.views[view]["param"]}
-        self.emit("partition_view", (h,), dtype=dtype, src=view, tile_shape=tile_shape, dim_map=dim_map,
-                  padding=padding)
+        self.emit(PartitionView(dtype=dtype, src=view, tile_shape=tile_shape, dim_map=dim_map,
+                  padding=padding), (h,))
         return h
 
     def _grid_indices(self, ty, indices, inbounds, what):
@@ -110,8 +166,8 @@ class ViewRecording:
         self.memory_allowed("load_view")
         r = self.new("val", dtype, ty.tile_shape)
         tin, tout = self.next_token()
-        self.emit("load_view", (r, tout), dtype=dtype, view=view, indices=tuple(indices),
-                  inbounds=tuple(bool(b) for b in inbounds), tok=tin)
+        self.emit(LoadView(dtype=dtype, view=view, indices=tuple(indices),
+                  inbounds=tuple(bool(b) for b in inbounds), tok=tin), (r, tout))
         return r
 
     def t_store_view(self, dtype, view, indices, value, inbounds=()):
@@ -124,15 +180,15 @@ class ViewRecording:
         (value,) = self.operands("store_view", dtype, ty.tile_shape, [value])
         self.memory_allowed("store_view")
         tin, tout = self.next_token()
-        self.emit("store_view", (tout,), dtype=dtype, view=view, indices=tuple(indices), value=value,
-                  inbounds=tuple(bool(b) for b in inbounds), tok=tin)
+        self.emit(StoreView(dtype=dtype, view=view, indices=tuple(indices), value=value,
+                  inbounds=tuple(bool(b) for b in inbounds), tok=tin), (tout,))
 
     def t_tensor_shape(self, view, dim):
         tv = self._view(view, (ir.TensorView,), "tensor_dim")["ty"]
         if not 0 <= dim < len(tv.shape):
             raise self.refuse(f"tensor_dim {dim} of a rank-{len(tv.shape)} tensor view")
         r = self.new("val", "i32", ())
-        self.emit("tensor_shape", (r,), view=view, dim=dim)
+        self.emit(TensorShape(view=view, dim=dim), (r,))
         return r
 
     def t_index_space_shape(self, view, dim):
@@ -140,7 +196,7 @@ class ViewRecording:
         if not 0 <= dim < len(ty.tile_shape):
             raise self.refuse(f"index_space_dim {dim} of a rank-{len(ty.tile_shape)} grid")
         r = self.new("val", "i32", ())
-        self.emit("index_space_shape", (r,), view=view, dim=dim)
+        self.emit(IndexSpaceShape(view=view, dim=dim), (r,))
         return r
 
 
@@ -151,67 +207,68 @@ I32 = ir.tile((), "i32")
 
 @lowering("tensor_view")
 def _lower_tensor_view(lw, op):
-    a = op.a
-    base_ty = ir.Tile((), ir.PtrTo(a["dtype"]))
-    base = lw.param_refs.get(a["param"], ir.Arg(a["param"]))
-    if lw.prog.consts.get(a["base"]) != 0:
+    a = TensorView.of(op)
+    base_ty = ir.Tile((), ir.PtrTo(a.dtype))
+    base = lw.param_refs.get(a.param, ir.Arg(a.param))
+    if lw.prog.consts.get(a.base) != 0:
         dst = lw.fresh()
-        lw.emit(ir.Offset(dst, base, lw.val(a["base"]), base_ty, I32))
+        lw.emit(ir.Offset(dst, base, lw.val(a.base), base_ty, I32))
         base = ir.Val(dst)
     ty = lw.prog.views[op.res[0]]["ty"]
-    lw.result(op, ir.MakeTensorView, base, base_ty, ty, tuple(lw.val(h) for h in a["dyn_shape"]),
-              tuple(lw.val(h) for h in a["dyn_strides"]), I32)
+    lw.result(op, ir.MakeTensorView, base, base_ty, ty, tuple(lw.val(h) for h in a.dyn_shape),
+              tuple(lw.val(h) for h in a.dyn_strides), I32)
 
 
 @lowering("partition_view")
 def _lower_partition_view(lw, op):
-    a = op.a
-    src = a["src"]
+    a = PartitionView.of(op)
+    src = a.src
     lw.result(op, ir.MakePartitionView, lw.val(src), lw.prog.views[src]["ty"], lw.prog.views[op.res[0]]["ty"])
 
 
 @lowering("load_view")
 def _lower_load_view(lw, op):
-    a = op.a
-    ty = lw.prog.views[a["view"]]["ty"]
-    idx = tuple(lw.val(h) for h in a["indices"])
-    p = lw.prog.views[a["view"]]["param"]
-    _, tok = lw.results(op, 2, ir.LoadViewTile, lw.val(a["view"]), ty, idx, tuple(lw.ty(h) for h in a["indices"]),
-                        ir.tile(ty.tile_shape, a["dtype"]), lw.tokens.for_read(p), a["inbounds"])
+    a = LoadView.of(op)
+    ty = lw.prog.views[a.view]["ty"]
+    idx = tuple(lw.val(h) for h in a.indices)
+    p = lw.prog.views[a.view]["param"]
+    _, tok = lw.results(op, 2, ir.LoadViewTile, lw.val(a.view), ty, idx, tuple(lw.ty(h) for h in a.indices),
+                        ir.tile(ty.tile_shape, a.dtype), lw.tokens.for_read(p), a.inbounds)
     lw.tokens.after_read(p, tok)
 
 
 @lowering("store_view")
 def _lower_store_view(lw, op):
-    a = op.a
-    ty = lw.prog.views[a["view"]]["ty"]
-    idx = tuple(lw.val(h) for h in a["indices"])
-    p = lw.prog.views[a["view"]]["param"]
-    tok = lw.result(op, ir.StoreViewTile, lw.val(a["view"]), ty, lw.val(a["value"]), ir.tile(ty.tile_shape, a["dtype"]),
-                    idx, tuple(lw.ty(h) for h in a["indices"]), lw.tokens.for_write(p), a["inbounds"])
+    a = StoreView.of(op)
+    ty = lw.prog.views[a.view]["ty"]
+    idx = tuple(lw.val(h) for h in a.indices)
+    p = lw.prog.views[a.view]["param"]
+    tok = lw.result(op, ir.StoreViewTile, lw.val(a.view), ty, lw.val(a.value), ir.tile(ty.tile_shape, a.dtype),
+                    idx, tuple(lw.ty(h) for h in a.indices), lw.tokens.for_write(p), a.inbounds)
     lw.tokens.after_write(p, tok)
 
 
 def _shape_query(lw, op, cls, n):
     a = op.a
-    key = (cls.__name__, a["view"])
+    assert isinstance(a, (TensorShape, IndexSpaceShape))
+    key = (cls.__name__, a.view)
     got = lw.memo_get(key)
     if got is None:
         dsts = tuple(lw.fresh() for _ in range(n))
-        src_ty = lw.prog.views[a["view"]]["ty"]
-        lw.emit(cls(dsts, lw.val(a["view"]), src_ty, I32))
+        src_ty = lw.prog.views[a.view]["ty"]
+        lw.emit(cls(dsts, lw.val(a.view), src_ty, I32))
         got = lw.memo_put(key, tuple(ir.Val(d) for d in dsts))
-    lw.bind(op.res[0], got[a["dim"]])
+    lw.bind(op.res[0], got[a.dim])
 
 
 @lowering("tensor_shape")
 def _lower_tensor_shape(lw, op):
-    _shape_query(lw, op, ir.GetTensorShape, len(lw.prog.views[op.a["view"]]["ty"].shape))
+    _shape_query(lw, op, ir.GetTensorShape, len(lw.prog.views[TensorShape.of(op).view]["ty"].shape))
 
 
 @lowering("index_space_shape")
 def _lower_index_space_shape(lw, op):
-    _shape_query(lw, op, ir.GetIndexSpaceShape, len(lw.prog.views[op.a["view"]]["ty"].tile_shape))
+    _shape_query(lw, op, ir.GetIndexSpaceShape, len(lw.prog.views[IndexSpaceShape.of(op).view]["ty"].tile_shape))
 
 
 # ---- host reference ---------------------------------------------------------------------------
@@ -221,20 +278,20 @@ _PAD = {"zero": 0.0, "neg_zero": -0.0, "nan": math.nan, "pos_inf": math.inf, "ne
 
 @interp("tensor_view")
 def _ref_tensor_view(it, op):
-    a = op.a
-    dyn_s = iter(int(np.asarray(it.val(h))) for h in a["dyn_shape"])
-    dyn_t = iter(int(np.asarray(it.val(h))) for h in a["dyn_strides"])
-    shape = [next(dyn_s) if d == ir.DYN_DIM else d for d in a["shape"]]
-    strides = [next(dyn_t) if d == ir.DYN_DIM else d for d in a["strides"]]
-    it.set(op.res[0], {"buf": it.args[a["param"]], "base": int(np.asarray(it.val(a["base"]))), "shape": shape,
-                       "strides": strides, "param": a["param"]})
+    a = TensorView.of(op)
+    dyn_s = iter(int(np.asarray(it.val(h))) for h in a.dyn_shape)
+    dyn_t = iter(int(np.asarray(it.val(h))) for h in a.dyn_strides)
+    shape = [next(dyn_s) if d == ir.DYN_DIM else d for d in a.shape]
+    strides = [next(dyn_t) if d == ir.DYN_DIM else d for d in a.strides]
+    it.set(op.res[0], {"buf": it.args[a.param], "base": int(np.asarray(it.val(a.base))), "shape": shape,
+                       "strides": strides, "param": a.param})
 
 
 @interp("partition_view")
 def _ref_partition_view(it, op):
-    a = op.a
-    it.set(op.res[0], {"tv": it.val(a["src"]), "tile": list(a["tile_shape"]), "dim_map": list(a["dim_map"]),
-                       "padding": a["padding"]})
+    a = PartitionView.of(op)
+    it.set(op.res[0], {"tv": it.val(a.src), "tile": list(a.tile_shape), "dim_map": list(a.dim_map),
+                       "padding": a.padding})
 
 
 def _tile_geometry(it, view, indices):
@@ -260,10 +317,10 @@ def _tile_geometry(it, view, indices):
 
 @interp("load_view")
 def _ref_load_view(it, op):
-    a = op.a
-    view = it.val(a["view"])
+    a = LoadView.of(op)
+    view = it.val(a.view)
     buf = view["tv"]["buf"]
-    offs, inb = _tile_geometry(it, view, a["indices"])
+    offs, inb = _tile_geometry(it, view, a.indices)
     got = buf[np.where(inb, offs, 0)] if buf.size else np.zeros(offs.shape, buf.dtype)
     pad = view["padding"]
     fill = _PAD[pad.value] if ir.padding_present(pad) else 0
@@ -272,21 +329,21 @@ def _ref_load_view(it, op):
 
 @interp("store_view")
 def _ref_store_view(it, op):
-    a = op.a
-    view = it.val(a["view"])
+    a = StoreView.of(op)
+    view = it.val(a.view)
     buf = view["tv"]["buf"]
-    offs, inb = _tile_geometry(it, view, a["indices"])
-    v = np.broadcast_to(np.asarray(it.val(a["value"])), offs.shape)
+    offs, inb = _tile_geometry(it, view, a.indices)
+    v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
     buf[offs[inb]] = v[inb]
 
 
 @interp("tensor_shape")
 def _ref_tensor_shape(it, op):
-    it.set(op.res[0], np.asarray(it.val(op.a["view"])["shape"][op.a["dim"]], dtype=np.int32))
+    it.set(op.res[0], np.asarray(it.val(TensorShape.of(op).view)["shape"][TensorShape.of(op).dim], dtype=np.int32))
 
 
 @interp("index_space_shape")
 def _ref_index_space_shape(it, op):
-    v = it.val(op.a["view"])
+    v = it.val(IndexSpaceShape.of(op).view)
     grid = index_space(v["tv"]["shape"], v.get("step", v["tile"]), v["dim_map"])
-    it.set(op.res[0], np.asarray(grid[op.a["dim"]], dtype=np.int32))
+    it.set(op.res[0], np.asarray(grid[IndexSpaceShape.of(op).dim], dtype=np.int32))

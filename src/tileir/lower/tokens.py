@@ -39,11 +39,11 @@ READS = ("load", "load_view", "gather", "load_ptrs")
 
 
 def param_of(prog, op):
-    a = op.a
-    if "param" in a:
-        return a["param"]
-    if "view" in a:
-        return prog.views[a["view"]]["param"]
+    a = op.a  # any memory operation's record: one with a param, else one reading a view
+    if hasattr(a, "param"):
+        return a.param
+    if hasattr(a, "view"):
+        return prog.views[a.view]["param"]
     return None
 
 

@@ -18,7 +18,17 @@ from .. import dev as _dev
 from ..dtypes import BY_NAME
 from ..errors import TileirError
 from ..ir import KParam
-from ..prog import HInfo, Op, Region, TileProg
+from ..prog import Attrs, HInfo, Op, Region, TileProg
+
+
+@dataclass(frozen=True)
+class MakeToken(Attrs, kind="make_token"):
+    """The entry's memory ordering token (operation 0)."""
+
+
+@dataclass(frozen=True)
+class Return(Attrs, kind="return"):
+    """The kernel's end."""
 
 
 @dataclass(eq=False)
@@ -121,7 +131,7 @@ class RecorderCore(_dev.Dev):
         self.call_nodes: list[CallNode] = []  # open call nodes
         self.body_depth: list[int] = []  # call depth at each open body
         tok = self.new("token", "token", ())
-        self.emit("make_token", (tok,))
+        self.emit(MakeToken(), (tok,))
         self.tok_cid = self._carry_new_raw(tok, ("token", ()))
 
     def read_hidden(self, div16=()) -> None:
@@ -171,14 +181,15 @@ class RecorderCore(_dev.Dev):
         self.scope[h] = self.frames[-1].serial
         return h
 
-    def emit(self, kind: str, res: tuple, regions=(), **a) -> Op:
+    def emit(self, a: Attrs, res: tuple = (), regions=()) -> Op:
+        """Record an operation of kind ``type(a).KIND`` with attributes ``a``, defining ``res``."""
         self.emitted += 1
         if self.emitted > self.max_ops:
             raise self.refuse(f"the kernel recorded more than {self.max_ops} operations: a Python loop in the "
                               "kernel that never ends, or one that unrolls far too much?",
                               "a device loop (d_range, d_loop) for work that repeats "
                               f"({ENV_MAX_OPS}=<n> raises the limit for a kernel this large)")
-        op = Op(kind, tuple(res), a, tuple(regions), self.num)
+        op = Op(a.KIND, tuple(res), a, tuple(regions), self.num)
         self.num += 1
         self.frames[-1].ops.append(op)
         return op
@@ -370,7 +381,7 @@ class RecorderCore(_dev.Dev):
             raise self.refuse(f"the kernel ended with a {self.frames[-1].kind} region still open (a "
                               "break, return or exception inside a d_range body?)",
                               "let every d_range body run to its end; a data-dependent exit is d_loop")
-        self.emit("return", ())
+        self.emit(Return())
         return self.prog
 
 
@@ -380,4 +391,4 @@ def check_dtype_name(rec: RecorderCore, name) -> str:
     return name
 
 
-__all__ = ["RecorderCore", "Frame", "CallNode", "KParam", "check_dtype_name"]
+__all__ = ["MakeToken", "Return", "RecorderCore", "Frame", "CallNode", "KParam", "check_dtype_name"]
