@@ -169,7 +169,7 @@ def tileiras_version(path: str | None = None) -> str:
 # ---------------------------------------------------------------------------------------------
 # Arguments, and the assembler defects they work around
 
-# Issue 6 (docs/assembler-defect.md): one Defect per (tileiras version, target) known. ``trigger``
+# The known tileiras defects (docs/assembler-defect.md): one Defect per (tileiras version, target) known. ``trigger``
 # is a predicate over an ir.Kernel naming the kernels that reach it (EVERY_KERNEL if it cannot be
 # narrowed). Only reproduced defects are entries; what was searched and not found is in
 # docs/assembler-defect.md. Change defects here and only here; tests/test_assembler_defect.py holds

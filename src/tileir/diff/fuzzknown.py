@@ -1,5 +1,5 @@
 """What the fuzzer already knows: the causes of differences it has explained, each with a matcher
-that recognises a new failure as that cause (issue 15; docs/fuzz.md, "The first campaign").
+that recognises a new failure as that cause (docs/fuzz.md, "The first campaign").
 
 A cause is OPEN (the defect is there and nothing works around it yet: a failure it matches is
 recorded as known and not shrunk), WORKED AROUND (the lowering avoids it: a failure matches only
