@@ -39,7 +39,7 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   and several rows share a block (``rows``) so a block still moves a few thousand elements,
   while keeping at least 4 blocks an SM. Where the row is one chunk (its bucket at most the
   chunk), the one-chunk program runs (``one_chunk``: no walk, no carried chunk -- measured on the
-  H200 at 8192 x 8192, docs/speed.md).
+  H200 at 8192 x 8192: bench/results/runtime_sizes_h200.json, docs/design.md "Programs that need no walk").
 * Attention: the head tile is the head dimension's power of two (64 for D = 64: a 128 tile does
   twice the work); bq = bk = 128 with 8 warps as measured at D = 128; bq 64 where the grid would
   not fill the SMs (then tileiras' own warp count: causal with bq 64 and 8 warps is answered wrong

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
@@ -489,8 +490,6 @@ class _CallSite:
         # against the defaults' plan, which has no such limit (a stale or hand-made tune entry)
         for p, d, t in plan.limits if self.tuned else ():
             if _pow2_at_least(plan.extent_value(values, p, d)) > t:
-                import warnings
-
                 warnings.warn(f"kernel '{fn.name}': the tuned configuration {static} covers dimension {d} of "
                               f"argument {p} with one cell of {t}, and this call's size bucket is wider; the "
                               "kernel's defaults run instead (retune, or clear the entry: tileir cache clear "
