@@ -74,39 +74,41 @@ def store(p: Param, base, v: Tile, strides=None, mask=None, hints=()) -> None:
                   h(mask) if mask is not None else None, _hints(hints))
 
 
-def _check_bounds(p: Param, base, shape, strides, mask, what: str) -> None:
-    """In a bounds-checked recording (TILEIR_CHECK_BOUNDS), assert every lane the access touches
-    (under its mask) lies in [0, span) of the array passed for ``p``: the device stops with the
-    assert's words, the host reference names the block and the first bad lane."""
-    span = getattr(dev(), "checked_span", lambda _p: None)(p.pos)
-    if span is None or not shape or any(not isinstance(s, int) for s in strides):
-        return
+def _span(p: Param):
+    """The hidden span of ``p``'s array in a bounds-checked recording (TILEIR_CHECK_BOUNDS), else None."""
+    return getattr(dev(), "checked_span", lambda _p: None)(p.pos)
+
+
+def _assert_inside(p: Param, offs: Tile, span, mask, what: str) -> None:
+    """Assert every lane of the i32 element offsets ``offs`` (under ``mask``) lies in [0, span) of
+    the array passed for ``p``: the device stops with the assert's words, the host reference names
+    the block and the first bad lane."""
     from .arith import bool_const, ge_i, i_const, lt_i, select
     from .debug import d_assert
-    from .index import and_mask, lanes_strided
+    from .index import and_mask
 
-    offs = lanes_strided(as_idx(base), shape, strides)
     inside = and_mask(ge_i(offs, i_const(0)), lt_i(offs, Tile(span)))
     if mask is not None:
         inside = select(mask, inside, bool_const(True))
     d_assert(inside, f"{what} of parameter {p.name} outside the array passed (TILEIR_CHECK_BOUNDS)")
 
 
-def check_index(p: Param, index: Tile, mask, what: str) -> None:
-    """``_check_bounds`` for an operation that names elements by an index tile (gather, scatter,
-    the atomics): in a bounds-checked recording, assert every selected lane's index lies in
-    [0, span) of the array passed for ``p``."""
-    span = getattr(dev(), "checked_span", lambda _p: None)(p.pos)
-    if span is None or info(index)[0] != "i32":  # another index format: the operation refuses it itself
+def _check_bounds(p: Param, base, shape, strides, mask, what: str) -> None:
+    """In a bounds-checked recording, the lanes a pointer load or store touches, checked."""
+    span = _span(p)
+    if span is None or not shape or any(not isinstance(s, int) for s in strides):
         return
-    from .arith import bool_const, ge_i, i_const, lt_i, select
-    from .debug import d_assert
-    from .index import and_mask
+    from .index import lanes_strided
 
-    inside = and_mask(ge_i(index, i_const(0)), lt_i(index, Tile(span)))
-    if mask is not None:
-        inside = select(mask, inside, bool_const(True))
-    d_assert(inside, f"{what} of parameter {p.name} outside the array passed (TILEIR_CHECK_BOUNDS)")
+    _assert_inside(p, lanes_strided(as_idx(base), shape, strides), span, mask, what)
+
+
+def check_index(p: Param, index: Tile, mask, what: str) -> None:
+    """In a bounds-checked recording, the selected lanes of an index tile (gather, scatter, the
+    atomics), checked."""
+    span = _span(p)
+    if span is not None and info(index)[0] == "i32":  # another index format: the operation refuses it itself
+        _assert_inside(p, index, span, mask, what)
 
 
 __all__ = ["param", "position", "param_dtype", "scalar", "load", "store", "dname"]
