@@ -94,6 +94,8 @@ class Campaign:
         self.pool_restarts = 0
         self.hang_s = hang_s
         self.interrupted = None  # why the run stopped early (a signal): the report then holds what ran
+        self._queue: queue.Queue | None = None  # run_programs' batches for the device thread, and that thread
+        self._gpu_thread: threading.Thread | None = None
         self.t0 = time.time()
 
     def task(self, i: int, **kw) -> dict:
@@ -214,11 +216,10 @@ class Campaign:
                 proc.kill()
             except OSError:
                 pass
-        q, th = getattr(self, "_queue", None), getattr(self, "_gpu_thread", None)
-        if q is not None:
-            q.put(None)
-        if th is not None:
-            th.join(timeout=30)
+        if self._queue is not None:
+            self._queue.put(None)
+        if self._gpu_thread is not None:
+            self._gpu_thread.join(timeout=30)
         self.results = {i: r for i, r in list(self.results.items())
                         if (r.get("verdict") or {}).get("detail") != INTERRUPTED}
 
