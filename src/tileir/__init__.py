@@ -417,16 +417,6 @@ from .surface.mma import (
     mma_scaled,
     mmai,
 )
-from .surface.moreviews import (
-    At,
-    GatherIdx,
-    Rows,
-    atomic_red_view,
-    gather_scatter_view,
-    load_gather,
-    store_gather,
-    strided_view,
-)
 from .surface.pointers import (
     gather,
     int_to_ptr,
@@ -451,6 +441,16 @@ from .surface.shape import (
     permute_tile,
     reshape,
     transpose,
+)
+from .surface.strided_gather_views import (
+    At,
+    GatherIdx,
+    Rows,
+    atomic_red_view,
+    gather_scatter_view,
+    load_gather,
+    store_gather,
+    strided_view,
 )
 from .surface.tileshape import (
     cat,
@@ -579,9 +579,6 @@ __all__ = [
     "load", "param", "param_dtype", "position", "scalar", "store",
     # surface.mma
     "mma", "mma_scaled", "mmai",
-    # surface.moreviews
-    "At", "GatherIdx", "Rows", "atomic_red_view", "gather_scatter_view", "load_gather", "store_gather",
-    "strided_view",
     # surface.pointers
     "gather", "int_to_ptr", "load_ptrs", "ptr_offset", "ptr_to_int", "ptr_to_ptr", "ptrs", "scatter",
     "store_ptrs",
@@ -589,6 +586,9 @@ __all__ = [
     "d_reduce", "d_scan", "reduce_max", "reduce_min", "reduce_sum", "scan_sum",
     # surface.shape
     "broadcast", "permute_tile", "reshape", "transpose",
+    # surface.strided_gather_views
+    "At", "GatherIdx", "Rows", "atomic_red_view", "gather_scatter_view", "load_gather", "store_gather",
+    "strided_view",
     # surface.tileshape
     "cat", "erf", "extract", "insert", "pack_bytes", "powi", "unpack_bytes",
     # surface.views

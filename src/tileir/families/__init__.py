@@ -24,11 +24,11 @@ from . import (
     loops,
     memory,
     mma,
-    moreviews,
     pointers,
     reduce,
     shape,
     spaces,
+    strided_gather_views,
     tileshape,
     views,
 )
@@ -42,21 +42,22 @@ from .globals import GlobalRecording
 from .loops import LoopRecording
 from .memory import MemoryRecording
 from .mma import MmaRecording, MoreMmaRecording
-from .moreviews import MoreViewRecording
 from .pointers import PointerRecording
 from .reduce import ReduceRecording
 from .shape import ShapeRecording
+from .strided_gather_views import StridedGatherViewRecording
 from .tileshape import TileShapeRecording
 from .views import ViewRecording
 
 # every family module: those with rules, cells (checks while recording only) and spaces (shared helpers)
-MODULES = (arith, atomics, cells, control, convert, debug, globals, loops, memory, mma, moreviews, pointers, reduce,
-           shape, spaces, tileshape, views)
+MODULES = (arith, atomics, cells, control, convert, debug, globals, loops, memory, mma, pointers, reduce, shape,
+           spaces, strided_gather_views, tileshape, views)
 
 # the recorder's mixins, in the order their methods resolve
 FAMILIES = (ArithRecording, MemoryRecording, ControlRecording, ReduceRecording, ShapeRecording,
             ConvertRecording, MmaRecording, ViewRecording, CellRecording, LoopRecording, TileShapeRecording,
-            MoreViewRecording, PointerRecording, AtomicRecording, DebugRecording, GlobalRecording, MoreMmaRecording)
+            StridedGatherViewRecording, PointerRecording, AtomicRecording, DebugRecording, GlobalRecording,
+            MoreMmaRecording)
 
 # LOWERING (lower.core.RULES) and HOST (ref.core.RULES), kind -> rule: whole once this package has
 # loaded, so a reader that needs every rule (the diff's mutants and classifier) imports them from here

@@ -22,7 +22,7 @@ from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .memory import pow2
 
-# the views load_view / store_view take (strided and gather/scatter ones are made in ops/moreviews.py),
+# the views load_view / store_view take (strided and gather/scatter ones are made in surface/strided_gather_views.py),
 # and the grid views (a tile index at every dimension)
 GRID_VIEWS = (ir.PartitionView, ir.StridedView)
 TILE_VIEWS = GRID_VIEWS + (ir.GatherScatterView,)
@@ -152,7 +152,7 @@ class ViewRecording:
                               "one index a tile dimension")
         sparse = getattr(ty, "sparse_dim", None)
         for k, h in enumerate(indices):
-            if k == sparse:  # a gather/scatter view's rows (ops/moreviews.py)
+            if k == sparse:  # a gather/scatter view's rows (surface/strided_gather_views.py)
                 self._rows_index(h, ty.tile_shape[k], what)
             else:
                 self._index(h, f"{what}'s index")

@@ -179,16 +179,6 @@ from .mma import (  # noqa: F401
                     mma_scaled,
                     mmai,
 )
-from .moreviews import (  # noqa: F401
-                    At,
-                    GatherIdx,  # noqa: F401
-                    Rows,
-                    atomic_red_view,
-                    gather_scatter_view,
-                    load_gather,
-                    store_gather,
-                    strided_view,
-)
 from .operators import (  # noqa: F401
                     index_operator,
                     matmul_operator,
@@ -210,6 +200,16 @@ from .pointers import (  # noqa: F401
 )
 from .reduce import d_reduce, d_scan, reduce_max, reduce_min, reduce_sum, scan_sum  # noqa: F401
 from .shape import broadcast, permute_tile, reshape, transpose  # noqa: F401
+from .strided_gather_views import (  # noqa: F401
+                    At,
+                    GatherIdx,  # noqa: F401
+                    Rows,
+                    atomic_red_view,
+                    gather_scatter_view,
+                    load_gather,
+                    store_gather,
+                    strided_view,
+)
 from .tileshape import cat, erf, extract, insert, pack_bytes, powi, unpack_bytes  # noqa: F401
 from .views import (  # noqa: F401
                     Dim,  # noqa: F401

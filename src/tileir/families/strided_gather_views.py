@@ -1,7 +1,7 @@
 """The other views: strided_view (a grid that advances by a traversal of its own),
 gather_scatter_view (rows chosen while the kernel runs), and atomic_red_view (a tile reduced into
 a tile of a grid, atomically) -- recorded, lowered, computed on the host. load_view / store_view
-(ops/views.py) read and write all three kinds; this module adds the makers, the index check of a
+(families/views.py) read and write all three kinds; this module adds the makers, the index check of a
 gather/scatter view and the atomic reduction.
 
 Device facts the recording holds (the dialect's verifiers, as the spec reports them):
@@ -73,7 +73,7 @@ class AtomicRedView(Attrs, kind="atomic_red_view"):
     tok: Handle
 
 
-class MoreViewRecording:
+class StridedGatherViewRecording:
     def _tensor_view_for(self, dtype, view, tile_shape, what):
         tv = self._view(view, (ir.TensorView,), what)["ty"]
         tile_shape = tuple(tile_shape)
