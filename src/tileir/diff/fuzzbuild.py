@@ -28,7 +28,7 @@ from .fuzzval import ALIGN, UN_FN, BuilderCore, Built, Val, bini, fits_shape, ft
 Tile = ti.Tile
 
 
-class ValueSteps:
+class ValueSteps(BuilderCore):
     """The steps that make values from values (no memory, no regions)."""
 
     # -- values --------------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ class ValueSteps:
         a = self.get(scope, s["a"], lambda v: v.fmt in INTS)
         if a is None:
             return None
-        t = Tile(dev().t_unaryi(s["f"], a.fmt, list(a.shape), h(a.tile), "none"))
+        t: Tile = Tile(dev().t_unaryi(s["f"], a.fmt, list(a.shape), h(a.tile), "none"))
         return [Val(t, a.fmt, a.shape)]
 
     def b_cmp(self, s, scope):
@@ -122,9 +122,9 @@ class ValueSteps:
             return None
         b = self.get(scope, s["b"], lambda v: v.exact and v.fmt == a.fmt and v.shape == a.shape) or a
         pred, alt = s["pred"], bool(s.get("alt"))
-        hs = [h(a.tile), h(b.tile)]
+        hs = (h(a.tile), h(b.tile))
         if a.fmt in FLOATS:
-            t = Tile(dev().t_cmpf(pred, a.fmt, list(a.shape), *hs, not alt))
+            t: Tile = Tile(dev().t_cmpf(pred, a.fmt, list(a.shape), *hs, not alt))
         else:
             t = Tile(dev().t_cmpi(pred, list(a.shape), *hs, not alt, a.fmt))
         return [Val(t, "i1", a.shape)]
@@ -166,7 +166,7 @@ class ValueSteps:
                          and v.is_float != ti.dtypes.BY_NAME[s["to"]].is_float)
             if a is None:
                 return None
-            t = Tile(dev().t_convert("bitcast", a.fmt, s["to"], list(a.shape), h(a.tile)))
+            t: Tile = Tile(dev().t_convert("bitcast", a.fmt, s["to"], list(a.shape), h(a.tile)))
             return [Val(t, s["to"], a.shape, True, True)]
         a = self.get(scope, s["a"], lambda v: v.fmt in INTS)
         if a is None:
@@ -400,7 +400,7 @@ def _float_values(r, fmt: str, n: int, dist: str) -> np.ndarray:
 
 
 def _int_values(r, fmt: str, n: int, dist: str) -> np.ndarray:
-    info = np.iinfo(NP[fmt])
+    info = np.iinfo(ti.dtypes.BY_NAME[fmt].np)
     if dist == "wide":
         x = r.integers(info.min, info.max, n, dtype=np.int64, endpoint=True)
     else:

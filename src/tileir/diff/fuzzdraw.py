@@ -4,11 +4,33 @@ carries, and the online-softmax loop."""
 
 from __future__ import annotations
 
-from .fuzzspec import FLOATS, INTS, PADS, RMW_ORDERLESS, STORABLE, TV, pow2_at_most
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .fuzzspec import FLOATS, INTS, PADS, RMW_ORDERLESS, STORABLE, TV, Profile, pow2_at_most
 
 
 class MemoryDraws:
     """The draws of steps that touch memory or open regions (Gen supplies pick, load, step ...)."""
+
+    # what fuzzgen.Gen supplies (declared for the type checker; Gen's own definitions are held to these)
+    r: random.Random
+    p: Profile
+    next_id: int
+    grid: int
+    globals: list
+
+    if TYPE_CHECKING:
+        def choose(self, point: str, options) -> Any: ...
+        def fresh(self, n: int = 1) -> int: ...
+        def size(self, cap: int = 256) -> int: ...
+        def pick(self, pool, pred: Callable[..., object] | None = None) -> TV | None: ...
+        def use_fmt(self, fmt: str) -> str: ...
+        def add(self, out: list, pool: list, step: dict, *vals: TV) -> None: ...
+        def partner(self, out: list, pool: list, ctx: dict, a: TV, exact_only: bool = False,
+                    raw_only: bool = False) -> TV: ...
+        def step(self, out: list, pool: list, ctx: dict) -> None: ...
 
     # -- memory --------------------------------------------------------------------------------------------
     def view_shape(self, rank: int) -> dict:
@@ -29,6 +51,7 @@ class MemoryDraws:
         fmt = self.use_fmt(r.choice(("f32", "f32", "i32", "f16", "f64", "i8")))
         v = self.view_shape(rank)
         kind = r.choice(("partition", "partition", "strided"))
+        step: dict[str, Any]
         step = {"op": "vload", "id": self.fresh(), "fmt": fmt, "kind": kind, "pad": r.choice(PADS), **v}
         dim_map = list(range(rank))
         if rank == 2 and r.random() < 0.4:
@@ -62,6 +85,7 @@ class MemoryDraws:
         r = self.r
         fmt = self.use_fmt(r.choice(("f32", "i32")))
         rows, cols = self.size(16), self.size(16)
+        step: dict[str, Any]
         step = {"op": "gload", "id": self.fresh(), "fmt": fmt, "tile": [rows, cols],
                 "tshape": [rows + r.randint(0, 8), cols + r.randint(0, 4)], "pad": r.choice(PADS[:-1]),
                 "stride": r.randint(1, 3), "first": r.randint(0, 4), "at": r.randint(0, 3)}
@@ -108,6 +132,7 @@ class MemoryDraws:
         else:
             mode = r.choice(("addf", "addf", "xchg")) if a.fmt != "f16" else "addf"
         collide = mode not in ("xchg",) and a.fmt != "f16" and r.random() < 0.6
+        step: dict[str, Any]
         step = {"op": "atomic", "id": self.fresh(), "mode": mode, "a": a.id, "collide": collide,
                 "mul": r.choice((1, 3, 5)), "add": r.randint(0, 9)}
         self.add(out, pool, step, *(() if collide else (TV(step["id"], a.fmt, a.shape, True, a.raw),)))
@@ -185,7 +210,7 @@ class MemoryDraws:
         body: list = []
         for _ in range(self.r.randint(lo, hi)):
             self.step(body, inner, ctx)
-        sets = []
+        sets: list[int | None] = []
         for j, c in enumerate(carries):
             # the carry as the body read it, combined with something new, keeps it moving
             cur = inner[len(pool) + j]
@@ -210,6 +235,7 @@ class MemoryDraws:
     def s_for(self, out, pool, ctx):
         r = self.r
         carries = self.carries(pool, r.randint(0, 3))
+        step: dict[str, Any]
         step = {"op": "for", "id": self.fresh(max(1, len(carries))), "lo": r.choice((0, 0, 1, 2)),
                 "trips": r.choice((0, 1, 2, 3, 3, 4, 5)), "step": r.choice((1, 1, 2)),
                 "carries": [c.id for c in carries], "iv": self.fresh()}
@@ -222,6 +248,7 @@ class MemoryDraws:
         r = self.r
         carries = self.carries(pool, r.randint(1, 2))
         brk = self.pick(pool, lambda v: v.fmt == "i32" and v.exact and v.shape)
+        step: dict[str, Any]
         step = {"op": "while", "id": self.fresh(max(1, len(carries))), "trips": r.randint(0, 4),
                 "carries": [c.id for c in carries], "brk": brk.id if brk and r.random() < 0.5 else None,
                 "brk_at": r.randint(-50, 50)}
@@ -233,6 +260,7 @@ class MemoryDraws:
         r = self.r
         carries = self.carries(pool, r.randint(1, 2))
         cond = self.pick(pool, lambda v: v.exact and (v.fmt in ("i32", "f32")) and v.shape)
+        step: dict[str, Any]
         step = {"op": "if", "id": self.fresh(max(1, len(carries))), "carries": [c.id for c in carries],
                 "cond": {"a": cond.id, "at": r.randint(-20, 20)} if cond is not None and r.random() < 0.7 else
                 {"block": r.randrange(2)}}
@@ -247,6 +275,7 @@ class MemoryDraws:
         docs/assembler-defect.md: tf32 with D or N of 4)."""
         r = self.r
         self.use_fmt("f32")
+        step: dict[str, Any]
         step = {"op": "softmax", "id": self.fresh(2), "M": r.choice((16, 32, 32, 64)), "D": r.choice((4, 4, 8, 16, 32)),
                 "N": r.choice((4, 8, 16, 32)), "trips": r.randint(1, 4),
                 "fmt": r.choice(("tf32", "tf32", "tf32x3", "f16", "bf16", "f32"))}

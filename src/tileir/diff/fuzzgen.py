@@ -212,7 +212,7 @@ class Gen(MemoryDraws):
         if a is None:
             return
         b = self.partner(out, pool, ctx, a)
-        names = BIN_EXACT + BIN_APPROX
+        names: tuple[str, ...] = BIN_EXACT + BIN_APPROX
         if not (a.exact and b.exact):
             names = tuple(n for n in names if n != "remf")
         f = self.choose("bin", names)
@@ -304,12 +304,12 @@ class Gen(MemoryDraws):
             return self.add(out, pool, {"op": "conv", "id": sid, "kind": "itof", "to": to, "a": a.id},
                             TV(sid, to, a.shape, True, False))
         if kind == "bitcast":
-            to = {"i32": "f32", "i64": "f64", "i16": r.choice(("f16", "bf16")), "i8": None}[a.fmt]
-            if to is None:
+            dst = {"i32": "f32", "i64": "f64", "i16": r.choice(("f16", "bf16")), "i8": None}[a.fmt]
+            if dst is None:
                 kind = "ext"
             else:
-                return self.add(out, pool, {"op": "conv", "id": sid, "kind": "bitcast", "to": to, "a": a.id},
-                                TV(sid, to, a.shape))
+                return self.add(out, pool, {"op": "conv", "id": sid, "kind": "bitcast", "to": dst, "a": a.id},
+                                TV(sid, dst, a.shape))
         if kind == "i4":
             return self.add(out, pool, {"op": "conv", "id": sid, "kind": "i4", "signed": r.random() < 0.6, "a": a.id},
                             TV(sid, "i32", a.shape))
@@ -378,7 +378,7 @@ class Gen(MemoryDraws):
         step = {"op": "shape", "id": sid, "f": f, "a": a.id}
         if f == "reshape" or (f in ("transpose", "permute") and len(a.shape) < 2) or \
                 (f in ("extract", "insert", "cat") and not a.shape):
-            dims = []
+            dims: list[int] = []
             left = n
             while left > 1 and len(dims) < 3:
                 d = r.choice([k for k in SIZE_WEIGHTS if k <= left and left % k == 0])

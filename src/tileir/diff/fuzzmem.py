@@ -18,7 +18,7 @@ import tileir as ti
 from tileir.dev import dev
 
 from .fuzzgen import FLOATS, STORABLE
-from .fuzzval import PAD, Val, clamp, operand, split_tf32
+from .fuzzval import PAD, BuilderCore, Val, clamp, operand, split_tf32
 
 
 def _perm(n: int, mul: int, add: int, shape):
@@ -46,7 +46,7 @@ def _extent(tshape, strides) -> int:
     return 1 + sum((d - 1) * s for d, s in zip(tshape, strides))
 
 
-class MemorySteps:
+class MemorySteps(BuilderCore):
     """Steps that touch memory or open regions (mixed into fuzzbuild.Builder)."""
 
     # -- indices -----------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ class MemorySteps:
         if v.fmt == "i1":
             if "out_i32" in self.pos:
                 return ti.mask_to_int(v.tile), "i32"
-            to = next((f for f in ("i8", "i16", "i64") if f in outs), None)
+            to: str | None = next((f for f in ("i8", "i16", "i64") if f in outs), None)
             if to is None:
                 return None
             return ti.Tile(dev().t_convert("exti", "i1", to, list(v.shape), _h(v.tile))), to

@@ -24,7 +24,7 @@ UN_FN = {"negf": ti.neg, "absf": ti.abs, "floor": ti.floor, "ceil": ti.ceil, "sq
 
 @dataclass
 class Val:
-    tile: object
+    tile: ti.Tile
     fmt: str
     shape: tuple
     exact: bool = True  # the device must answer it bit for bit
@@ -59,7 +59,7 @@ class Region:
 @dataclass
 class Built:
     desc: dict
-    prog: object
+    prog: ti.TileProg
     params: list  # (buffer name, fmt) per entry parameter
     grid: tuple
     regions: list
