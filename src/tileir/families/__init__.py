@@ -25,6 +25,7 @@ from . import (
     memory,
     mma,
     pointers,
+    recording,
     reduce,
     shape,
     spaces,
@@ -49,9 +50,10 @@ from .strided_gather_views import StridedGatherViewRecording
 from .tileshape import TileShapeRecording
 from .views import ViewRecording
 
-# every family module: those with rules, cells (checks while recording only) and spaces (shared helpers)
-MODULES = (arith, atomics, cells, control, convert, debug, globals, loops, memory, mma, pointers, reduce, shape,
-           spaces, strided_gather_views, tileshape, views)
+# every family module: those with rules, cells (checks while recording only), spaces (shared helpers) and
+# recording (the recorder as a mixin sees it, for the type checker)
+MODULES = (arith, atomics, cells, control, convert, debug, globals, loops, memory, mma, pointers, recording, reduce,
+           shape, spaces, strided_gather_views, tileshape, views)
 
 # the recorder's mixins, in the order their methods resolve
 FAMILIES = (ArithRecording, MemoryRecording, ControlRecording, ReduceRecording, ShapeRecording,

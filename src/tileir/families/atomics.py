@@ -28,6 +28,7 @@ from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .pointers import _mask_of, index_lanes, indexed_ptrs, ptr_ty
+from .recording import Recording
 
 INT_MODES = ("and", "or", "xor", "add", "max", "min", "umax", "umin")
 MODES = INT_MODES + ("addf", "xchg")
@@ -63,7 +64,7 @@ class AtomicCas(Attrs, kind="atomic_cas"):
     tok: Handle
 
 
-class AtomicRecording:
+class AtomicRecording(Recording):
     def _atomic_target(self, param, dtype, index, shape, v, mask, what):
         self._buffer(param, dtype, what)
         self.check_write(param, what)

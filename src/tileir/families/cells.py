@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from ..dtypes import BY_NAME
 from ..ir import DYN_DIM, NoPadding, Padding
+from .recording import Recording
 
 
-class CellRecording:
+class CellRecording(Recording):
     def _cells(self, param, what):
         m = self.marker(param)
         if m is None or m.cells is None:

@@ -8,6 +8,7 @@ store inside it. An if carries no token: a load or store inside one is refused.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ from .. import ir
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Region
 from ..ref.core import interp
+from .recording import Recording
 
 # ---- what each operation records ----------------------------------------------------------------
 
@@ -34,7 +36,7 @@ class If(Attrs, kind="if"):
     cond: Handle
 
 
-class ControlRecording:
+class ControlRecording(Recording):
     def _bound(self, h, what):
         inf = self.info(h)
         if inf.kind != "val" or inf.dtype != "i32" or inf.shape != ():
@@ -58,6 +60,7 @@ class ControlRecording:
 
     def t_loop_end(self, outs):
         f = self.pop("for")
+        assert f.op is not None and f.region is not None  # a region an operation opened has both
         outs = tuple(outs)
         params = f.region.params[1:]
         self._check_yields(outs, params, "the loop body")
@@ -66,7 +69,7 @@ class ControlRecording:
         f.op.res = res
         return self.closed(list(res))
 
-    def _check_yields(self, outs, like, what):
+    def _check_yields(self, outs: Sequence[Handle], like: Sequence, what: str) -> None:
         if len(outs) != len(like):
             raise self.refuse(f"{what} hands on {len(outs)} values for {len(like)} carried")
         for o, p in zip(outs, like):
@@ -87,6 +90,7 @@ class ControlRecording:
 
     def t_if_else(self, yields):
         f = self.pop("if")
+        assert f.op is not None and f.region is not None  # a region an operation opened has both
         f.region.yields = tuple(yields)
         for y in yields:
             self.info(y)
@@ -97,6 +101,7 @@ class ControlRecording:
 
     def t_if_end(self, yields):
         f = self.pop("else")
+        assert f.op is not None and f.region is not None  # a region an operation opened has both
         yields = tuple(yields)
         then = f.op.regions[0].yields
         self._check_yields(yields, [self.prog.info[y] for y in then], "the else branch")

@@ -19,6 +19,7 @@ from ..dtypes import BY_NAME, to_format, wrap_int
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
+from .recording import Recording
 
 FTOF_OPS = ("ftof", "ftof_zero", "ftof_neg_inf", "ftof_pos_inf", "ftof_away")
 CONVERT_OPS = FTOF_OPS + ("itof", "ftoi", "ftoi_sat", "exti", "extis", "trunci", "bitcast")
@@ -96,7 +97,7 @@ class Convert(Attrs, kind="convert"):
     a: Handle
 
 
-class ConvertRecording:
+class ConvertRecording(Recording):
     def t_convert(self, op, from_, to, shape, a):
         if op not in CONVERT_OPS:
             raise self.refuse(f"unknown conversion {op}")

@@ -47,6 +47,7 @@ from ..dtypes import BY_NAME
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
+from .recording import Recording
 from .spaces import ordered
 
 _SPEC = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+|\*)?(?:\.(?P<prec>\d*|\*))?"
@@ -61,7 +62,8 @@ TOKEN_ONLY = {"memory_fence_alias": "memory_fence_alias_tko", "gdc_launch_depend
 def format_specs(fmt: str):
     """The format expressions of ``fmt`` that take an argument (``%%`` takes none), in order;
     raises ValueError naming the position of one the dialect would not read."""
-    out, i = [], 0
+    out: list[re.Match[str]] = []
+    i = 0
     while True:
         i = fmt.find("%", i)
         if i < 0:
@@ -108,7 +110,7 @@ class TokenOnly(Attrs, kind="token_only"):
     tok: Handle
 
 
-class DebugRecording:
+class DebugRecording(Recording):
     def _not_in_pure_region(self, what):
         k = self.inside("reduce", "scan", "if", "else")
         if k:
@@ -147,7 +149,7 @@ class DebugRecording:
             if (pred.every is None) != (pred.along is None):
                 raise self.refuse("assume div_by with only one of every / along: they come together",
                                   "DivBy(n) for every lane, or DivBy(n, every, along)")
-            if pred.along is not None:
+            if pred.along is not None and pred.every is not None:  # both or neither (above)
                 if not 0 <= pred.along < len(shape):
                     raise self.refuse(f"assume div_by along dimension {pred.along} of a rank-{len(shape)} tile",
                                       f"along one of the tile's dimensions, 0 to {len(shape) - 1}")

@@ -28,6 +28,7 @@ from ..lower.core import lowering
 from ..prog import Attrs, Shape
 from ..ref.core import interp
 from .pointers import ptr_ty, spread_ptr
+from .recording import Recording
 from .spaces import esize, spaces
 
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
@@ -61,8 +62,8 @@ class Alloca(Attrs, kind="alloca"):
     shape: Shape
 
 
-class GlobalRecording:
-    def declared_global(self, sym):
+class GlobalRecording(Recording):
+    def declared_global(self, sym: str) -> ir.Global | None:
         for g in self.prog.globals:
             if g.sym == sym:
                 return g

@@ -50,6 +50,7 @@ from ..lower.tokens import READS, WRITES, param_of
 from ..prog import Attrs, Handle, Region
 from ..ref.core import _Return, interp
 from .control import _is_token, run_region
+from .recording import Recording
 
 I1_0D = ir.tile((), "i1")
 
@@ -73,7 +74,7 @@ class TokJoin(Attrs, kind="tok_join"):
     toks: tuple[Handle, ...]
 
 
-class LoopRecording:
+class LoopRecording(Recording):
     # -- d_loop ------------------------------------------------------------------------------------
     def t_while_begin(self, inits):
         params = []
@@ -90,6 +91,7 @@ class LoopRecording:
         if self.frames[-1].kind == "while":
             self._mask0(cond, "d_loop's body answers", "the loop stops")
         f = self.pop("while")
+        assert f.op is not None and f.region is not None  # a region an operation opened has both
         outs = tuple(outs)
         self._check_yields(outs, f.region.params, "the d_loop body")
         f.region.yields = outs

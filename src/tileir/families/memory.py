@@ -11,6 +11,7 @@ mask is built from the same lanes) costs no instruction more than an unmasked on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from ..values import Idx, Tile
 from .arith import spread_ref
+from .recording import Recording
 
 
 def pow2(n: int) -> bool:
@@ -84,8 +86,8 @@ class Iota(Attrs, kind="iota"):
     n: int
 
 
-class MemoryRecording:
-    def check_shape(self, shape, what: str):
+class MemoryRecording(Recording):
+    def check_shape(self, shape: Sequence[int], what: str) -> tuple[int, ...]:
         shape = tuple(self._host_int(d, what, "tile dimension", list(shape)) for d in shape)
         for d in shape:
             if not pow2(d):
@@ -116,7 +118,7 @@ class MemoryRecording:
             raise self.refuse(f"{what}: a {role} is an int, and {whole} holds the {type(v).__name__} {v!r}", fix)
         return int(v)
 
-    def param_of(self, param, dtype, what: str):
+    def param_of(self, param: int, dtype: str, what: str) -> ir.KParam:
         params = self.prog.params
         if not isinstance(param, int) or not 0 <= param < len(params):
             raise self.refuse(f"{what}: parameter {param} does not exist (the kernel has {len(params)})")
@@ -152,14 +154,14 @@ class MemoryRecording:
         self.scope[h] = 0  # a parameter read by value is the entry's: usable anywhere
         return h
 
-    def _index(self, h, what):
+    def _index(self, h: Handle, what: str) -> Handle:
         inf = self.info(h)
         if inf.kind != "val" or inf.dtype != "i32" or inf.shape != ():
             raise self.refuse(f"{what} wants a rank-0 i32 index, got a {inf.dtype}{list(inf.shape)}",
                               "an Idx: tile_at(block_id(0), n), idx_const(k), idx_of(t)")
         return h
 
-    def _mask(self, mask, shape, what):
+    def _mask(self, mask: Handle | None, shape: Sequence[int], what: str) -> Handle | None:
         if mask is None:
             return None
         inf = self.info(mask)
@@ -168,7 +170,7 @@ class MemoryRecording:
                               "a comparison (lt_i, lt ...) or tail_mask")
         return self.operands(f"{what}'s mask", "i1", shape, [mask])[0]
 
-    def _buffer(self, param, dtype, what):
+    def _buffer(self, param: int, dtype: str, what: str) -> ir.KParam:
         p = self.param_of(param, dtype, what)
         if not p.by_ptr:
             raise self.refuse(f"{what}: parameter {param} is passed by value", "scalar(p) reads it")

@@ -18,6 +18,7 @@ from ..dtypes import BY_NAME, to_format
 from ..lower.core import lowering
 from ..prog import Attrs, Handle
 from ..ref.core import interp
+from .recording import Recording
 
 MMA_TABLE = {
     "f16": ("f16", "f32"), "bf16": ("f32",), "f32": ("f32",), "tf32": ("f32",), "f64": ("f64",),
@@ -69,7 +70,7 @@ class MmaFScaled(Attrs, kind="mmaf_scaled"):
     sb: Handle
 
 
-class MmaRecording:
+class MmaRecording(Recording):
     def t_mmaf(self, dtype, acc, m, k, n, a, b, c):
         ai, bi = self.info(a), self.info(b)
         if ai.dtype != dtype or bi.dtype != dtype:
@@ -155,7 +156,7 @@ def _ref_mmaf(it, op):
 SCALED_TABLE = {"f8E8M0FNU": ("f8E4M3FN", "f8E5M2", "f4E2M1FN"), "f8E4M3FN": ("f4E2M1FN",)}
 
 
-class MoreMmaRecording:
+class MoreMmaRecording(Recording):
     def t_mmai(self, m, k, n, a, b, c):
         ai, bi = self.info(a), self.info(b)
         if ai.dtype != "i8" or bi.dtype != "i8":

@@ -23,6 +23,7 @@ are unordered); the host writes them in row-major lane order, the last one winni
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..ref.core import interp
 from .arith import Spread, spread_ref
 from .debug import Assume
 from .memory import _checked, param_ptrs
+from .recording import Recording, Space
 from .shape import Broadcast, Permute, Reshape
 from .spaces import esize, join_tokens, ordered, pointee_ok, read_ptrs, spaces, write_ptrs
 from .tileshape import Extract
@@ -85,7 +87,7 @@ class PtrToPtr(Attrs, kind="ptr_to_ptr"):
 
 @dataclass(frozen=True)
 class LoadPtrs(Attrs, kind="load_ptrs"):
-    param: int | None
+    param: Space  # the space the pointers point into (ordered as that parameter, global or alloca)
     dtype: str
     shape: Shape
     ptrs: Handle
@@ -96,7 +98,7 @@ class LoadPtrs(Attrs, kind="load_ptrs"):
 
 @dataclass(frozen=True)
 class StorePtrs(Attrs, kind="store_ptrs"):
-    param: int | None
+    param: Space
     dtype: str
     shape: Shape
     ptrs: Handle
@@ -127,18 +129,18 @@ class Scatter(Attrs, kind="scatter"):
     tok: Handle
 
 
-class PointerRecording:
+class PointerRecording(Recording):
     # -- where a pointer tile points ---------------------------------------------------------------
-    def _ptr_space_map(self) -> dict:
+    def _ptr_space_map(self) -> dict[Handle, Space]:
         m = self.__dict__.get("_ptr_spaces")
         if m is None:
             m = self.__dict__["_ptr_spaces"] = {}
         return m
 
-    def set_space(self, h, space) -> None:
+    def set_space(self, h: Handle, space: Space) -> None:
         self._ptr_space_map()[h] = space
 
-    def space_of(self, h):
+    def space_of(self, h: Handle) -> Space:
         """The space pointer tile ``h`` points into, followed through the shape operations; None
         where the recording cannot follow it (int_to_ptr, an if's result from two spaces)."""
         m = self._ptr_space_map()
@@ -181,7 +183,7 @@ class PointerRecording:
                               f"ptr_to_ptr(ps, {dtype.upper()}) reads the same bytes as {dtype}")
         return inf
 
-    def _pointee(self, dtype, what):
+    def _pointee(self, dtype: str, what: str) -> str:
         if dtype not in BY_NAME:
             raise self.refuse(f"{what}: unknown element format {dtype!r}", "one of " + ", ".join(BY_NAME))
         if not pointee_ok(dtype):
@@ -189,7 +191,7 @@ class PointerRecording:
                               "byte or wider, i1 aside)", "pack / unpack reach a sub-byte format through i8")
         return dtype
 
-    def _i32_index(self, h, shape, what):
+    def _i32_index(self, h: Handle, shape: Sequence[int], what: str) -> Handle:
         inf = self.info(h)
         if inf.kind != "val" or inf.dtype != "i32":
             raise self.refuse(f"{what}'s index is a {inf.kind} {inf.dtype}{list(inf.shape)}; it is an i32 tile of "

@@ -19,6 +19,7 @@ from ..prog import Attrs, Handle, Region, Shape
 from ..ref.core import interp
 from .arith import BinaryF, BinaryI
 from .control import run_region
+from .recording import Recording
 
 # ---- what each operation records ----------------------------------------------------------------
 
@@ -36,7 +37,7 @@ class Scan(Reduce, kind="scan"):
     reverse: bool
 
 
-class ReduceRecording:
+class ReduceRecording(Recording):
     def _fold_begin(self, kind, dim, shape, identities, operands, reverse=False):
         shape = tuple(shape)
         if not operands:
@@ -73,6 +74,7 @@ class ReduceRecording:
 
     def _fold_end(self, kind, yields):
         f = self.pop(kind)
+        assert f.op is not None and f.region is not None  # a region an operation opened has both
         yields = tuple(yields)
         operands = Reduce.of(f.op).operands
         if len(yields) != len(operands):
@@ -215,7 +217,7 @@ def _fold_generic(it, op, region, xs, dim):
     for j in range(len(xs)):
         arr = np.empty_like(xs[j])
         for i, ac in steps:
-            idx = [slice(None)] * xs[j].ndim
+            idx: list[slice | int] = [slice(None)] * xs[j].ndim
             idx[dim] = i
             arr[tuple(idx)] = ac[j]
         outs.append(arr)

@@ -11,6 +11,7 @@ from .. import ir
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
+from .recording import Recording
 
 # ---- what each operation records ----------------------------------------------------------------
 
@@ -38,7 +39,7 @@ class Permute(Attrs, kind="permute"):
     src: Handle
 
 
-class ShapeRecording:
+class ShapeRecording(Recording):
     def _tile(self, h, what):
         inf = self.info(h)
         if inf.kind not in ("val", "ptrs"):

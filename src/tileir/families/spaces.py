@@ -59,7 +59,7 @@ def ordered(lw, make, full: bool = True, reorder_entry: bool = False) -> ir.Ref:
     region cannot be used after it) orders the later loads of never-written parameters after it too."""
     ts = lw.tokens
     keys = list(dict.fromkeys(list(ts.w) + list(ts.r) + [CHAIN])) if full else [CHAIN]
-    toks = []
+    toks: list[ir.Ref] = []
     for k in keys:
         toks += ts.r.get(k) or ([ts.w[k]] if k in ts.w else [])
     tout = make(join_tokens(lw, toks))

@@ -34,6 +34,7 @@ from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .memory import pow2
+from .recording import Recording
 from .views import _tile_geometry
 
 RED_MODES = ("and", "or", "xor", "add", "addf", "max", "min", "umax", "umin")
@@ -73,7 +74,7 @@ class AtomicRedView(Attrs, kind="atomic_red_view"):
     tok: Handle
 
 
-class StridedGatherViewRecording:
+class StridedGatherViewRecording(Recording):
     def _tensor_view_for(self, dtype, view, tile_shape, what):
         tv = self._view(view, (ir.TensorView,), what)["ty"]
         tile_shape = tuple(tile_shape)
@@ -132,7 +133,7 @@ class StridedGatherViewRecording:
                   padding=padding), (h,))
         return h
 
-    def _rows_index(self, h, n, what):
+    def _rows_index(self, h: Handle, n: int, what: str) -> Handle:
         """The index at a gather/scatter view's sparse dimension: a rank-1 i32 tile of n row numbers."""
         inf = self.info(h)
         if inf.kind != "val" or inf.dtype != "i32" or inf.shape != (n,):

@@ -26,6 +26,7 @@ from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from ..ref.second import ref_fpowi
 from .memory import pow2
+from .recording import Recording
 
 POWI_EXPONENTS = ("i1", "i8", "i16", "i32")
 PACKABLE = ("f64", "f32", "f16", "bf16", "f4E2M1FN", "i64", "i32", "i16", "i4")
@@ -77,7 +78,7 @@ class Repack(Attrs, kind="repack"):
     n: int
 
 
-class TileShapeRecording:
+class TileShapeRecording(Recording):
     def _whole_tile(self, h, what):
         inf = self.info(h)
         if inf.kind != "val":

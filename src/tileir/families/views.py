@@ -11,6 +11,7 @@ values (neg_zero, nan, pos_inf, neg_inf) are legal only over a float format; zer
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 from .memory import pow2
+from .recording import Recording
 
 # the views load_view / store_view take (strided and gather/scatter ones are made in surface/strided_gather_views.py),
 # and the grid views (a tile index at every dimension)
@@ -87,8 +89,8 @@ class IndexSpaceShape(Attrs, kind="index_space_shape"):
     dim: int
 
 
-class ViewRecording:
-    def _view(self, h, kinds, what):
+class ViewRecording(Recording):
+    def _view(self, h: Handle, kinds: tuple[type, ...], what: str) -> dict:
         v = self.prog.views.get(h)
         if v is None or not isinstance(v["ty"], kinds):
             names = " or ".join(k.__name__ for k in kinds)
@@ -145,7 +147,7 @@ class ViewRecording:
                   padding=padding), (h,))
         return h
 
-    def _grid_indices(self, ty, indices, inbounds, what):
+    def _grid_indices(self, ty, indices: Sequence[Handle], inbounds: Sequence[bool], what: str) -> None:
         rank = len(ty.tile_shape)
         if len(indices) != rank:
             raise self.refuse(f"{what} with {len(indices)} indices into a rank-{rank} grid",
