@@ -67,7 +67,7 @@ def trace_ops(prog, args, grid) -> list:
                     raise self.fail(f"the host reference has no rule for {op.kind}")
                 self.cur_op = op.num
                 first = self.block == (0, 0, 0) and op.num not in seen
-                ins = {}
+                ins: dict[str, np.ndarray | list[np.ndarray]] = {}
                 if first:
                     for k in ("a", "b", "c"):  # the element-wise operands, whatever the kind
                         h = getattr(op.a, k, None)
@@ -145,6 +145,8 @@ def independent(op, ins: dict):
     from ..dtypes import BY_NAME
 
     a = op.a
+    x: np.ndarray  # the operands' lanes, as f64 or i64 by the operation
+    y: np.ndarray
     try:
         if isinstance(a, BinaryF) and a.op in ("addf", "subf", "mulf", "divf", "maxf", "minf"):
             x, y = (np.broadcast_to(ins[n], a.shape).astype(np.float64).ravel() for n in ("a", "b"))
@@ -234,8 +236,8 @@ def op_evidence(desc: dict) -> list:
         m = re.match(r"\s*#\d+ (\w+)\[", line)
         if not m:
             continue
-        name = re.search(r"\bop='(\w+)'", line)
-        key = (m.group(1), name.group(1) if name else None)
+        op_field = re.search(r"\bop='(\w+)'", line)
+        key = (m.group(1), op_field.group(1) if op_field else None)
         if key not in seen:
             seen.append(key)
     lowered = text.get("lowered", "").splitlines()

@@ -50,7 +50,7 @@ def _reduce():
 
     def iexpect(args, launch=0):
         x = args[0].astype(np.int64)
-        out = []
+        out: list[np.ndarray | list] = []
         for shape, dim in shapes:
             t = x[: int(np.prod(shape))].reshape(shape)
             out += [np.ravel((t.sum(axis=dim) + 2**31) % 2**32 - 2**31), np.ravel(t.max(axis=dim)),

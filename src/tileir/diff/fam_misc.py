@@ -43,7 +43,7 @@ def _control():
         one = ti.tile_at(bid, 1)
         ti.d_fork2(lambda: ti.store(a, one, ti.broadcast(ti.get(steps), [1])),
                    lambda: ti.store(b, one, ti.broadcast(ti.idx_as_tile(ti.num_blocks(0)), [1])))
-        ti.d_return_if(ti.idx_eq(bid, 2))
+        ti.d_return_if(ti.idx_eq(bid, ti.idx_const(2)))
         ti.store(rr, one, ti.broadcast(ti.idx_as_tile(bid), [1]))
 
     def expect(args, launch=0):

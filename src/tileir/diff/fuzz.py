@@ -93,7 +93,7 @@ class Campaign:
         self.pool = None
         self.pool_restarts = 0
         self.hang_s = hang_s
-        self.interrupted = None  # why the run stopped early (a signal): the report then holds what ran
+        self.interrupted: str | None = None  # why the run stopped early (a signal): the report then holds what ran
         self._queue: queue.Queue | None = None  # run_programs' batches for the device thread, and that thread
         self._gpu_thread: threading.Thread | None = None
         self.t0 = time.time()
@@ -248,7 +248,9 @@ class Campaign:
         are. ``shrink_known`` shrinks known failures too (to study an open cause: its trigger)."""
         from .classify import classify, known_cause
 
-        out, per_class, shrunk = {}, collections.Counter(), []  # shrunk: (status, core steps, reproducer)
+        out: dict = {}
+        per_class: collections.Counter[tuple] = collections.Counter()
+        shrunk: list[tuple] = []  # (failure class and region ops, core steps, reproducer)
         tester = Tester(device, pool, self.arch, self.opt_level, assemble=self.assemble)
         tester_o0 = Tester(device, pool, self.arch, 0, assemble=self.assemble)
         t_all = time.time()
@@ -400,7 +402,7 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
             found, example, ran = 0, None, 0
             for j in range(len(changed)):
                 p, q = res.get(2 * j), res.get(2 * j + 1)
-                qc = next((c for c in compiled if c["index"] == 2 * j + 1), {})
+                qc: dict = next((c for c in compiled if c["index"] == 2 * j + 1), {})
                 if p is None or p["status"] != "equal":
                     continue
                 ran += 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -114,7 +115,7 @@ def source_bounds(it, op) -> list:
         r = np.asarray(it.vals[op.res[0]])
         return [ULPS.get(a.dtype, 8) * ulp_of(r.astype(np.float64), r.dtype)]
     if isinstance(a, Reduce) and _body_computes(op):
-        out = []
+        out: list[np.ndarray | None] = []
         dim = a.dim
         for h, res in zip(a.operands, op.res):
             d = it.prog.info[h].dtype
@@ -281,7 +282,8 @@ def _lines(text: str) -> list:
 def judge(layout: Layout, host: Answer, dev: Answer) -> dict:
     """The verdict: ``status`` equal | differ | host_error | device_error, with the lanes compared,
     the lanes that differ, and per region that differs its step, op, taint and first lanes."""
-    v = {"status": "equal", "lanes": 0, "bad": 0, "unjudged": 0, "max_err": 0.0, "regions": [], "first": []}
+    v: dict[str, Any] = {"status": "equal", "lanes": 0, "bad": 0, "unjudged": 0, "max_err": 0.0, "regions": [],
+                         "first": []}
     if host.asserted or dev.asserted:
         if host.asserted and dev.asserted:
             v["status"], v["detail"] = "equal", "both stopped at an assert"

@@ -30,6 +30,7 @@ import tempfile
 import time
 import traceback
 import warnings
+from typing import TextIO
 
 import numpy as np
 
@@ -265,14 +266,14 @@ class GpuWorker:
 
     def __init__(self, fake: bool = False, hang_s: float = 60.0, log_path: str | None = None):
         self.fake, self.hang_s = fake, hang_s
-        self.proc = None
-        self.resp = None
+        self.proc: subprocess.Popen[str] | None = None
+        self.resp: TextIO | None = None  # the worker's answers: "done" or "sticky" per batch
         self.dir = tempfile.mkdtemp(prefix="tileir-fuzz-")
         self.log = open(log_path or os.path.join(self.dir, "worker.log"), "ab")
         self.starts = 0
         self.batch = 0
         self.deaths = 0  # workers in a row that died before answering anything
-        self.broken = None  # why no worker can run (then every job answers worker_error)
+        self.broken: str | None = None  # why no worker can run (then every job answers worker_error)
 
     def _start(self) -> None:
         r, w = os.pipe()
@@ -304,7 +305,8 @@ class GpuWorker:
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:
-                self.proc.stdin.close()
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
                 self.proc.wait(timeout=20)
             except Exception:
                 self._stop()
@@ -321,6 +323,8 @@ class GpuWorker:
             if self.proc is None or self.proc.poll() is not None:
                 self._stop()
                 self._start()
+            proc = self.proc
+            assert proc is not None and proc.stdin is not None  # _start made one, its stdin a pipe
             self.batch += 1
             jp = os.path.join(self.dir, f"jobs{self.batch}.pkl")
             rp = os.path.join(self.dir, f"results{self.batch}.jsonl")
@@ -328,8 +332,8 @@ class GpuWorker:
                 pickle.dump(pending, f)
             open(rp, "w").close()
             try:
-                self.proc.stdin.write(f"{jp}\t{rp}\n")
-                self.proc.stdin.flush()
+                proc.stdin.write(f"{jp}\t{rp}\n")
+                proc.stdin.flush()
                 why = self._wait(rp)
             except OSError:  # it exited before reading its jobs (a broken pipe): as a death
                 why = "exited before it read its jobs"
@@ -365,14 +369,16 @@ class GpuWorker:
             return ""
 
     def _wait(self, results_path: str) -> str:
+        proc, resp = self.proc, self.resp
+        assert proc is not None and resp is not None  # a worker runs: run() started it
         seen, last = 0, time.time()
         while True:
-            ready, _, _ = select.select([self.resp], [], [], 1.0)
+            ready, _, _ = select.select([resp], [], [], 1.0)
             if ready:
-                msg = self.resp.readline().strip()
+                msg = resp.readline().strip()
                 return msg if msg in ("done", "sticky") else "died"
-            if self.proc.poll() is not None:
-                return f"died (exit {self.proc.returncode})"
+            if proc.poll() is not None:
+                return f"died (exit {proc.returncode})"
             with open(results_path) as f:
                 n = sum(1 for _ in f)
             if n > seen:

@@ -30,6 +30,7 @@ import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,7 @@ def judge_case(case, host: Answer, dev: Answer) -> dict:
         elif not dev_failed:
             r["error"] = f"the launch did not fail with an assert: {dev.error or 'it ran to the end'}"
         else:
+            assert dev.error is not None  # dev_failed: it holds the assert
             r["detail"] = dev.error.splitlines()[0][:200]
         r["bad"] = 0 if r["ok"] else 1
         return r
@@ -255,7 +257,7 @@ def _case(family: str, name: str):
 def run_job(job: Job, host_cache: dict) -> dict:
     """Launch and judge one job (this process must be able to launch). Raises _Sticky after a
     launch error, once its result is written."""
-    out = {"job": job.key, "family": job.family, "mutant": job.mutant, "cases": []}
+    out: dict[str, Any] = {"job": job.key, "family": job.family, "mutant": job.mutant, "cases": []}
     sticky = False
     for name, cubin, sha, cerr, unchanged in job.cases:
         case = _case(job.family, name)
@@ -546,7 +548,8 @@ def _report(jobs, results, names, on_gpu, arch, opt_level, seconds, label=None) 
     from ..assemble import tileiras_version
 
     fams = families()
-    fam_rows, mut_rows = [], []
+    fam_rows: list[dict] = []
+    mut_rows: list[dict] = []
     for fname in names:
         fam = fams[fname]
         host_only = {}

@@ -167,7 +167,7 @@ class Shrinker:
 
     def _lists(self, desc: dict) -> dict:
         """ddmin over the body, then over every nested body, outermost first."""
-        paths = [()]
+        paths: list[tuple] = [()]  # each a path of (step index, "body" | "then" | "else") into the description
         done = []
         while paths:
             path = paths.pop(0)
