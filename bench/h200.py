@@ -86,18 +86,30 @@ def merge_passes(recs, labels):
     return out
 
 
-def workloads():
+EXACT_OF = ("vadd", "matmul_f16", "matmul_bf16", "matmul_tf32", "matmul_i8", "softmax", "layernorm", "attention")
+
+
+def exact_library():
+    """The library's kernels of these workloads with every size and stride recorded as the call's
+    value (``KernelFn.specialised``): the fixed-size programs that run-time sizes replaced."""
+    import types
+
+    return types.SimpleNamespace(**{n: getattr(K, n).specialised() for n in EXACT_OF})
+
+
+def workloads(lib=K):
+    """The workloads, their tileir impls calling ``lib``'s kernels (the library, or exact_library())."""
     out = []
     n = W.VADD_N
     out.append(dict(name="vadd_f32_2^28", make=W.vadd_inputs, unit="TB/s", amount=3 * 4 * n, rtol=0, atol=0,
                     config=W.library_config(K.vadd, {"N": n}),
-                    impls={"tileir": lambda i: (K.vadd(i[0], i[1], i[2], sync=False), i[2])[1],
+                    impls={"tileir": lambda i: (lib.vadd(i[0], i[1], i[2], sync=False), i[2])[1],
                            "torch": lambda i: torch.add(i[0], i[1], out=i[2]),
                            "cutile": (lambda i: (C.vadd(i[0], i[1], i[2]), i[2])[1]) if C else None},
                     check=W.vadd_ref))
     for fmt, dt, size in (("f16", torch.float16, W.SIDE), ("bf16", torch.bfloat16, W.SIDE),
                           ("tf32", torch.float32, 4096)):
-        kern = {"f16": K.matmul_f16, "bf16": K.matmul_bf16, "tf32": K.matmul_tf32}[fmt]
+        kern = {"f16": lib.matmul_f16, "bf16": lib.matmul_bf16, "tf32": lib.matmul_tf32}[fmt]
         cfg = W.library_config(kern, {"M": size, "N": size, "K": size})  # the library's own choice (autotune.best)
         peer_cfg = {t: cfg[t] for t in ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")}
 
@@ -123,7 +135,7 @@ def workloads():
     i8_cfg = W.library_config(K.matmul_i8, {"M": s8, "N": s8, "K": s8})
     out.append(dict(name="matmul_i8_8192", make=W.int8_inputs, unit="TOP/s", amount=2 * s8 ** 3, rtol=0, atol=0,
                     config=i8_cfg,
-                    impls={"tileir": lambda i: (K.matmul_i8(*i, sync=False), i[2])[1],
+                    impls={"tileir": lambda i: (lib.matmul_i8(*i, sync=False), i[2])[1],
                            "torch": lambda i: torch._int_mm(i[0], i[1]),
                            "cutile": None},  # no i8 peer: cuTile's mma of i8 is not written here
                     check=W.int8_ref))
@@ -132,12 +144,12 @@ def workloads():
     ln_cfg = W.library_config(K.layernorm, {"R": rows, "C": cols}, fmt="f16")
     out.append(dict(name="softmax_f32_8192x8192", make=W.softmax_inputs, unit="TB/s", amount=2 * 4 * rows * cols,
                     rtol=1e-5, atol=1e-6, config=sm_cfg,
-                    impls={"tileir": lambda i: (K.softmax(i[0], i[1], sync=False), i[1])[1],
+                    impls={"tileir": lambda i: (lib.softmax(i[0], i[1], sync=False), i[1])[1],
                            "torch": lambda i: torch.softmax(i[0], 1),
                            "cutile": (lambda i: (C.softmax(i[0], i[1], sm_cfg["warps"], sm_cfg["occupancy"]),
                                                  i[1])[1]) if C else None},
                     check=W.softmax_ref))
-    ln = K.layernorm
+    ln = lib.layernorm
     out.append(dict(name="layernorm_f16_8192x8192", make=W.layernorm_inputs, unit="TB/s", amount=2 * 2 * rows * cols,
                     rtol=1e-2, atol=1e-2, config=ln_cfg,
                     impls={"tileir": lambda i: (ln(i[0], i[1], i[2], i[3], fmt="f16", sync=False), i[3])[1],
@@ -145,7 +157,7 @@ def workloads():
                            "cutile": (lambda i: (C.layernorm(i[0], i[1], i[2], i[3], 1e-5, ln_cfg["warps"],
                                                              ln_cfg["occupancy"]), i[3])[1]) if C else None},
                     check=W.layernorm_ref))
-    att = K.attention
+    att = lib.attention
     b, h, seq, d = W.ATTENTION
     bh = b * h
     for causal in (False, True):
@@ -210,10 +222,15 @@ def main():
     base = {"gpu": torch.cuda.get_device_name(0), "tileiras": tileiras_version(), "opt_level": "tileiras default",
             "date": datetime.date.today().isoformat(), "arch": gpu_name_of_device()}
     records = []
-    for w in workloads():
-        rec = merge_passes([run_workload(w["name"], w["make"], w["impls"], w["check"], w["unit"], w["amount"],
-                                         w["rtol"], w["atol"]) for _ in range(args.passes)], list(w["impls"]))
+    # each workload's tileir also as the fixed-size program (every size and stride a constant), in the
+    # same run: what run-time sizes cost (the 2% criterion of docs/design.md, "Run-time sizes")
+    for w, wx in zip(workloads(), workloads(exact_library())):
+        impls = dict(w["impls"], tileir_exact=wx["impls"]["tileir"])
+        rec = merge_passes([run_workload(w["name"], w["make"], impls, w["check"], w["unit"], w["amount"],
+                                         w["rtol"], w["atol"]) for _ in range(args.passes)], list(impls))
         rec.update(base, tileir_config=w["config"], passes=args.passes)
+        if rec.get("tileir_ms") and rec.get("tileir_exact_ms"):
+            rec["runtime_sizes_cost"] = round(rec["tileir_ms"] / rec["tileir_exact_ms"], 4)
         print(json.dumps(rec), flush=True)
         records.append(rec)
         with open(args.out, "w") as f:  # written as it goes: a run cut short keeps what it measured

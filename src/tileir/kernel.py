@@ -19,6 +19,7 @@ that changes from call to call belongs in a marker's extent (``"M"``), not there
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import sys
@@ -70,9 +71,10 @@ class KernelFn:
     arrays (the host reference), ``mlir`` / ``bytecode`` / ``cubin`` / ``program`` for its forms."""
 
     def __init__(self, fn: Callable[..., object], name: str | None = None, grid: _GridFn | None = None,
-                 hints: _Hints = (), tuned: Iterable[str] = ()):
+                 hints: _Hints = (), tuned: Iterable[str] = (), exact: Iterable[str] = ()):
         self.fn = fn
         self.tuned = tuple(tuned)
+        self.exact = (exact,) if isinstance(exact, str) else tuple(exact)
         self.name = name or fn.__name__
         self.grid_fn: Callable[..., Any] | None = grid
         self.hints = hints if callable(hints) else tuple(hints)
@@ -87,6 +89,13 @@ class KernelFn:
                 raise TileirError(f"parameter {p.name!r} has no marker: give it a default of In/Out/Shared/Whole, "
                                   "ByPtr(fmt) (a buffer) or ByValue(fmt) (a scalar), or make it keyword-only "
                                   "(after *) for host configuration", kernel=self.name)
+        self._fresh_caches()
+        self.__doc__ = fn.__doc__
+        self.__name__ = self.name
+        self.__wrapped__ = fn
+        autotune.know(self)  # so autotune.best("name", ...) and the tune cache's keys find it by name
+
+    def _fresh_caches(self) -> None:
         # bounded (lru.py: TILEIR_MEMORY_CACHE_ENTRIES each): a sweep over configurations keeps the
         # recent ones, not every one for the life of the process
         self._progs = LRU()
@@ -95,13 +104,27 @@ class KernelFn:
         self._markers = LRU()
         self._plans = LRU()
         self._made = {"recordings": 0, "cubins": 0}  # how many were made (an eviction makes one again)
-        self.__doc__ = fn.__doc__
-        self.__name__ = self.name
-        self.__wrapped__ = fn
-        autotune.know(self)  # so autotune.best("name", ...) and the tune cache's keys find it by name
 
     def __repr__(self) -> str:
         return f"<tileir kernel {self.name}>"
+
+    def specialised(self, exact: Iterable[str] | str = "all") -> KernelFn:
+        """This kernel with the named run-time sizes -- or ``"all"``: every size and stride -- recorded
+        as each call's values, so every new value records and assembles again, as when sizes were
+        configuration. The same name, configuration and tune entries; caches of its own. What
+        run-time sizes cost is measured against it (bench/h200.py's ``tileir_exact`` column)."""
+        twin = copy.copy(self)
+        twin.exact = (exact,) if isinstance(exact, str) else tuple(exact)
+        unknown = set(twin.exact) - {"all"} - set(self.size_labels())
+        if unknown:
+            raise TileirError(f"specialised({sorted(unknown)}): not run-time sizes of this kernel", kernel=self.name,
+                              what="exact", fix=f"names among {self.size_labels()}, or 'all'")
+        twin._fresh_caches()
+        return twin
+
+    def size_labels(self) -> list[str]:
+        """The names of the default configuration's run-time sizes (what ``specialised`` takes)."""
+        return self.plan(self.config()).size_names
 
     # -- configuration --------------------------------------------------------------------------
     def config(self, **static: object) -> dict[str, Any]:
@@ -167,7 +190,8 @@ class KernelFn:
         key = (self._key(cfg), checked)
         got = self._plans.get(key)
         if got is None:
-            got = self._plans[key] = SizePlan(self.name, [n for n, _ in self.params], self.markers(cfg), checked)
+            got = self._plans[key] = SizePlan(self.name, [n for n, _ in self.params], self.markers(cfg), checked,
+                                              self.exact)
         return got
 
     def hints_for(self, cfg) -> tuple:
@@ -325,7 +349,10 @@ class KernelFn:
         plan = self.plan(cfg, checked)
         values = plan.values(arrays)
         self._check_asserted(plan, values, asserted)
-        prog = self.program(checked=checked, **cfg)
+        # a specialised kernel's host program holds the call's exact sizes too
+        spec = ((False,) * len(plan.claim_slots) + (True,) * len(plan.array_params)
+                + tuple(values[k] for k in plan.exact_slots)) if plan.exact_slots else ()
+        prog = self.program(spec, checked=checked, **cfg)
         for p in sorted(prog.dense & set(plan.ranks)):
             a = arrays[p]
             if isinstance(a, np.ndarray) and not a.flags.c_contiguous:

@@ -101,7 +101,7 @@ class SizePlan:
     ``extent[(p, d)]``: a fixed int, or ("h", k) for hidden parameter k; ``stride[(p, d)]``: the
     hidden parameter k of that stride (every dimension but the last; the last's stride is 1)."""
 
-    def __init__(self, kernel: str, names, markers, checked: bool = False):
+    def __init__(self, kernel: str, names, markers, checked: bool = False, exact: tuple[str, ...] = ()):
         self.kernel = kernel
         self.checked = checked
         self.names = list(names)
@@ -159,6 +159,10 @@ class SizePlan:
                                 if any(d == self.ranks.get(p, 0) - 1 for p, d in reads)) if SPECIALISE_SIZES else ()
         self.claim_slots = tuple(sorted(self.size_slots + self.stride_slots))
         self.array_params = tuple(sorted(self.ranks))
+        # the sizes (by name, or "all": every size and stride) whose call values the program records
+        # as constants, one program per value: what sizes as configuration were (``KernelFn.specialised``)
+        self.exact_slots = tuple(k for k, h in enumerate(self.hidden) if h.kind in ("size", "stride")
+                                 and ("all" in exact or h.label in exact))
 
     def __bool__(self) -> bool:
         return bool(self.hidden)
@@ -303,13 +307,14 @@ class SizePlan:
         multiple of SPECIALISE_DIVISOR elements, then per array parameter (``array_params``),
         whether its first element's address is 16-byte aligned (a slice at an odd column is not;
         its program then makes no alignment claim for it). With SPECIALISE off, no claims on
-        values (and the pointers claimed aligned)."""
+        values (and the pointers claimed aligned). Last, the values of the exact sizes (``exact_slots``)."""
         if not SPECIALISE:
             return (False,) * len(self.claim_slots)
         strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.claim_slots)
         if arrays is None:
             return strides
-        return strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
+        return (strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
+                + tuple(values[k] for k in self.exact_slots))
 
     def named(self, values) -> dict:
         """The named run-time sizes of a call, by name (what a grid function and the tuner see)."""

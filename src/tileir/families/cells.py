@@ -49,6 +49,8 @@ class CellRecording(Recording):
             shape, dyn_shape, strides, dyn_strides = [], [], [], []
             for d in range(rank):
                 e = plan.extent[(param, d)]
+                if not isinstance(e, int) and e[1] in self.hidden_exact:
+                    e = self.hidden_exact[e[1]]  # an exact size: static in the view's type
                 if isinstance(e, int):
                     shape.append(e)
                 else:
@@ -56,6 +58,8 @@ class CellRecording(Recording):
                     dyn_shape.append(self.hidden_h[e[1]])
                 if d == rank - 1:
                     strides.append(1)
+                elif plan.stride[(param, d)] in self.hidden_exact:
+                    strides.append(self.hidden_exact[plan.stride[(param, d)]])
                 else:
                     strides.append(DYN_DIM)
                     dyn_strides.append(self.hidden_h[plan.stride[(param, d)]])

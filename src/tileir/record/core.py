@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from types import FrameType
 
 from .. import dev as _dev
 from ..dtypes import BY_NAME
@@ -92,7 +93,7 @@ def _internal(path: str) -> bool:
 
 def user_location() -> str:
     """The file:line of the innermost caller outside tileir's machinery: the kernel's own line."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None and _internal(f.f_code.co_filename):
         f = f.f_back
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
@@ -107,6 +108,7 @@ class RecorderCore(_dev.Dev):
         params = tuple(params)
         self.sizes = sizes if sizes else None  # tileir.sizes.SizePlan: run-time sizes and strides
         self.hidden_h: list = []  # the handle of each hidden parameter (read_hidden)
+        self.hidden_exact: dict[int, int] = {}  # hidden parameter -> the value recorded in its place
         if self.sizes is not None:
             params = params + (KParam("i32", False),) * len(self.sizes.hidden)
         self.max_tile = _limit(ENV_MAX_TILE, MAX_TILE_ELEMENTS)
@@ -136,24 +138,29 @@ class RecorderCore(_dev.Dev):
 
     def read_hidden(self, div16=()) -> None:
         """The hidden parameters' handles, made at the entry before the body runs (so every region
-        may use them); a stride or size the launch found a multiple of 16 carries that claim, and an array
-        whose address is not 16-byte aligned is left out of the alignment claim (``div16``:
-        ``SizePlan.div16``'s layout)."""
+        may use them); a stride or size the launch found a multiple of 16 carries that claim, an array
+        whose address is not 16-byte aligned is left out of the alignment claim, and an exact size is
+        the call's value as a constant (``div16``: ``SizePlan.div16``'s layout)."""
         if self.sizes is None:
             return
         from ..ir import DivBy
         from ..sizes import SPECIALISE_DIVISOR
 
-        base = len(self.prog.params) - len(self.sizes.hidden)
-        n = len(self.sizes.claim_slots)
-        claims = dict(zip(self.sizes.claim_slots, div16[:n]))
-        self.prog.unaligned = frozenset(p for p, ok in zip(self.sizes.array_params, div16[n:]) if not ok)
-        for k in range(len(self.sizes.hidden)):
-            h = self.t_scalar(base + k, "i32")
-            if claims.get(k):
-                h = self.t_assume(DivBy(SPECIALISE_DIVISOR), "i32", (), h)
+        plan = self.sizes
+        base = len(self.prog.params) - len(plan.hidden)
+        n, a = len(plan.claim_slots), len(plan.array_params)
+        claims = dict(zip(plan.claim_slots, div16[:n]))
+        self.prog.unaligned = frozenset(p for p, ok in zip(plan.array_params, div16[n:n + a]) if not ok)
+        self.hidden_exact = dict(zip(plan.exact_slots, div16[n + a:]))
+        for k in range(len(plan.hidden)):
+            if k in self.hidden_exact:
+                h = self.t_idx_const(self.hidden_exact[k])
+            else:
+                h = self.t_scalar(base + k, "i32")
+                if claims.get(k):
+                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR), "i32", (), h)
             self.hidden_h.append(h)
-        self.span_h = {p: self.hidden_h[k] for p, k in self.sizes.span.items()}
+        self.span_h = {p: self.hidden_h[k] for p, k in plan.span.items()}
 
     def checked_span(self, param):
         """The hidden span of buffer ``param`` in a bounds-checked recording (else None)."""
