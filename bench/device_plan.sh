@@ -6,8 +6,10 @@
 # Results go to $OUT (bench/results without it). The fuzzer's steps are bench/fuzz_device.sh.
 #
 #   tests      the whole GPU test suite (-n 16, per-test timeout), its log and a summary line
-#   speed      bench/h200.py --passes 3 (the run-time-sizes 2% check), the checked variant's
-#              overhead, the launch overhead, a tileir.ops model under torch.compile vs eager
+#   speed      bench/h200.py --passes 3: each workload as the library runs it (run-time sizes) and as
+#              the fixed-size program (tileir_exact), beside torch, in the same run (the 2% check)
+#   host       the checked variant's overhead, the launch overhead, a tileir.ops model under
+#              torch.compile vs eager, and examples/07_training.py's curves
 #   examples   every example on the GPU -> examples_h200.txt (docs quote it)
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -16,7 +18,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|examples|training|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|examples|training|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 if [ ! -x /tmp/tc/bin/tileiras ] && [ -f .tc/tc.tar.xz ]; then tar -C /tmp -xJf .tc/tc.tar.xz; fi
@@ -36,11 +38,15 @@ tests)
   grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
   ;;
 speed)
-  (cd bench && timeout 380 python3 h200.py --passes 3 --out "$OUT/h200.json" > "$OUT/h200.log" 2>&1)
+  (cd bench && timeout 540 python3 h200.py --passes 3 --out "$OUT/h200.json" > "$OUT/h200.log" 2>&1)
+  grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*\|"runtime_sizes_cost": [0-9.]*' "$OUT/h200.log"
+  ;;
+host)
   timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
   timeout 90 python3 bench/compile_model.py --out "$OUT/compile_model_h200.json" | tail -4
-  grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*' "$OUT/h200.log"
+  timeout 200 python3 examples/07_training.py --out "$OUT/training_curves_h200.json" > "$OUT/training_curves.log" 2>&1
+  tail -4 "$OUT/training_curves.log"
   ;;
 examples)
   EXAMPLE_TIMEOUT_S=300 timeout 520 bash bench/examples_device.sh "$OUT/examples_h200.txt"
