@@ -213,6 +213,8 @@ def _aligned(ref, defs) -> bool:
 
     for _ in range(32):
         d = defs.get(ref.id) if isinstance(ref, Val) else None  # an Arg: a bare parameter
+        if d is None:
+            return False
         kind = type(d).__name__
         if kind == "AssumeTile" and isinstance(d.pred, DivBy) and d.pred.divisor >= 16:
             return True

@@ -61,6 +61,7 @@ import warnings
 import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -373,7 +374,7 @@ def _torch_or_refuse():
         if not torch.cuda.is_available():
             why = "torch sees no CUDA device"
     except ImportError:
-        torch, why = None, "torch is not installed (the timing uses its CUDA events)"
+        why = "torch is not installed (the timing uses its CUDA events)"
     if why is None and this_gpu() is None:
         why = "the CUDA driver reports no GPU"
     if why is not None:
@@ -473,11 +474,12 @@ def tune(kernel_fn, candidates: list[dict], args, *, run: Callable | None = None
         def launch(cfg, sync):  # the injected timer's call: nothing runs unless it calls it
             kernel_fn(*args, **cfg)
 
+    assert run is not None and timer is not None  # given, or the device's (both given: no device)
     gpu = gpu or this_gpu()
     reference, records = None, []
     for cand in candidates:
         cfg = dict(config, **cand)
-        rec = {"config": dict(cand), "ok": False, "ms": None, "error": None}
+        rec: dict[str, Any] = {"config": dict(cand), "ok": False, "ms": None, "error": None}
         records.append(rec)
         try:
             got = [_to_host(a) for a in run(cfg)]

@@ -36,12 +36,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import ml_dtypes
 import numpy as np
 
 from .errors import TileirError
 from .switches import interpreting
+
+if TYPE_CHECKING:  # for the annotations; the functions import judge where they use it
+    from .judge import Judge, Verdict
 
 TOL_ULPS = 8.0  # the default float judgement: 8 ulp of the host's value ...
 TOL_SCALE_EPS = 8.0  # ... plus 8 machine epsilons of the output's largest magnitude
@@ -57,8 +62,8 @@ class ArrayCheck:
     name: str  # the kernel's parameter name
     pos: int  # its position among the kernel's parameters
     role: str  # In, Out, Shared, Whole (its marker), or ByPtr
-    judge: object  # the tileir.judge Judge it was held to
-    verdict: object  # the tileir.judge Verdict (lanes, bad, max_err, max_ulp, first)
+    judge: Judge  # the tileir.judge Judge it was held to
+    verdict: Verdict  # the tileir.judge Verdict (lanes, bad, max_err, max_ulp, first)
     host: np.ndarray = field(repr=False)  # the host reference's answer
     device: np.ndarray = field(repr=False)  # the device's
 
@@ -75,7 +80,7 @@ class ArrayCheck:
     def first_bad(self) -> list[tuple]:
         """The first disagreeing lanes: (index in the array, host value, device value), the values
         with their bits in hex for floats."""
-        out = []
+        out: list[tuple] = []
         for lane, _, want, got in self.verdict.first[:SHOWN_LANES]:
             if lane < 0:  # the sizes differ: compare says so in one entry
                 out.append(((), want, got))
@@ -273,14 +278,15 @@ def check(kern, *args, device: Callable | None = None, judge=None, grid=None, **
     host_args = [_host_copy(a) if i in arrays else a for i, a in enumerate(args)]
     if device is None:
         gpu = _gpu_or_refuse(kern)
+        cuda_torch: ModuleType | None  # torch, where it has CUDA
         try:
             import torch
 
-            if not torch.cuda.is_available():  # a CPU build of torch: the call stages numpy arrays itself
-                torch = None
+            # a CPU build of torch: the call stages numpy arrays itself
+            cuda_torch = torch if torch.cuda.is_available() else None
         except ImportError:
-            torch = None
-        dev_args = [_device_copy(a, torch) if i in arrays else a for i, a in enumerate(args)]
+            cuda_torch = None
+        dev_args = [_device_copy(a, cuda_torch) if i in arrays else a for i, a in enumerate(args)]
         kern(*dev_args, sync=True, **extra, **config)
         where = f"the GPU ({gpu})"
     else:

@@ -96,6 +96,8 @@ def load_file_target(target: str):
         raise TileirError(f"{target}: there is no file {path_text}", fix="FILE.py:NAME with a path to your file")
     module_name = f"tileir_user_{path.stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # a file Python has no loader for (not .py)
+        raise TileirError(f"{target}: Python cannot import {path_text}", fix="FILE.py:NAME with a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     sys.path.insert(0, str(path.parent))

@@ -166,7 +166,9 @@ def tensor_view_of(t: Ty) -> TensorView:
     """The tensor_view type a flat partition, strided or gather/scatter view was cut from."""
     if isinstance(t, TensorView):
         return t
-    return TensorView(t.elem, t.shape, t.strides)
+    if isinstance(t, (PartitionView, StridedView, GatherScatterView)):
+        return TensorView(t.elem, t.shape, t.strides)
+    raise TypeError(f"tensor_view_of({t!r}): not a view")
 
 
 # ---- operands -------------------------------------------------------------------------------

@@ -101,8 +101,8 @@ def compare(judge, want, got, lanes=None, bound=None, out=None) -> Verdict:
                        [(-1, "size", want.size, got.size)])
     sel = np.ones(want.size, bool) if lanes is None else np.asarray(lanes, bool).reshape(-1)
     is_float = _is_float(want)
-    w64 = want.astype(np.float64) if is_float else None
-    g64 = got.astype(np.float64) if is_float else None
+    if is_float:  # the lanes as f64: only a float output's judgement reads them
+        w64, g64 = want.astype(np.float64), got.astype(np.float64)
     if judge.kind == "tol" and is_float:
         wn, gn = np.isnan(w64), np.isnan(g64)
         winf, ginf = np.isinf(w64), np.isinf(g64)

@@ -434,7 +434,7 @@ class Printer:
 
     def _seq(self, g: GOp, t: str, i: int):
         """Expand from ``i`` to the end or the closing brace: (text, every directive non-empty, end)."""
-        out = []
+        out: list[str] = []
         ok = True
         while i < len(t):
             c = t[i]

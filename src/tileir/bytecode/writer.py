@@ -201,7 +201,7 @@ class _FnWriter:
             self.attr(out, a.kind, value, g.name)
         names = [o.rstrip("?*") for o in d.operands]
         if d.counted:
-            flat = []
+            flat: list = []
             for n in names:
                 x = g.operands.get(n)
                 flat.extend(x if isinstance(x, tuple) else [x])
@@ -215,6 +215,7 @@ class _FnWriter:
                     if x is not None:
                         put_varint(out, self.ref(x))
                 elif spec.endswith("*"):
+                    assert x is not None, f"{g.name}'s variadic {n}: a tuple, empty when none"
                     put_varint(out, len(x))
                     for y in x:
                         put_varint(out, self.ref(y))

@@ -7,7 +7,7 @@ from ..families import FAMILIES
 from .core import RecorderCore
 
 
-class Recorder(*FAMILIES, RecorderCore):
+class Recorder(*FAMILIES, RecorderCore):  # type: ignore[misc]  # mypy reads no bases spread from a tuple
     """The recorder: the core machinery and every operation family."""
 
 
