@@ -224,11 +224,12 @@ class KernelFn:
         own = tuple(kparam_of(m) for m in self.markers(cfg))
         return own + (KParam("i32", False),) * len(self.plan(cfg, checked).hidden)
 
-    def program(self, div16: Iterable[bool] = (), checked: bool = False, **static: object) -> TileProg:
+    def program(self, div16: Iterable[bool | int] = (), checked: bool = False, **static: object) -> TileProg:
         """The recorded TileProg for this configuration (recorded once, then cached). ``div16``:
         per hidden stride, whether the program claims it a multiple of 16 (a launch specialises
-        on it; tileir.sizes); ``checked``: pointer loads and stores assert their lanes inside the
-        arrays passed (the bounds-checked variant, TILEIR_CHECK_BOUNDS)."""
+        on it; tileir.sizes), then a specialised call's exact sizes (``SizePlan.div16``);
+        ``checked``: pointer loads and stores assert their lanes inside the arrays passed (the
+        bounds-checked variant, TILEIR_CHECK_BOUNDS)."""
         cfg = self.config(**static)
         key = (self._key(cfg), tuple(div16), checked)
         prog = self._progs.get(key)
