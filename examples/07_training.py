@@ -1,5 +1,5 @@
 """Training with tileir: a small GPT-style model whose attention, rms norms and matrix products are
-``tileir.ops`` (their backward kernels included), trained on a synthetic copying task beside the
+``tileir.ops`` (their backward kernels included), trained on a synthetic next-token task beside the
 same model in pure torch -- the same initial weights, the same batches, the same optimizer -- with
 both loss curves logged step by step and the tokens per second of each.
 
@@ -23,11 +23,16 @@ are plain torch in both. Weights are kept in f32 and cast to the compute format 
 bf16 on the GPU) where they are used, so each model's gradients reach f32 master weights through
 the cast.
 
-The task: a sequence of ``seq / 2`` random tokens, a separator, and the same tokens again; the
-model reads ``seq`` tokens and is scored (cross-entropy) only where the next token is a copy, so
-the loss starts near log(vocab - 1) and falls as the model learns to look back ``seq / 2 + 1``
-positions. The optimizer: AdamW (betas 0.9, 0.95), the gradients' norm clipped to 1, the learning
-rate warmed up over the first 5% of the steps and then down a cosine to a tenth.
+The task: sequences drawn from a fixed random Markov chain over the vocabulary, in which each token
+is followed by one of ``BRANCHES`` successors of its own, each as likely; the model is scored
+(cross-entropy) on every next token, so the loss falls smoothly from about log(vocab) towards
+log(BRANCHES). A smooth task on purpose: a copying task (a sequence, a separator, the sequence
+again) was tried first, and on the GPU configuration its loss sat on a plateau for 165 steps and
+then fell within 30, at a step that rounding decides -- torch, the control and tileir fell 5-15
+steps apart, so no step-by-step tolerance could hold across the fall (bench/results/
+examples_h200.txt of 2026-12-01 before this change; the first 130 steps agreed to 1.2e-4).
+The optimizer: AdamW (betas 0.9, 0.95), the gradients' norm clipped to 1, the learning rate
+warmed up over the first 5% of the steps and then down a cosine to a tenth.
 
 Agreement: at every step |loss_tileir - loss_torch| <= atol + rtol * |loss_torch| (the tolerance
 of the compute format, TOL below; written to the JSON with the largest difference seen). The
@@ -71,6 +76,7 @@ SMOKE = {"d_model": 64, "heads": 2, "head_dim": 64, "layers": 1, "seq": 16, "bat
 GPU = {"d_model": 512, "heads": 8, "head_dim": 64, "layers": 2, "seq": 256, "batch": 32, "steps": 300, "vocab": 256,
        "lr": 1e-3, "warmup": 10, "log_every": 10}
 EPS = 1e-5
+BRANCHES = 4  # successors a token has in the task's chain: the loss's floor is log(BRANCHES)
 CLIP = 1.0  # the gradients' norm is clipped to this
 
 
@@ -183,23 +189,25 @@ class TinyGPT(torch.nn.Module):
 # ---- the task ------------------------------------------------------------------------------------
 
 
-def copy_batches(steps, batch, seq, vocab, seed):
-    """[steps, batch, seq + 1] sequences: seq / 2 random tokens in [1, vocab), the separator 0, the
-    same tokens again (cut at seq + 1); and the first input position whose next token is a copy
-    (every later one's is too)."""
-    half = seq // 2
+def markov_batches(steps, batch, seq, vocab, seed):
+    """[steps, batch, seq + 1] sequences of the chain: a random first token, then each token one of
+    the ``BRANCHES`` successors of the one before (the successor table drawn once from ``seed``);
+    and the first input position that is scored (every one: position p predicts data[p + 1])."""
     g = torch.Generator().manual_seed(seed)
-    body = torch.randint(1, vocab, (steps, batch, half), generator=g)
-    sep = torch.zeros(steps, batch, 1, dtype=body.dtype)
-    data = torch.cat([body, sep, body], -1)[..., : seq + 1]
-    return data, half  # input position p predicts data[p + 1], a copy for p >= half
+    successors = torch.randint(0, vocab, (vocab, BRANCHES), generator=g)
+    choice = torch.randint(0, BRANCHES, (steps, batch, seq), generator=g)
+    data = torch.empty(steps, batch, seq + 1, dtype=torch.long)
+    data[..., 0] = torch.randint(0, vocab, (steps, batch), generator=g)
+    for p in range(seq):
+        data[..., p + 1] = successors[data[..., p], choice[..., p]]
+    return data, 0
 
 
-def loss_of(model, ops, dt, seqs, copy_from):
-    """Cross-entropy of the next token at the input positions from ``copy_from`` on of ``seqs``
+def loss_of(model, ops, dt, seqs, scored_from):
+    """Cross-entropy of the next token at the input positions from ``scored_from`` on of ``seqs``
     [batch, seq + 1] (a slice, not a mask: a mask on the GPU would wait for the device)."""
     logits = model(seqs[:, :-1], ops, dt)
-    return F.cross_entropy(logits[:, copy_from:].float().flatten(0, 1), seqs[:, copy_from + 1:].flatten())
+    return F.cross_entropy(logits[:, scored_from:].float().flatten(0, 1), seqs[:, scored_from + 1:].flatten())
 
 
 def lr_at(step: int, steps: int, lr: float) -> float:
@@ -212,7 +220,7 @@ def lr_at(step: int, steps: int, lr: float) -> float:
     return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * t)))
 
 
-def train(model, ops, data, copy_from, dt, lr, warmup, device, clip=CLIP):
+def train(model, ops, data, scored_from, dt, lr, warmup, device, clip=CLIP):
     """AdamW on ``model`` over the batches of ``data`` (lr_at's schedule, gradients clipped to a
     norm of ``clip``): (the per-step losses, seconds of the steps after ``warmup``, seconds of the
     first step)."""
@@ -226,7 +234,7 @@ def train(model, ops, data, copy_from, dt, lr, warmup, device, clip=CLIP):
             sync()
             t0 = time.perf_counter()
         seqs = data[step].to(device, non_blocking=True)
-        loss = loss_of(model, ops, dt, seqs, copy_from)
+        loss = loss_of(model, ops, dt, seqs, scored_from)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
@@ -242,7 +250,7 @@ def train(model, ops, data, copy_from, dt, lr, warmup, device, clip=CLIP):
     return [float(v) for v in torch.stack(losses).cpu()], timed, t_first
 
 
-def grad_check(models, ref, data, copy_from, dt, device):
+def grad_check(models, ref, data, scored_from, dt, device):
     """Each model's gradients on the first batch against the same model's in f32 torch: per
     backend, the largest over the parameters of |g - g_f32| / |g_f32| (Frobenius norms)."""
     f32 = TinyGPT(*ref.init_args).to(device)
@@ -250,7 +258,7 @@ def grad_check(models, ref, data, copy_from, dt, device):
     grads, seqs = {}, data[0].to(device)
     for name, (m, ops, fmt) in {"f32": (f32, TorchOps, torch.float32),
                                 **{n: (m, o, dt) for n, (m, o) in models.items()}}.items():
-        loss_of(m, ops, fmt, seqs, copy_from).backward()
+        loss_of(m, ops, fmt, seqs, scored_from).backward()
         grads[name] = {n: p.grad.float() for n, p in m.named_parameters()}
         m.zero_grad(set_to_none=True)
     return {name: max(float((g[n] - grads["f32"][n]).norm() / grads["f32"][n].norm()) for n in g)
@@ -282,7 +290,7 @@ def plot(record, path):
     losses = record["loss_tileir"] + record["loss_torch"]
     if max(losses) > 20 * min(losses):
         ax.set_yscale("log")
-    ax.set_ylabel("cross-entropy on the copy")
+    ax.set_ylabel("cross-entropy of the next token")
     ax.set_title(f"{record['device']}: d_model {c['d_model']}, {c['heads']}x{c['head_dim']} heads, "
                  f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, {c['dtype']}", fontsize=9)
     ax.legend()
@@ -337,11 +345,11 @@ def main(argv=None) -> int:
         m = TinyGPT(c["vocab"], c["seq"], c["d_model"], c["heads"], c["head_dim"], c["layers"])
         m.load_state_dict(ref.state_dict())
         models[ops.name] = (m.to(device), ops)
-    data, copy_from = copy_batches(c["steps"], c["batch"], c["seq"], c["vocab"], args.seed + 1)
+    data, scored_from = markov_batches(c["steps"], c["batch"], c["seq"], c["vocab"], args.seed + 1)
     if device.type == "cuda":
         data = data.pin_memory()
     tokens = c["batch"] * c["seq"]
-    grad_err = grad_check(models, ref, data, copy_from, dt, device)
+    grad_err = grad_check(models, ref, data, scored_from, dt, device)
     n_params = sum(p.numel() for p in ref.parameters())
     print(f"{device} {args.dtype}: d_model {c['d_model']}, {c['heads']} heads of {c['head_dim']}, "
           f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, vocab {c['vocab']}, {c['steps']} steps, "
@@ -350,7 +358,7 @@ def main(argv=None) -> int:
           + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
     curves, rate, first = {}, {}, {}
     for name, (m, ops) in models.items():
-        losses, timed, t_first = train(m, ops, data, copy_from, dt, c["lr"], c["warmup"], device)
+        losses, timed, t_first = train(m, ops, data, scored_from, dt, c["lr"], c["warmup"], device)
         curves[name], first[name] = losses, t_first
         rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
         print(f"{name}: {rate[name]:,.0f} tokens/s after {count(c['warmup'], 'warm-up step')} "
@@ -369,7 +377,8 @@ def main(argv=None) -> int:
         "date": datetime.date.today().isoformat(),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (host reference)",
         "torch": torch.__version__,
-        "config": dict(c, dtype=args.dtype, seed=args.seed, task="copy", params=n_params, tokens_per_step=tokens,
+        "config": dict(c, dtype=args.dtype, seed=args.seed, task=f"markov, {BRANCHES} successors a token",
+                       params=n_params, tokens_per_step=tokens,
                        optimizer=f"AdamW(betas 0.9, 0.95; no weight decay), gradient norm clipped to {CLIP}, "
                        "learning rate: linear warm-up over 5% of the steps, cosine down to lr / 10",
                        atol=atol, rtol=rtol),

@@ -51,3 +51,22 @@ def test_one_recording_per_exact_value_and_one_for_every_size_otherwise():
 def test_a_name_that_is_not_a_run_time_size_is_refused():
     with pytest.raises(TileirError, match=r"not run-time sizes.*Write instead: names among \['N'\]"):
         vadd.specialised(["M"])
+
+
+def test_a_row_that_fills_its_one_cell_is_claimed_and_held_as_a_constant():
+    # kills: the full-cell claim dropped from the launch's claims (the program would read C at run
+    # time: "%arg" in its view), and a claim made where the row is narrower than the cell
+    from tileir.kernels import layernorm
+
+    cfg = layernorm.config(fmt="f16", max_tile=1024, one_chunk=True)
+    plan = layernorm.plan(cfg)
+    assert [t for _, t in plan.full_slots] == [1024]
+    for cols, full in ((1024, True), (1000, False)):
+        x, w, b = np.ones((8, cols), np.float16), np.ones(cols, np.float16), np.ones(cols, np.float16)
+        y = np.zeros_like(x)
+        spec = plan.div16(plan.values([x, w, b, y]), [x, w, b, y])
+        assert spec[-1] is full
+        views = [ln for ln in layernorm.mlir(spec, **cfg).splitlines() if "make_tensor_view" in ln]
+        assert any("x1024xf16" in ln for ln in views) == full
+        layernorm.run_host(x, w, b, y, **cfg)
+        np.testing.assert_allclose(y.astype(np.float32), 1.0, atol=1e-3)

@@ -350,9 +350,11 @@ class KernelFn:
         plan = self.plan(cfg, checked)
         values = plan.values(arrays)
         self._check_asserted(plan, values, asserted)
-        # a specialised kernel's host program holds the call's exact sizes too
+        # a specialised kernel's host program holds the call's exact sizes too (no other claims: one
+        # host recording per configuration)
         spec = ((False,) * len(plan.claim_slots) + (True,) * len(plan.array_params)
-                + tuple(values[k] for k in plan.exact_slots)) if plan.exact_slots else ()
+                + tuple(values[k] for k in plan.exact_slots) + (False,) * len(plan.full_slots)) \
+            if plan.exact_slots else ()
         prog = self.program(spec, checked=checked, **cfg)
         for p in sorted(prog.dense & set(plan.ranks)):
             a = arrays[p]
