@@ -8,7 +8,7 @@
 #   tests      the whole GPU test suite (-n 16, per-test timeout), its log and a summary line
 #   speed      bench/h200.py --passes 3: each workload as the library runs it (run-time sizes) and as
 #              the fixed-size program (tileir_exact), beside torch, in the same run (the 2% check)
-#   host       the checked variant's overhead, the launch overhead, a tileir.ops model under
+#   host       the norms at run-time / exact sizes (bench/exact_sizes.py), the checked variant's overhead, the launch overhead, a tileir.ops model under
 #              torch.compile vs eager, and examples/07_training.py's curves
 #   examples   every example on the GPU -> examples_h200.txt (docs quote it)
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
@@ -42,6 +42,7 @@ speed)
   grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*\|"runtime_sizes_cost": [0-9.]*' "$OUT/h200.log"
   ;;
 host)
+  (cd bench && timeout 150 python3 exact_sizes.py --out "$OUT/exact_sizes_h200.json" | cut -c 1-220)
   timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
   timeout 90 python3 bench/compile_model.py --out "$OUT/compile_model_h200.json" | tail -4
