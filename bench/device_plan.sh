@@ -9,8 +9,9 @@
 #   speed      bench/h200.py --passes 3: each workload as the library runs it (run-time sizes) and as
 #              the fixed-size program (tileir_exact), beside torch, in the same run (the 2% check)
 #   host       the norms at run-time / exact sizes (bench/exact_sizes.py), the checked variant's overhead, the launch overhead, a tileir.ops model under
-#              torch.compile vs eager, and examples/07_training.py's curves
-#   examples   every example on the GPU -> examples_h200.txt (docs quote it)
+#              torch.compile vs eager
+#   examples   every example on the GPU -> examples_h200.txt (docs quote it), 07's curves ->
+#              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
@@ -46,8 +47,6 @@ host)
   timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
   timeout 90 python3 bench/compile_model.py --out "$OUT/compile_model_h200.json" | tail -4
-  timeout 200 python3 examples/07_training.py --out "$OUT/training_curves_h200.json" > "$OUT/training_curves.log" 2>&1
-  tail -4 "$OUT/training_curves.log"
   ;;
 examples)
   EXAMPLE_TIMEOUT_S=300 timeout 520 bash bench/examples_device.sh "$OUT/examples_h200.txt"

@@ -7,7 +7,7 @@
 #   bash bench/examples_device.sh OUT.txt         # elsewhere
 #
 # The tutorials (01-06) run with --device; 07_training.py with its own defaults on CUDA (its
-# curves printed; its --out record is its own script's business); distributed_matmul.py under
+# curves printed, and written beside OUT.txt as training_curves_h200.json and .png); distributed_matmul.py under
 # torchrun on two GPUs when there are two. A script that fails is recorded with its exit status and the rest still
 # run; the exit status is 1 if any failed.
 
@@ -44,7 +44,8 @@ all_examples() {
         run "$script --device" "$PY" "$script" --device
     done
     if [ -f examples/07_training.py ]; then
-        run "examples/07_training.py --device cuda" "$PY" examples/07_training.py --device cuda
+        run "examples/07_training.py --device cuda --out $(dirname "$out")/training_curves_h200.json" \
+            "$PY" examples/07_training.py --device cuda --out "$(dirname "$out")/training_curves_h200.json"
     fi
     for script in examples/*.py; do  # the rest: scripts with no GPU mode of their own (backward_softmax.py)
         case "$script" in examples/0[1-7]_*.py|examples/distributed_matmul.py) continue ;; esac
