@@ -13,6 +13,7 @@
 #   examples   every example on the GPU -> examples_h200.txt (docs quote it), 07's curves ->
 #              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
+#   training-rows  the same for softmax, layernorm and rmsnorm alone -> training_rows_h200.json
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
@@ -55,6 +56,11 @@ examples)
 training)
   timeout 520 python3 bench/training_device.py --out "$OUT/training_h200.json" > "$OUT/training.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training.log" | tail -40
+  ;;
+training-rows)
+  timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
+    > "$OUT/training_rows.log" 2>&1
+  grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
   ;;
 suite1|suite2|suite3)
   fams=$(python3 - "$STEP" <<'EOF'

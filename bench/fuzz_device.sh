@@ -38,7 +38,7 @@ campaign)
 mutants)
   # each mutant: 200 programs drawn toward its operations, up to 24 whose bytes it changes run plain
   # and mutated; no mutant starts after 400 s
-  timeout 470 python3 -m tileir.diff fuzz --mutants --mutant-programs 200 --seed 1 --time-limit 400 \
+  timeout 470 python3 -m tileir.diff fuzz --mutants --mutant-programs 200 --seed 1 --time-limit "${MUTANT_TIME_S:-400}" \
     --out "$OUT/fuzz_mutants_h200.json"
   ;;
 repro)
