@@ -1,21 +1,27 @@
 """Offline triage of a fuzz campaign's failures (issue 15): no GPU needed.
 
-Every failure of a campaign report (``bench/results/fuzz_h200.json``) is drawn again from its seed,
-recorded and run on the host reference as it is NOW, and put in a group by the first test that
-explains it:
+Every failure of a campaign report is drawn again from its seed (with the report's generator
+version), recorded and run on the host reference as it is NOW, and put in a group by the first test
+that explains it:
 
 * ``fixed-host``: the host now answers, on every listed lane, what the device answered then (a
   host-reference error since fixed), or a host error that no longer raises;
 * ``fixed-judge``: every listed lane is no longer judged (a judgement that was too strict);
-* a cause of ``diff.fuzzknown.CAUSES`` whose model reproduces the device's answer;
-* ``tf32-k4``: a tf32 product with K = 4 in the program (docs/assembler-defect.md's third defect),
-  which the lowering now pads to K = 8;
-* ``unknown``, with what the models below say (hypotheses for the device to settle): ``fewer_trips``
+* a cause of ``diff.fuzzknown.CAUSES`` whose model reproduces the device's answer (its matcher);
+* ``tf32-k4``: a tf32 product with K = 4 the lowering leaves unpadded (docs/assembler-defect.md's
+  third defect; the lowering pads them to K = 8 now, and a padded one is no explanation);
+* ``unknown``, with a ``hypothesis`` where the program holds what failed alike elsewhere (a while
+  loop that stops on its first iteration, allocas in a while loop, a wide f8 product, an assert
+  drawn to fire, a padded tf32 product), and what the listed-lane models say: ``fewer_trips``
   (every while loop one iteration shorter reproduces the listed lanes), ``unwritten`` (the device
-  left the listed lanes as they were before the launch), ``strided_unmasked`` (a strided view's
-  load reading memory where the tile runs past the tensor, instead of its padding).
+  left the listed lanes as they were before the launch).
 
-    PYTHONPATH=src python bench/fuzz_triage.py bench/results/fuzz_h200.json --out bench/results/fuzz_triage_h200.json
+    PYTHONPATH=src python bench/fuzz_triage.py bench/results/fuzz_campaign1_h200.json \
+        --out bench/results/fuzz_triage_h200.json
+    PYTHONPATH=src python bench/fuzz_triage.py bench/results/fuzz_h200.json \
+        --out bench/results/fuzz_triage_campaign2.json
+
+(campaign 1: 2000 programs, generator 1; campaign 2: 10,000 programs, generator 2.)
 """
 
 from __future__ import annotations
@@ -89,42 +95,93 @@ def fewer_trips(desc: dict, row: dict) -> bool:
     return not h.error and _same_lanes(row, h.outs)
 
 
-def strided_unmasked(desc: dict, row: dict) -> bool:
-    """A strided view's load that reads memory (not its padding) past the tensor's edge answers
-    what the device answered."""
-    from tileir.diff.fuzzbuild import build, make_args
-    from tileir.diff.fuzzjudge import Layout
-    from tileir.diff.fuzzknown import run_with
-    from tileir.families import views as V
+def _mmas(desc: dict) -> list:
+    from tileir.diff.fuzzbuild import build
+    from tileir.families.mma import MmaF
 
-    if not any(s["op"] == "vload" and s.get("kind") == "strided" for s in walk(desc["body"])):
-        return False
-
-    def load(it, op):
-        a = op.a
-        view = it.val(a.view)
-        buf = view["tv"]["buf"]
-        offs, inb = V._tile_geometry(it, view, a.indices)
-        if view.get("step") is not None and "sparse_dim" not in view:
-            inb = (offs >= 0) & (offs < buf.size)
-        it.set(op.res[0], np.where(inb, buf[np.where(inb, offs, 0)], 0).astype(buf.dtype))
-
-    b = build(desc)
-    lay = Layout.of(b)
-    args = make_args(b)
-    run_with(b.prog, args, b.grid, {"load_view": load})
-    return _same_lanes(row, {lay.params[i][0]: args[i] for i in lay.outputs()})
+    try:
+        prog = build(desc).prog
+    except Exception:
+        return []
+    return [op.a for op in prog.walk() if isinstance(op.a, MmaF)]
 
 
-def tf32_k4(desc: dict) -> bool:
-    from tileir.diff.fuzzknown import tf32_k4_products
+def _while_kinds(desc: dict) -> list:
+    """The operation kinds inside each while loop of ``desc``'s recording."""
+    from tileir.diff.fuzzbuild import build
 
-    return bool(tf32_k4_products(desc))
+    def kinds(region):
+        out = set()
+        for o in region.ops:
+            out.add(o.kind)
+            for r in o.regions:
+                out |= kinds(r)
+        return out
+
+    try:
+        prog = build(desc).prog
+    except Exception:
+        return []
+    return [kinds(op.regions[0]) for op in prog.walk() if op.kind == "while"]
+
+
+def swapped_while_results(desc: dict, row: dict) -> bool:
+    """The while loop's first two results (same shape and format) exchanged reproduce every differing
+    region (seed 2374 of campaign 2: a loop holding allocas)."""
+    from tileir.diff.fuzzknown import model_judged
+    from tileir.families.loops import _ref_while
+
+    def rule(it, op):
+        _ref_while(it, op)
+        hs = [h for h in op.res if it.prog.info[h].kind != "token"]
+        if len(hs) >= 2:
+            a, b = np.asarray(it.val(hs[0])), np.asarray(it.val(hs[1]))
+            if a.shape == b.shape and a.dtype == b.dtype:
+                it.set(hs[0], b)
+                it.set(hs[1], a)
+
+    out = {"status": row["status"], "verdict": {"regions": row.get("regions", []), "bad": row.get("bad")}}
+    return bool(model_judged(desc, out, {"while": rule}))
+
+
+def hypothesis(desc: dict, row: dict):
+    """(label, evidence) for a failure no cause explains: what its program holds that failed alike
+    elsewhere in campaign 2 (docs/fuzz.md, "The second campaign"), or ("unknown", {})."""
+    from tileir.diff.fuzzknown import tf32_k4_products, while_exits
+
+    ev: dict = {}
+    first = sorted(n for n, ex in while_exits(desc).items() if 0 in ex)
+    if first:
+        ev["while_stopping_first"] = first
+    if any("alloca" in k for k in _while_kinds(desc)):
+        ev["allocas_in_while"] = True
+        if row["status"] == "differ":
+            ev["swapped_results_reproduce"] = swapped_while_results(desc, row)
+    wide = [(a.dtype, a.m, a.k, a.n) for a in _mmas(desc) if a.dtype.startswith("f8") and a.acc == "f32" and
+            a.m >= 64 and a.k >= 32]
+    if wide:
+        ev["f8_wide_products"] = wide
+    if any(s["op"] == "assert" and s.get("fire") for s in walk(desc["body"])):
+        ev["assert_drawn_to_fire"] = True
+    padded = [p[:3] for p in tf32_k4_products(desc) if p[3]]
+    if padded:
+        ev["tf32_k4_padded"] = padded
+    if row["status"] in ("assemble_error", "device_error") and first:
+        return "while-first-exit?", ev
+    if ev.get("allocas_in_while"):
+        return "alloca-in-while?", ev
+    if wide:
+        return "f8-wide-product?", ev
+    if ev.get("assert_drawn_to_fire") and "LAUNCH_FAILED" in str(row.get("detail")):
+        return "assert-constant-false?", ev
+    if padded:
+        return "tf32-k4-padded?", ev
+    return "unknown", ev
 
 
 def triage_one(row: dict) -> dict:
     from tileir.diff.fuzzjudge import _show
-    from tileir.diff.fuzzknown import known_cause
+    from tileir.diff.fuzzknown import known_cause, tf32_k4_products
 
     seed = row["seed"]
     desc = generate(seed)
@@ -147,18 +204,20 @@ def triage_one(row: dict) -> dict:
     if listed and all(n in h.unjudged and bool(h.unjudged[n][i]) for n, i, _t, _d in listed):
         out["group"], out["why"] = "fixed-judge", "every listed lane is unjudged now (an order-dependent overflow)"
         return out
-    outcome = {"status": row["status"], "detail": row.get("detail"), "verdict": {"regions": row.get("regions", [])}}
+    outcome = {"status": row["status"], "detail": row.get("detail"),
+               "verdict": {"regions": row.get("regions", []), "bad": row.get("bad")}}
     k = known_cause(outcome, desc)
     if k:
         out["group"], out["why"], out["evidence"] = k["cause"], k["state"], k["evidence"]
         return out
-    if tf32_k4(desc):
-        out["group"], out["why"] = "tf32-k4", "a tf32 product with K = 4 (padded to 8 by the lowering now)"
+    if VERSION[0] == 1 and tf32_k4_products(desc):  # campaign 1 ran before the lowering padded K = 4
+        out["group"], out["why"] = "tf32-k4", "a tf32 product with K = 4 (padded to 8 by the lowering since)"
         return out
-    hyp = {"fewer_trips": fewer_trips(desc, row),
-           "unwritten": bool(listed) and all(_show(first[n].reshape(-1)[i]) == dev for n, i, _t, dev in listed),
-           "strided_unmasked": strided_unmasked(desc, row)}
-    out["group"], out["models"] = "unknown", {k_: v for k_, v in hyp.items() if v}
+    hyp = {"fewer_trips": bool(listed) and fewer_trips(desc, row),
+           "unwritten": bool(listed) and all(_show(first[n].reshape(-1)[i]) == dev for n, i, _t, dev in listed)}
+    label, ev = hypothesis(desc, row)
+    out["group"], out["hypothesis"], out["evidence"] = "unknown", label, ev
+    out["models"] = {k_: v for k_, v in hyp.items() if v}
     out["while"] = [{k_: s[k_] for k_ in ("trips", "carries", "sets", "brk")} for s in walk(desc["body"])
                     if s["op"] == "while"]
     return out
@@ -206,9 +265,18 @@ def main(argv=None) -> int:
     rows = [triage_one(r) for r in rep["differences"]]
     groups = collections.defaultdict(list)
     for t in rows:
-        groups[f"{t['group']} ({t['status']})"].append(t["seed"])
-    doc = {"report": a.report, "tool": "bench/fuzz_triage.py", "failures": len(rows),
-           "groups": {k: {"count": len(v), "seeds": v} for k, v in sorted(groups.items())}, "rows": rows}
+        label = t["group"] if t["group"] != "unknown" else f"unknown: {t['hypothesis']}"
+        groups[f"{label} ({t['status']})"].append(t["seed"])
+    from tileir.diff.fuzzknown import CAUSES
+
+    states = {c.name: c.state for c in CAUSES}
+    campaign = {k: rep.get(k) for k in ("date", "device", "tileiras", "seed", "generator", "programs", "equal",
+                                        "differ", "device_errors", "assemble_errors", "host_errors", "failures",
+                                        "failures_known", "failures_unexplained", "known_causes")}
+    doc = {"report": a.report, "tool": "bench/fuzz_triage.py", "campaign": campaign, "failures": len(rows),
+           "unexplained_now": sum(1 for t in rows if t["group"] == "unknown"),
+           "groups": {k: {"count": len(v), "seeds": v, "state": states.get(k.split(" (")[0])}
+                      for k, v in sorted(groups.items())}, "rows": rows}
     if a.repro_dir:
         write_reproducers(rep, rows, a.repro_dir, a.repro_groups.split(","), a.report)
     text = json.dumps(doc, indent=1, default=str)

@@ -100,8 +100,8 @@ def _exact_binary(name: str, x: float, y: float, fmt: str, mode: str) -> float:
         if name in ("mulf", "divf"):
             return math.copysign(0.0, x) * math.copysign(1.0, y)
         yy = -y if name == "subf" else y  # IEEE 754 6.3: an exact zero sum is +0 but toward -inf,
-        if math.copysign(1, x) < 0 and math.copysign(1, yy) < 0:  # and -0 + -0 is -0 in every mode
-            return -0.0
+        if math.copysign(1, x) == math.copysign(1, yy):  # and x + x keeps x's sign in every mode
+            return math.copysign(0.0, x)  # (-0 + -0 is -0, +0 + +0 is +0: campaign 2's seed 376)
         return -0.0 if mode == "negative_inf" else 0.0
     v = X.round_fraction(q, fmt, mode)
     return v if v != 0 else math.copysign(0.0, float(q))
@@ -156,7 +156,10 @@ def independent(op, ins: dict):
             return [_exact_binary(a.op, float(p), float(q), a.dtype, mode) for p, q in zip(x, y)]
         if isinstance(a, Fma):
             x, y, z = (np.broadcast_to(ins[n], a.shape).astype(np.float64).ravel() for n in ("a", "b", "c"))
-            return [X.fma(float(p), float(q), float(r), a.dtype) for p, q, r in zip(x, y, z)]
+            # a finite product is exact, so a finite x * y plus an infinite (or NaN) addend is the
+            # addend (diff.exact.fma takes x * y in f64 first: MAX * MAX + -inf gave NaN; seed 2847)
+            return [float(r) if math.isfinite(p) and math.isfinite(q) and not math.isfinite(r)
+                    else X.fma(float(p), float(q), float(r), a.dtype) for p, q, r in zip(x, y, z)]
         if isinstance(a, Convert) and a.op.startswith("ftof"):
             mode = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
                     "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}[a.op]

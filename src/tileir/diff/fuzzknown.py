@@ -1,5 +1,6 @@
 """What the fuzzer already knows: the causes of differences it has explained, each with a matcher
-that recognises a new failure as that cause (docs/fuzz.md, "The first campaign").
+that recognises a new failure as that cause (docs/fuzz.md, "The first campaign", "The second
+campaign").
 
 A cause is OPEN (the defect is there and nothing works around it yet: a failure it matches is
 recorded as known and not shrunk), WORKED AROUND (the lowering avoids it: a failure matches only
@@ -57,6 +58,99 @@ def vector_tail_store(it, op) -> None:
     w = inb | np.isin(group, np.unique(group[inb]))
     w &= (offs >= 0) & (offs < buf.size)
     buf[offs[w]] = v[w]
+
+
+def pitch_gap_store(last_row: bool):
+    """store_view as the H200 answered it in campaign 2 (seeds 3298 8743 8970): along the tensor's
+    contiguous dimension (stride 1) the lanes of the row's pitch gap (past the shape, short of the
+    next row) are written too; with ``last_row`` False not those of the tensor's last row (past its
+    last element): 8970 wrote every row's gap, 3298 and 8743 all rows' but the last."""
+    from ..families import views as V
+    from ..families.views import StoreView
+
+    def rule(it, op):
+        a = StoreView.of(op)
+        view = it.val(a.view)
+        tv = view["tv"]
+        buf = tv["buf"]
+        offs, inb = V._tile_geometry(it, view, a.indices)
+        tile, dim_map = view["tile"], view["dim_map"]
+        step = view.get("step", tile)
+        loose = np.ones(tile, dtype=bool)
+        for k, (t, d) in enumerate(zip(tile, dim_map)):
+            c = int(np.asarray(it.val(a.indices[k]))) * step[k] + \
+                np.arange(t, dtype=np.int64).reshape([t if j == k else 1 for j in range(len(tile))])
+            others = [st for j, st in enumerate(tv["strides"]) if j != d]
+            lim = max(min(others), tv["shape"][d]) if tv["strides"][d] == 1 and others else tv["shape"][d]
+            loose = loose & (c >= 0) & (c < lim)
+        if not last_row:
+            loose &= offs <= tv["base"] + sum((n - 1) * st for n, st in zip(tv["shape"], tv["strides"]))
+        v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
+        gap = loose & ~inb & (offs >= 0) & (offs < buf.size)
+        buf[offs[gap]] = v[gap]
+        buf[offs[inb]] = v[inb]
+
+    return rule
+
+
+def strided_unmasked_load(it, op) -> None:
+    """load_view of a strided view as the H200 answered it in campaigns 1 and 2 (seed 663): lanes
+    past the tensor's edge read the memory there (inside the buffer) instead of the padding."""
+    from ..families import views as V
+
+    a = op.a
+    view = it.val(a.view)
+    if view.get("step") is None or "sparse_dim" in view:  # not a strided view: the host's rule
+        from ..ref.core import RULES
+
+        return RULES["load_view"](it, op)
+    buf = view["tv"]["buf"]
+    offs, _ = V._tile_geometry(it, view, a.indices)
+    inb = (offs >= 0) & (offs < buf.size)
+    it.set(op.res[0], np.where(inb, buf[np.where(inb, offs, 0)], 0).astype(buf.dtype))
+
+
+def stale_while(num: int, j: int, which=None):
+    """The while loop of operation ``num`` answering, for its data results ``which`` (all: None),
+    the carried values that ENTERED iteration ``j`` (the last one it ran where it ran fewer) instead
+    of those entering its last iteration: campaign 2's seeds 85 217 4138 6651 7290 9254 (j = the
+    exit iteration - 1), 7529 (j = 1 of 3), 8215 (one result of two)."""
+    from ..families.control import run_region
+    from ..families.loops import While, _ref_while
+
+    def rule(it, op):
+        if op.num != num:
+            return _ref_while(it, op)
+        (region,) = op.regions
+        vals = [it.val(h) for h in While.of(op).inits]
+        seen = [vals]
+        while True:
+            nxt = run_region(it, region, vals)
+            if bool(np.asarray(it.val(While.of(op).cond))):
+                break
+            vals = nxt
+            seen.append(vals)
+        old = seen[min(j, len(seen) - 1)]
+        for i, h in enumerate(op.res):
+            it.set(h, (old if which is None or i in which else vals)[i])
+
+    return rule
+
+
+def reversed_fold(it, op) -> None:
+    """A reduction whose body is not one numpy names (take the element, take the accumulator)
+    folded in the other order: one of the answers the dialect allows a body that is not commutative
+    (the fold's order is unspecified; d_reduce requires an associative, commutative body)."""
+    from ..families.reduce import Reduce, _fold_generic, _simple_body
+    from ..ref.core import RULES
+
+    a = Reduce.of(op)
+    (region,) = op.regions
+    if op.kind != "reduce" or (len(a.operands) == 1 and _simple_body(region) is not None):
+        return RULES[op.kind](it, op)
+    xs = [np.flip(np.asarray(it.val(h)), a.dim) for h in a.operands]
+    for h, v in zip(op.res, _fold_generic(it, op, region, xs, a.dim)):
+        it.set(h, v)
 
 
 def run_with(prog, args, grid, rules: dict) -> None:
@@ -120,6 +214,92 @@ def model_explains(desc: dict, verdict: dict, rules: dict, ops=None) -> dict | N
     return {"regions": out}
 
 
+def _job(desc: dict):
+    """The CPU half of a campaign for ``desc`` without tileiras: layout, arguments, host answer."""
+    from .fuzzrun import compile_task
+
+    try:
+        job = compile_task({"desc": desc, "seed": desc.get("seed", 0), "assemble": False})
+    except Exception:
+        return None
+    return job if job.get("status") == "ready" else None
+
+
+def _same_verdict(outcome: dict, got: dict, dev_outs: dict | None = None) -> bool:
+    """The model's verdict ``got`` is the device's (``outcome``): every differing region with its
+    bad-lane count and first lanes (the device's value at each exact one), no other region and the
+    same total of bad lanes -- but a campaign report lists at most four regions: with four listed,
+    those four (the model may differ in more, and its total is not the device's)."""
+    want = (outcome.get("verdict") or {})
+    wr = {(r["buf"], r["step"]): r for r in want.get("regions") or []}
+    gr = {(r["buf"], r["step"]): r for r in got.get("regions") or []}
+    if not wr or got.get("status") != "differ" or any(k[0] == "stdout" for k in wr):
+        return False
+    listed_all = len(wr) < 4
+    total = want.get("bad", outcome.get("bad"))
+    if listed_all and total is not None and total != got.get("bad"):
+        return False
+    if set(gr) != set(wr) and (listed_all or not set(wr) <= set(gr)):
+        return False
+    for k, r in wr.items():
+        g = gr[k]
+        if r.get("bad") != g.get("bad"):
+            return False
+        for (lane_w, _hw, dev_w), (lane_g, _hg, dev_g) in zip(r.get("first") or [], g.get("first") or []):
+            if lane_w != lane_g or (r.get("taint") == "exact" and dev_w != dev_g):
+                return False
+    return True
+
+
+def model_judged(desc: dict, outcome: dict, rules: dict) -> dict | None:
+    """Evidence that the host with ``rules`` in place of its own, JUDGED as the campaign judges the
+    device (its envelope, its unjudged lanes), gives the device's verdict region for region
+    (``_same_verdict``); None where it does not. Stricter than ``model_explains`` in that no other
+    region may differ, looser in that an approximate region counts the lanes out of tolerance."""
+    from .fuzzjudge import judge
+    from .fuzzrun import fake_answer
+
+    job = _job(desc)
+    if job is None:
+        return None
+    got = judge(job["layout"], job["host"], fake_answer(job, rules))
+    if not _same_verdict(outcome, got):
+        return None
+    return {"regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"]} for r in got["regions"]]}
+
+
+def while_exits(desc: dict) -> dict:
+    """{operation number: sorted iterations at which the host's while loop stopped} for ``desc``
+    (0: the loop stopped on its first iteration; every block, every time it ran)."""
+    from ..families.control import run_region
+    from ..families.loops import While
+    from .fuzzbuild import build, make_args
+
+    try:
+        b = build(desc)
+    except Exception:
+        return {}
+    out: dict = {}
+
+    def rule(it, op):
+        (region,) = op.regions
+        vals, i = [it.val(h) for h in While.of(op).inits], 0
+        while True:
+            nxt = run_region(it, region, vals)
+            if bool(np.asarray(it.val(While.of(op).cond))):
+                break
+            vals, i = nxt, i + 1
+        out.setdefault(op.num, set()).add(i)
+        for h, v in zip(op.res, vals):
+            it.set(h, v)
+
+    try:
+        run_with(b.prog, make_args(b), b.grid, {"while": rule})
+    except Exception:
+        pass
+    return {k: sorted(v) for k, v in out.items()}
+
+
 # ---- the matchers ---------------------------------------------------------------------------------------
 
 
@@ -151,13 +331,129 @@ def match_tf32_k4_unpadded(outcome: dict, desc: dict):
     return {"products": unpadded} if unpadded else None
 
 
+def match_while_first_exit(outcome: dict, desc: dict):
+    """A while loop that stops on its first iteration, and the device left every differing region as
+    it was before the launch, whole: the host's answer with those regions unwritten is the device's
+    verdict (campaign 2: 9 programs; the shrunk seed 6 is right at -O0)."""
+    if outcome.get("status") != "differ" or desc is None:
+        return None
+    first = sorted(n for n, ex in while_exits(desc).items() if 0 in ex)
+    regs = (outcome.get("verdict") or {}).get("regions") or []
+    if not first or not regs:
+        return None
+    from .fuzzjudge import Answer, judge
+
+    job = _job(desc)
+    if job is None:
+        return None
+    lay, host = job["layout"], job["host"]
+    names = [n for n, _ in lay.params]
+    dev = Answer(outs={n: np.array(v, copy=True) for n, v in host.outs.items()})
+    for r in regs:
+        reg = next((g for g in lay.regions if g.buf == r.get("buf") and g.step == r.get("step")), None)
+        if reg is None or r.get("buf") not in dev.outs:
+            return None
+        before = np.asarray(job["args"][names.index(r["buf"])]).reshape(-1)
+        span = slice(reg.offset, reg.offset + reg.size)
+        dev.outs[r["buf"]].reshape(-1)[span] = before[span]
+    if not _same_verdict(outcome, judge(lay, host, dev)):
+        return None
+    return {"while_ops_stopping_first": first, "model": "every differing region unwritten (as before the launch)",
+            "regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"]} for r in regs]}
+
+
+def match_while_stale_carries(outcome: dict, desc: dict):
+    """A while loop that ran more than one iteration answers, for all its results or one of them,
+    the carried values entering an EARLIER iteration (diff.fuzzknown.stale_while): the model
+    reproduces every differing region."""
+    if outcome.get("status") != "differ" or desc is None:
+        return None
+    loops = {n: ex for n, ex in while_exits(desc).items() if max(ex) >= 1}
+    if not loops:
+        return None
+    from .fuzzbuild import build
+
+    try:
+        prog = build(desc).prog
+    except Exception:
+        return None
+    nres = {op.num: len(op.res) for op in prog.walk() if op.kind == "while"}
+    for num, ex in sorted(loops.items()):
+        for j in range(max(ex)):
+            for which in [None] + [{i} for i in range(nres.get(num, 0))]:
+                ev = model_judged(desc, outcome, {"while": stale_while(num, j, which)})
+                if ev:
+                    return dict(ev, model="diff.fuzzknown.stale_while", while_op=num, exits=ex, entering=j,
+                                results="all" if which is None else sorted(which))
+    return None
+
+
+def match_view_store_pitch_gap(outcome: dict, desc: dict):
+    if outcome.get("status") != "differ" or desc is None or \
+            not all(r.get("op") == "vstore" for r in (outcome.get("verdict") or {}).get("regions") or [{}]):
+        return None
+    for last_row in (True, False):
+        ev = model_judged(desc, outcome, {"store_view": pitch_gap_store(last_row)})
+        if ev:
+            return dict(ev, model="diff.fuzzknown.pitch_gap_store", last_row=last_row)
+    return None
+
+
+def match_strided_load_past_edge(outcome: dict, desc: dict):
+    if outcome.get("status") != "differ" or desc is None or \
+            not any(s.get("op") == "vload" and s.get("kind") == "strided" for s in _walk(desc)):
+        return None
+    ev = model_judged(desc, outcome, {"load_view": strided_unmasked_load})
+    return ev and dict(ev, model="diff.fuzzknown.strided_unmasked_load")
+
+
+def match_reduce_order(outcome: dict, desc: dict):
+    """A reduction with a body that is not commutative (take the element / the accumulator: the
+    generator draws them, the dialect leaves their answer open): every differing lane is one where
+    the other fold order (``reversed_fold``) answers otherwise, and the device's value at each lane
+    listed is that order's (the device mixed both orders across a tile's lanes: seeds 5979, 8344)."""
+    if outcome.get("status") != "differ" or desc is None or \
+            not any(s.get("op") == "reduce" and str(s.get("f", "")).startswith("take") for s in _walk(desc)):
+        return None
+    from .fuzzjudge import _show, judge
+    from .fuzzrun import fake_answer
+
+    job = _job(desc)
+    if job is None:
+        return None
+    alt = fake_answer(job, {"reduce": reversed_fold})
+    got = judge(job["layout"], job["host"], alt)
+    gr = {(r["buf"], r["step"]): r for r in got.get("regions") or []}
+    regs = (outcome.get("verdict") or {}).get("regions") or []
+    if not regs:
+        return None
+    for r in regs:
+        g = gr.get((r.get("buf"), r.get("step")))
+        if g is None or r.get("bad", 0) > g.get("bad", 0):
+            return None
+        for lane_text, _host, dev in r.get("first") or []:
+            lane = _lane(lane_text)
+            if lane is None or _show(alt.outs[lane[0]].reshape(-1)[lane[1]]) != dev:
+                return None
+    return {"model": "diff.fuzzknown.reversed_fold (lane by lane: the host's order or this one)",
+            "regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"],
+                         "other_order_bad": gr[(r["buf"], r["step"])]["bad"]} for r in regs]}
+
+
+def _walk(desc: dict):
+    from .fuzzgen import walk
+
+    return walk(desc.get("body") or [])
+
+
 CAUSES = (
     Cause("view-store-tail", TILEIRAS, "open",
           "tileiras 13.4.92 (sm_90, every level) writes the out-of-bounds lanes of a view store that share a "
           "16-byte group of memory with an in-bounds lane (the dialect masks every lane past the tensor): "
-          "campaign 1 (bench/results/fuzz_h200.json), 28 programs, each region's bad lanes exactly the "
-          "model's (diff.fuzzknown.vector_tail_store); 102 other programs whose view store crosses the end "
-          "were right, so what decides (the stored value's layout, it seems: the shrinker kept an if, an "
+          "campaign 1 (bench/results/fuzz_campaign1_h200.json), 28 programs, and campaign 2 "
+          "(bench/results/fuzz_h200.json), 106, each region's bad lanes exactly the model's "
+          "(diff.fuzzknown.vector_tail_store); 102 other programs of campaign 1 whose view store crosses the "
+          "end were right, so what decides (the stored value's layout, it seems: the shrinker kept an if, an "
           "atomic or a pack around the store) is the device's to tell (docs/fuzz.md)",
           status="differ", match=match_view_store_tail),
     Cause("tf32-k4", TILEIRAS, "worked around",
@@ -165,6 +461,41 @@ CAUSES = (
           "defect, bench/results/tf32_small_k_h200.json); the lowering pads them to K = 8 "
           "(families/mma.py TF32_PADDED_K): this matches only a product the lowering left at K = 4",
           status="differ", match=match_tf32_k4_unpadded),
+    Cause("while-first-exit", TILEIRAS, "open",
+          "tileiras 13.4.92 (sm_90, its optimiser: the shrunk 6 and 2319 are right at -O0) with a while loop that "
+          "stops on its FIRST iteration (the lowering's loop { body; if stop { break <entering values> }; "
+          "continue }): "
+          "the device left whole regions unwritten -- stores in the loop, after it, even before it (4846) -- "
+          "campaign 2's seeds 6 1316 2319 2512 4846 6668 8133 8853 9309, each differing region exactly the host's "
+          "answer with it unwritten; 187 other programs with such a loop were right. The same loops in the "
+          "campaign's 3 tileiras failures (3439 3904 9767; the shrunk 3439 and 3904 are a while of 0 trips, "
+          "assembled at -O0) and 2 hangs (4223 9212) are not matched here: no model says what they did",
+          status="differ", match=match_while_first_exit),
+    Cause("while-stale-carries", TILEIRAS, "open",
+          "tileiras 13.4.92 (sm_90, right at -O0 for the shrunk 85 and 217): a while loop that runs more than one "
+          "iteration answers, for its results or one of them, the carried values entering an EARLIER iteration "
+          "than the last (diff.fuzzknown.stale_while reproduces every differing region): campaign 2's seeds 85 "
+          "217 4138 6651 7290 9254 (the last but one), 7529 (the second of four), 8215 (one result of two, the "
+          "last but one), 2374 (one result of two, the second of five); all but 7529 and 2374 stop on their "
+          "second iteration and write memory in the body, as 13 loops that were right do too: the trigger is not "
+          "known",
+          status="differ", match=match_while_stale_carries),
+    Cause("view-store-pitch-gap", TILEIRAS, "open",
+          "tileiras 13.4.92 (sm_90): a view store into a tensor with a padded pitch writes the lanes of the pitch "
+          "gap (past the shape along the contiguous dimension, short of the next row) where the dialect masks "
+          "them: campaign 2's seeds 8970 (every row's gap) and 3298 8743 (every row's but the last), each region "
+          "exactly diff.fuzzknown.pitch_gap_store's",
+          status="differ", match=match_view_store_pitch_gap),
+    Cause("strided-load-past-edge", TILEIRAS, "open",
+          "tileiras 13.4.92 (sm_90): a strided view's load past the tensor's edge reads the memory there instead "
+          "of the padding (diff.fuzzknown.strided_unmasked_load): seed 663 in campaigns 1 and 2, all 765 lanes",
+          status="differ", match=match_strided_load_past_edge),
+    Cause("reduce-order", JUDGE, "open",
+          "ours: the generator draws reductions whose body takes the element or the accumulator, which d_reduce "
+          "forbids (the fold's order is unspecified: the body must be associative and commutative), and the "
+          "builder judges them as the host's left fold; the H200 answered both orders in one tile (seeds 5979, "
+          "8344: a broadcast of one reduced value differs lane by lane; an if on it took both branches)",
+          status="differ", match=match_reduce_order),
 )
 
 # ours, fixed: for the record (a regression shows as a host-reference error through classify's own
@@ -177,6 +508,12 @@ FIXED = (
     ("fold-signed-zeros", HOST, "families/reduce.py's numpy fast path answered an operand's zero for max / min "
      "of both zeros where maxf / minf answer +0 / -0 (none seen on the device yet; classify's independent "
      "answer flags it)"),
+    ("zero-sum-sign", HOST, "families/arith.py binary_directed (and classify's own answer) gave +0 + +0 rounded "
+     "toward -inf as -0: a sum of two zeros of one sign keeps it in every mode (campaign 2's seed 376, bf16)"),
+    ("i64-min-division", HOST, "families/arith.py _trunc_div took np.abs of the i64 minimum (itself, negative): "
+     "divi / remi of -2^63 answered 19 for -18 (campaign 2's seeds 2213 4791 6355 9220); uint64 magnitudes now"),
+    ("fma-infinite-addend", HOST, "families/arith.py fma_exact (f64, without math.fma) took x * y in f64 first: "
+     "fma(MAX, MAX, -inf) gave NaN where the exact product is finite and the answer -inf (campaign 2's seed 2847)"),
     ("narrow-sum-overflow", JUDGE, "a float sum fold in f16 / bf16 whose magnitudes add past the format's range "
      "overflows to inf in one order and not in another (the device rounds every partial; the host folds in "
      "f32): such lanes are not judged now (fuzzjudge.source_bounds; seed 865)"),
@@ -199,5 +536,8 @@ def known_cause(outcome: dict, desc: dict | None = None):
     return None
 
 
-__all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "vector_tail_store", "run_with",
-           "tf32_k4_products", "match_view_store_tail", "match_tf32_k4_unpadded"]
+__all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_judged", "vector_tail_store",
+           "pitch_gap_store", "strided_unmasked_load", "stale_while", "reversed_fold", "while_exits", "run_with",
+           "tf32_k4_products", "match_view_store_tail", "match_tf32_k4_unpadded", "match_while_first_exit",
+           "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
+           "match_reduce_order"]

@@ -359,7 +359,9 @@ def fma_exact(a, b, c, dtype: str):
 
         def one(x, y, z):
             if not all(map(math.isfinite, (x, y, z))):
-                return x * y + z
+                # a finite product is exact, never infinite: fma(MAX, MAX, -inf) is -inf, not
+                # inf + -inf (campaign 2's seed 2847); an infinite or NaN operand rules as IEEE says
+                return z if math.isfinite(x) and math.isfinite(y) else x * y + z
             exact = Fraction(x) * Fraction(y) + Fraction(z)
             if exact == 0:  # IEEE: -0 only when the product and the addend are both -0 (nearest even)
                 p_neg = (math.copysign(1, x) * math.copysign(1, y)) < 0
@@ -490,7 +492,8 @@ def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: s
     the exact rational result, then f64 by odd and the format by the mode (convert._round_mode), or
     f64 itself straight from the rational. Infinities, NaNs and division by zero are exact in every
     mode (numpy's answer); an exact zero sum is +0 except toward -inf, where it is -0 (IEEE 754
-    6.3), -0 + -0 being -0 in every mode; a zero product or quotient has the operands' sign."""
+    6.3), but a sum of two zeros of one sign (x + x) keeps that sign in every mode: -0 + -0 is -0
+    and +0 + +0 is +0 (campaign 2's seed 376); a zero product or quotient has the operands' sign."""
     from fractions import Fraction
 
     from .convert import _round_mode
@@ -512,8 +515,8 @@ def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: s
                 out[i] = math.copysign(0.0, p) * math.copysign(1.0, q)
             else:
                 qq = -q if name == "subf" else q
-                both_neg = math.copysign(1, p) < 0 and math.copysign(1, qq) < 0
-                out[i] = -0.0 if both_neg or mode == "negative_inf" else 0.0
+                same = math.copysign(1, p) == math.copysign(1, qq)  # two zeros of one sign: x + x
+                out[i] = math.copysign(0.0, p) if same else -0.0 if mode == "negative_inf" else 0.0
             continue
         out[i] = _odd64(v) if odd else _f64_directed(v, mode)
     out = out.reshape(shape)
@@ -567,9 +570,17 @@ def _ref_cmpi(it, op):
 
 
 def _trunc_div(x, y):
+    """x / y rounded toward zero, on int64 lanes. The magnitudes are taken as np.uint64: np.abs of
+    the i64 minimum is itself, negative, and floor-divided it gave -18.04 as -19 then 19 (campaign
+    2's seeds 2213, 6355, 9220: divi of -2^63)."""
     safe = np.where(y == 0, 1, y)
-    q = np.abs(x) // np.abs(safe)
-    return np.where((x < 0) ^ (safe < 0), -q, q)
+
+    def mag(v):
+        u = np.asarray(v).astype(np.int64).astype(np.uint64)
+        return np.where(np.asarray(v) < 0, ~u + np.uint64(1), u)
+
+    q = mag(x) // mag(safe)
+    return np.where((x < 0) ^ (safe < 0), (~q + np.uint64(1)).astype(np.int64), q.astype(np.int64))
 
 
 @interp("binaryi")
