@@ -1,5 +1,5 @@
 """The host reference's element-wise arithmetic where the fuzzer's first H200 campaign found it
-wrong (issue 15, bench/results/fuzz_h200.json): unsigned i64 operations, the directed rounding
+wrong (issue 15, bench/results/fuzz_campaign1_h200.json): unsigned i64 operations, the directed rounding
 modes of addf / subf / mulf / divf, and a float max / min fold over both zeros. Each answer is
 held to one computed another way (Python's unbounded integers, exact rationals)."""
 
