@@ -18,9 +18,6 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 KNOWN = {
     # values.py's operators (``a + b`` on tiles) call the surface's functions, which make values
     ("tileir.values", "tileir.surface"),
-    # surface.arith's fma widens its operands by the operators' rule (widen), and the operators are
-    # made of surface.arith's functions
-    ("tileir.surface.arith", "tileir.surface.operators"),
 }
 
 

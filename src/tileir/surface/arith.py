@@ -244,7 +244,7 @@ def atan2(a, b) -> Tile:
 def fma(a, b, c) -> Tile:
     """The fused a * b + c, rounded once. Operands of one rank whose shapes differ only in 1s widen
     to the larger shape, as they do for ``+`` and ``*`` (a [64, 1] row scale meets a [64, 64] tile)."""
-    from .operators import widen
+    from .shape import widen
 
     a, b, c = widen(a, b, c)
     (ha, hb, hc), d, shape = tiles(a, b, c, what="fma")
