@@ -15,10 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # run-time edges that close a cycle and are known; each is a debt, not a design
-KNOWN = {
-    # values.py's operators (``a + b`` on tiles) call the surface's functions, which make values
-    ("tileir.values", "tileir.surface"),
-}
+KNOWN: set = set()
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

@@ -1,5 +1,8 @@
 """The typed public functions of tileir, by family. Every name here is the spec's."""
 
+import sys as _sys
+
+from .. import values as _values
 from .arith import *  # noqa: F401,F403
 from .arith import (  # noqa: F401  # noqa: F401
                     NoAssumption,
@@ -228,3 +231,6 @@ from .views import (  # noqa: F401
                     tensor_view_dyn,
                     view_grid,
 )
+
+# the operators of Tile and Idx (tileir.values) are spelled with this package's functions
+_values.install_surface(_sys.modules[__name__])
