@@ -182,3 +182,23 @@ def test_host_rules_of_a_few_rows_against_numpy():
     assert out_f[2].tobytes() == np.arctan2(x64, (x + np.float32(4)).astype(np.float64)).astype(np.float32).tobytes()
     assert out_i[0].tolist() == (k.view(np.uint32) >> 1).view(np.int32).tolist()
     assert out_i[1].tolist() == np.maximum(k, 0).tolist()
+
+
+def test_ext_i8_widens_each_octet_with_its_sign(disasm):
+    """docs/design.md's worked example: ext_i8 is a row (extis from i8 to i32, whose dialect operation and
+    host rule ext_i4's row gave) and its function; the host reference against numpy on every octet, the
+    bytes read back as render's text and assembled for sm_90."""
+    from tests.kernelcheck import run_and_read_back
+
+    x = np.arange(-128, 128, dtype=np.int16).astype(np.int8)
+    out = np.zeros((2, 256), np.int32)
+
+    def body():
+        a = ti.load(ti.param("i8", 0), ti.idx_const(0), [256])
+        ti.store(ti.param("i32", 1), ti.idx_const(0), ti.ext_i8(a))
+        ti.store(ti.param("i32", 1), ti.idx_const(256), ti.ext_u8(a))
+
+    k, _ = run_and_read_back(body, (ti.ByPtr("i8"), ti.ByPtr("i32")), [x, out], disasm=disasm)
+    assert out[0].tolist() == x.astype(np.int32).tolist()  # -128 .. 127
+    assert out[1].tolist() == x.view(np.uint8).astype(np.int32).tolist()  # 0 .. 255
+    assert "exti" in ti.render_kernel(k) and "signed" in ti.render_kernel(k)

@@ -252,6 +252,7 @@ _TABLE = (
     Row("ext_u4", "convert", "exti", ("i4",), corpus="int_widen", to="i32"),
     Row("ext_i4", "convert", "extis", ("i4",), "exti", (("signedness", "signed"),), _same, corpus="int_widen",
         to="i32"),
+    Row("ext_i8", "convert", "extis", ("i8",), corpus="int_widen", to="i32"),
     Row("int_to_mask", "convert", "trunci", _I32, "trunci", host=_same, corpus="int_widen", to="i1"),
     Row("trunc_u8", "convert", "trunci", _I32, corpus="int_widen", to="i8"),
     Row("trunc_i4", "convert", "trunci", _I32, corpus="int_widen", to="i4"),

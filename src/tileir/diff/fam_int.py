@@ -269,7 +269,7 @@ def _int_widen():
         h = ti.load(ti.param(I16, 2), _z(), [n])
         o = ti.param(I32, 3)
         nib = ti.unpack_bytes(ti.load(ti.param(I8, 0), _z(), [n // 2]), ti.I4)  # n nibbles, even lane low
-        outs = [ti.ext_u8(b), _conv("extis", b, "i32"), _conv("exti", h, "i32"), _conv("extis", h, "i32"),
+        outs = [ti.ext_u8(b), ti.ext_i8(b), _conv("exti", h, "i32"), _conv("extis", h, "i32"),
                 ti.ext_i4(nib), ti.ext_u4(nib), ti.mask_to_int(ti.int_to_mask(w)),
                 _conv("exti", _conv("trunci", w, "i16"), "i32"), _conv("extis", _conv("trunci", w, "i16"), "i32"),
                 _conv("extis", ti.trunc_u8(w), "i32"), ti.ext_i4(ti.trunc_i4(w)), ti.ext_u4(ti.trunc_i4(w))]

@@ -112,6 +112,7 @@ from .convert import (  # noqa: F401
                     bits_to_float,
                     bits_to_int,
                     ext_i4,
+                    ext_i8,
                     ext_u4,
                     ext_u8,
                     float_to_float,

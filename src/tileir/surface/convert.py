@@ -79,6 +79,13 @@ def bits_to_int(a: Tile) -> Tile:
 
 
 @public
+def ext_i8(a: Tile) -> Tile:
+    """Each i8 lane widened with its SIGN to i32: [-128, 127] (an int8 weight or activation; ext_u8
+    reads the octet unsigned)."""
+    return record("ext_i8", a)
+
+
+@public
 def ext_u8(a: Tile) -> Tile:
     """Each i8 lane widened UNSIGNED to i32: an octet as a value in [0, 255]."""
     return record("ext_u8", a)
