@@ -155,6 +155,13 @@ def test_the_table_is_whole():
     names = [r.name for r in E.ROWS]
     assert {n for n in names if names.count(n) > 1} == {"float_to_float", "float_to_int"}
     assert E.BY_NAME["float_to_float"].op == "ftof" and E.BY_NAME["float_to_int"].op == "ftoi"
+    new = E.Row("expm1", "unaryf", "expm1", E.FLOAT, tier=E.TOLERANCE)
+    with pytest.raises(ValueError, match="first row names its dialect operation and its host rule"):
+        E._resolve(E._TABLE + (new,))
+    with pytest.raises(ValueError, match="exp2 has no such attribute"):
+        E._resolve((E.Row("x", "unaryf", "x", E.FLOAT, "exp2", (("expm1", 1),), np.exp),))
+    with pytest.raises(ValueError, match="the op's first row's"):
+        E._resolve(E._TABLE + (E.Row("exp_again", "unaryf", "exp", E.FLOAT, "exp"),))
 
 
 def test_host_rules_of_a_few_rows_against_numpy():

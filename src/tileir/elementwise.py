@@ -48,13 +48,27 @@ KINDS = ("unaryf", "binaryf", "fma", "cmpf", "cmpi", "unaryi", "binaryi", "conve
 
 @dataclass(frozen=True)
 class Row:
+    """One element-wise public function. Its host rule takes, by kind (and answers the lanes before
+    the format's rounding or wrapping, which the kind's interp rule does; a conversion's answers
+    lanes of its target):
+
+    * unaryf ``fn(x)``: x in the format's working precision (exact tier) or f64 (tolerance tier);
+    * binaryf ``fn(x, y, a)``: likewise, ``a`` the BinaryF record; Fractions too where the dialect
+      operation takes a rounding (a directed mode rounds the exact result once);
+    * fma ``fn(a, b, c, dtype)``: the lanes rounded once into dtype;
+    * cmpf / cmpi ``fn(x, y)``: f64 lanes (ordered or not is the interp rule's) / int64 lanes read
+      signed or unsigned as recorded;
+    * unaryi ``fn(x, d)`` / binaryi ``fn(x, y, d)``: int64 lanes read signed, ``d`` the format;
+    * convert ``fn(x, f, t)``: the lanes of format f, the format t.
+    """
+
     name: str  # the public function, tileir.<name>
     kind: str  # the recorded kind (prog.Attrs): one of KINDS
     op: str  # the recorded op: UnaryF.op, BinaryF.op, CmpF.pred, BinaryI.op, Convert.op ("fma" for fma)
     formats: str | tuple  # what the function takes: FLOAT, INT or the formats by name (("i32",), ("f32",))
     dialect: str = ""  # the cuda_tile operation (dialect.BY_NAME); "" on a later row of an op
     fixed: tuple = ()  # dialect attributes the op fixes, ((name, value), ...); () on a later row of an op
-    host: Callable | None = None  # the host rule (see HOST_RULES); None on a later row of an op
+    host: Callable | None = None  # the host rule (above); None on a later row of an op
     tier: str = EXACT  # exact | tolerance: the device answers bit for bit, or within the family's bound
     corpus: str = ""  # the layer-2 family that compares it on the device ("" none yet)
     oracle: Callable | None = None  # that family's independent answer for one lane (unary families)
@@ -70,21 +84,7 @@ class Row:
         return default
 
 
-# The host rule's arguments, by kind (the rule answers the lanes before the format's rounding or
-# wrapping, which the kind's interp rule does):
-HOST_RULES = {
-    "unaryf": "fn(x): x in the working precision (exact tier) or f64 (tolerance tier)",
-    "binaryf": "fn(x, y, a): likewise; a the BinaryF record; Fractions too where the op takes a rounding",
-    "fma": "fn(a, b, c, dtype): the lanes rounded once into dtype",
-    "cmpf": "fn(x, y): f64 lanes; the interp rule applies ordered / unordered",
-    "cmpi": "fn(x, y): int64 lanes read signed or unsigned as recorded",
-    "unaryi": "fn(x, d): int64 lanes, the format d; the interp rule wraps",
-    "binaryi": "fn(x, y, d): int64 lanes read signed, the format d; the interp rule wraps",
-    "convert": "fn(x, f, t): the lanes of format f, the format t; answers lanes of t",
-}
-
-
-# ---- the layer-2 oracles that are more than a library function --------------------------------------
+# ---- host rules and layer-2 oracles that are more than a library function ----------------------------
 
 
 def _log(x: float) -> float:
@@ -134,7 +134,7 @@ def _cmp(name, kind, pred, formats, corpus, ordered=True):
 
 
 _I32 = ("i32",)
-_ANY = ("float_to_float", "float_to_int", "int_to_float")  # convert rows whose target is an argument
+_PICKED = ("float_to_float", "float_to_int")  # functions whose argument picks one of their rows
 
 _TABLE = (
     # ---- float, one operand: UnaryF. Exact first, then the approximations (the fuzzer's order)
@@ -261,6 +261,11 @@ _TABLE = (
 )
 
 
+def _require(ok: bool, where: str, why: str) -> None:
+    if not ok:
+        raise ValueError(f"elementwise row {where}: {why}")
+
+
 def _resolve(table) -> tuple:
     """Every row with its op's dialect operation, fixed attributes and host rule filled in, after
     checking the table: each op's first row gives them and a later row does not, every dialect
@@ -270,39 +275,36 @@ def _resolve(table) -> tuple:
     names: dict = {}
     out = []
     for r in table:
-        where = f"elementwise row {r.name!r} ({r.kind} {r.op})"
-        assert r.kind in KINDS and r.tier in (EXACT, TOLERANCE), where
-        assert r.formats in (FLOAT, INT) or (isinstance(r.formats, tuple) and r.formats), where
-        if r.name in names:
-            assert r.name in _ANY and names[r.name] == r.kind, f"{where}: {r.name} is another row's function"
+        where = f"{r.name!r} ({r.kind} {r.op})"
+        _require(r.kind in KINDS and r.tier in (EXACT, TOLERANCE), where, "an unknown kind or tier")
+        _require(r.formats in (FLOAT, INT) or (isinstance(r.formats, tuple) and bool(r.formats)), where,
+                 "formats are FLOAT, INT or a tuple of format names")
+        _require(r.name not in names or (r.name in _PICKED and names[r.name] == r.kind), where,
+                 "the name is another row's function")
         names[r.name] = r.kind
         head = first.get((r.kind, r.op))
         if head is None:
-            assert r.dialect in DIALECT and r.host is not None, f"{where}: the op's first row names its dialect " \
-                                                                "operation and host rule"
+            _require(r.dialect in DIALECT and r.host is not None, where,
+                     "an op's first row names its dialect operation and its host rule")
             d = DIALECT[r.dialect]
             fields = {a.name for a in d.attrs} | {f.name for f in d.flags}
-            assert all(k in fields for k, _ in r.fixed), f"{where}: {r.dialect} has no such attribute"
+            _require(all(k in fields for k, _ in r.fixed), where, f"{r.dialect} has no such attribute")
             first[(r.kind, r.op)] = r
             out.append(r)
         else:
-            assert not r.dialect and not r.fixed and r.host is None, f"{where}: said on the op's first row"
+            _require(not r.dialect and not r.fixed and r.host is None, where,
+                     "the dialect operation, fixed attributes and host rule are the op's first row's")
             out.append(replace(r, dialect=head.dialect, fixed=head.fixed, host=head.host))
     return tuple(out)
 
 
 ROWS: tuple = _resolve(_TABLE)
-BY_NAME: dict = {}  # name -> its row (float_to_float / float_to_int / int_to_float: the op's default)
+BY_NAME: dict = {}  # name -> its row (float_to_float / float_to_int: the row of the default argument)
 OPS: dict = {}  # (kind, op) -> the op's first row: its host rule and tier
 for _r in ROWS:
     BY_NAME.setdefault(_r.name, _r)
     OPS.setdefault((_r.kind, _r.op), _r)
 del _r
-
-
-def op_row(kind: str, op: str) -> Row | None:
-    """The first row of recorded op ``op`` of ``kind`` (its dialect operation, host rule, tier), or None."""
-    return OPS.get((kind, op))
 
 
 def ops_of(kind: str) -> tuple:
@@ -330,5 +332,5 @@ def any_width(op: str) -> str | None:
     return next((r.name for r in ROWS if r.kind == "binaryi" and r.op == op and r.formats == INT), None)
 
 
-__all__ = ["Row", "ROWS", "BY_NAME", "OPS", "EXACT", "TOLERANCE", "FLOAT", "INT", "KINDS", "HOST_RULES", "op_row",
+__all__ = ["Row", "ROWS", "BY_NAME", "OPS", "EXACT", "TOLERANCE", "FLOAT", "INT", "KINDS",
            "ops_of", "of_corpus", "dialect_ops", "tolerance_ops", "any_width"]
