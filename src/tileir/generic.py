@@ -36,12 +36,17 @@ def _row(ins, what: str):
     return row, DIALECT[row.dialect]
 
 
-def _fields(d) -> set:
-    return {a.name for a in d.attrs} | {f.name for f in d.flags}
+# dialect operation -> the names of its attributes and flags; -> each attribute's default
+_FIELDS = {d.name: frozenset(a.name for a in d.attrs) | frozenset(f.name for f in d.flags) for d in DIALECT.values()}
+_DEFAULTS = {d.name: {a.name: a.default for a in d.attrs} for d in DIALECT.values()}
+
+
+def _fields(d) -> frozenset:
+    return _FIELDS[d.name]
 
 
 def _default(d, name: str):
-    return next(a.default for a in d.attrs if a.name == name)
+    return _DEFAULTS[d.name][name]
 
 
 _TOKEN_ONLY = {"gdc_launch_dependents_tko", "gdc_wait_tko", "memory_fence_alias_tko"}
