@@ -16,9 +16,8 @@ import enum
 
 from ..dev import dev
 from ..dtypes import BY_NAME
-from ..elementwise import BY_NAME as ROWS
-from ..elementwise import OPS, Row, any_width
-from ..elementwise import ROWS as TABLE
+from ..elementwise import BY_NAME as ROW_OF
+from ..elementwise import OPS, ROWS, Row, any_width
 from ..values import Lit, Tile
 from ._util import dname, h, info, refuse
 from .shape import widen
@@ -123,7 +122,7 @@ def _formats(row: Row, d: str, spelled: bool) -> None:
         fix = (f"{generic}(a, b), which takes integer tiles of any one format" if generic else
                "i32 operands: widen them first (ext_u8 / ext_i4), or narrow the answer back with trunc_u8")
         raise refuse(f"{row.name} takes i32 tiles, got {d}", fix)
-    other = next((r.name for r in TABLE if r.kind == row.kind and r.op == row.op and not isinstance(r.formats, tuple)),
+    other = next((r.name for r in ROWS if r.kind == row.kind and r.op == row.op and not isinstance(r.formats, tuple)),
                  None)
     only = " or ".join(row.formats)
     if row.kind == "convert":
@@ -163,7 +162,7 @@ def _cmpi(row: Row, spelled: bool, a, b) -> Tile:
 def _overflow(row: Row, overflow) -> str:
     name = overflow_name(overflow)
     if name != "none" and name != row.overflow:
-        pairs = [f"{r.name} with {Overflow(r.overflow).name}" for r in TABLE if r.overflow]
+        pairs = [f"{r.name} with {Overflow(r.overflow).name}" for r in ROWS if r.overflow]
         raise refuse(f"{row.op} with overflow {name}: the pairings written are {', '.join(pairs[:-1])} and "
                      f"{pairs[-1]}", "NoAssumption, or the pairing above")
     return name
@@ -194,7 +193,7 @@ _KINDS = {"unaryf": _unaryf, "binaryf": _binaryf, "fma": _fma, "cmpf": _cmpf, "c
 
 def record(name: str, *args, **kwargs) -> Tile:
     """What public function ``name`` records of ``args``: its row (``tileir.elementwise.BY_NAME``) by kind."""
-    row = ROWS[name]
+    row = ROW_OF[name]
     return _KINDS[row.kind](row, True, *args, **kwargs)
 
 
