@@ -264,7 +264,7 @@ def test_a_sum_of_two_zeros_of_one_sign_keeps_it_in_every_mode():
 def test_i64_division_of_the_minimum_rounds_toward_zero():
     """Campaign 2's seeds 2213 4791 6355 9220: divi of -2^63 (np.abs of it is itself) answered 19 for
     trunc(-9223372036854775808 / 511166613849679544) = -18."""
-    from tileir.families.arith import _trunc_div
+    from tileir.hostmath import trunc_div as _trunc_div
 
     lo = np.iinfo(np.int64).min
     x = np.array([lo, lo, lo, 7, -7, lo], np.int64)
@@ -276,7 +276,7 @@ def test_fma_of_a_finite_product_and_an_infinite_addend_is_the_addend():
     """Campaign 2's seed 2847: fma(MAX, MAX, -inf) in f64 is -inf (the exact product is finite); the
     host took MAX * MAX in f64 first (inf) and answered NaN."""
     from tileir.diff.classify import independent
-    from tileir.families.arith import fma_exact
+    from tileir.hostmath import fma_exact
 
     big = np.finfo(np.float64).max
     got = fma_exact(np.array([big, np.inf, 2.0]), np.array([big, 0.0, 3.0]), np.array([-np.inf, 1.0, np.nan]), "f64")

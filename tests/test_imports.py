@@ -15,13 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # run-time edges that close a cycle and are known; each is a debt, not a design
-KNOWN = {
-    # values.py's operators (``a + b`` on tiles) call the surface's functions, which make values
-    ("tileir.values", "tileir.surface"),
-    # surface.arith's fma widens its operands by the operators' rule (widen), and the operators are
-    # made of surface.arith's functions
-    ("tileir.surface.arith", "tileir.surface.operators"),
-}
+KNOWN: set = set()
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:

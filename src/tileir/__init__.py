@@ -324,6 +324,7 @@ from .surface.convert import (
     bits_to_float,
     bits_to_int,
     ext_i4,
+    ext_i8,
     ext_u4,
     ext_u8,
     float_to_float,
@@ -557,7 +558,7 @@ __all__ = [
     # surface.control
     "By", "DRange", "One", "RangeBound", "Step", "carry", "d_if", "d_range", "get", "range_idx", "set",
     # surface.convert
-    "bits_to_float", "bits_to_int", "ext_i4", "ext_u4", "ext_u8", "float_to_float", "float_to_int",
+    "bits_to_float", "bits_to_int", "ext_i4", "ext_i8", "ext_u4", "ext_u8", "float_to_float", "float_to_int",
     "int_to_float", "int_to_mask", "mask_to_int", "to", "trunc_i4", "trunc_u8",
     # surface.debug
     "assume_div_by", "assume_in_range", "assume_same_elements", "d_assert", "d_assume", "d_print",

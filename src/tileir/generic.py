@@ -12,39 +12,42 @@ duration of a ``with use(name):`` block, and put them back after.
 from __future__ import annotations
 
 from . import ir
+from .dialect import BY_NAME as DIALECT
 from .dialect import GOp, GRegion
+from .elementwise import OPS
 from .errors import TileirError
 
 I32_0D = ir.tile((), "i32")
 I1_0D = ir.tile((), "i1")
 V = ir.Val
 
-# FloatUn op -> (dialect op, attributes it carries)
-_FLOAT_UN = {
-    "negf": ("negf", ()), "absf": ("absf", ()), "floor": ("floor", ()), "ceil": ("ceil", ()),
-    "sin": ("sin", ()), "cos": ("cos", ()), "tan": ("tan", ()), "sinh": ("sinh", ()),
-    "cosh": ("cosh", ()), "log": ("log", ()), "log2": ("log2", ()),
-    "exp": ("exp", ("rounding",)), "tanh": ("tanh", ("rounding",)),
-    "exp2": ("exp2", ("flush_to_zero",)), "rsqrt": ("rsqrt", ("flush_to_zero",)),
-    "sqrt": ("sqrt", ("rounding", "flush_to_zero")),
-}
-_FLOAT_BIN_ROUNDED = {"addf", "subf", "mulf", "divf"}
-_FLOAT_BIN_NAN = {"maxf", "minf"}
-# FloatBin op -> (dialect op, operand names): the dialect spells pow "fpowf"
-_FLOAT_BIN_PLAIN = {"remf": ("remf", ("lhs", "rhs")), "pow": ("fpowf", ("source", "exponent")),
-                    "atan2": ("atan2", ("x", "y"))}
+# An element-wise Instr's op is a row of tileir.elementwise (FloatUn: the unaryf rows' ops, Cast: the
+# convert rows' ...): the row names the dialect operation and the attributes the op fixes; which
+# attributes that operation carries, their defaults and its operand names are its dialect.OpDef's.
+_ROW_KIND = {ir.FloatUn: "unaryf", ir.FloatBin: "binaryf", ir.IntUn: "unaryi", ir.IntBin: "binaryi",
+             ir.Cast: "convert"}
+_REPACK = ("pack", "unpack")  # Casts of the tile-shape family (surface.tileshape), no element-wise row
 
-# IntBin op -> dialect op; which attributes it carries
-_INT_BIN = {
-    "addi": "addi", "subi": "subi", "muli": "muli", "shli": "shli", "divi": "divi", "remi": "remi",
-    "maxi": "maxi", "mini": "mini", "shri": "shri", "shru": "shri", "mulhii": "mulhii", "andi": "andi",
-    "ori": "ori", "xori": "xori",
-}
-_INT_OVERFLOW = {"addi", "subi", "muli", "shli"}
-_INT_SIGNED = {"divi", "remi", "maxi", "mini"}
 
-_FTOF_ROUNDING = {"ftof": "nearest_even", "ftof_zero": "zero", "ftof_neg_inf": "negative_inf",
-                  "ftof_pos_inf": "positive_inf", "ftof_away": "nearest_away"}
+def _row(ins, what: str):
+    row = OPS.get((_ROW_KIND[type(ins)], ins.op))
+    if row is None:
+        raise TileirError(f"unknown {what} {ins.op!r}")
+    return row, DIALECT[row.dialect]
+
+
+# dialect operation -> the names of its attributes and flags; -> each attribute's default
+_FIELDS = {d.name: frozenset(a.name for a in d.attrs) | frozenset(f.name for f in d.flags) for d in DIALECT.values()}
+_DEFAULTS = {d.name: {a.name: a.default for a in d.attrs} for d in DIALECT.values()}
+
+
+def _fields(d) -> frozenset:
+    return _FIELDS[d.name]
+
+
+def _default(d, name: str):
+    return _DEFAULTS[d.name][name]
+
 
 _TOKEN_ONLY = {"gdc_launch_dependents_tko", "gdc_wait_tko", "memory_fence_alias_tko"}
 
@@ -122,34 +125,34 @@ def _cas(ins) -> GOp:
 
 
 def _float_un(ins) -> GOp:
-    try:
-        name, fields = _FLOAT_UN[ins.op]
-    except KeyError:
-        raise TileirError(f"unknown float unary operation {ins.op!r}") from None
+    row, d = _row(ins, "float unary operation")
+    fields = _fields(d)
     attrs = {}
     if "rounding" in fields:
-        attrs["rounding"] = ins.rounding or ("full" if name in ("exp", "tanh") else "nearest_even")
+        attrs["rounding"] = ins.rounding or _default(d, "rounding")
     elif ins.rounding:
-        raise TileirError(f"{name} has no rounding mode (got {ins.rounding!r})")
+        raise TileirError(f"{d.name} has no rounding mode (got {ins.rounding!r})")
     if "flush_to_zero" in fields:
         attrs["flush_to_zero"] = ins.ftz
     elif ins.ftz:
-        raise TileirError(f"{name} has no flush_to_zero")
-    return GOp(name, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
+        raise TileirError(f"{d.name} has no flush_to_zero")
+    return GOp(d.name, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
 
 
 def _float_bin(ins) -> GOp:
-    res = _one(ins.dst, ins.ty)
-    if ins.op in _FLOAT_BIN_ROUNDED:
-        return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-                   {"rounding": ins.rounding or "nearest_even", "flush_to_zero": ins.ftz})
-    if ins.op in _FLOAT_BIN_NAN:
-        return GOp(ins.op, res, {"lhs": ins.lhs, "rhs": ins.rhs}, {"lhs": ins.ty, "rhs": ins.ty},
-                   {"propagate_nan": ins.propagate_nan, "flush_to_zero": ins.ftz})
-    if ins.op not in _FLOAT_BIN_PLAIN:
-        raise TileirError(f"unknown float binary operation {ins.op!r}")
-    name, (a, b) = _FLOAT_BIN_PLAIN[ins.op]
-    return GOp(name, res, {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty})
+    """A binary float op carries those of rounding, flush_to_zero and propagate_nan its dialect
+    operation has (the others' values are not written)."""
+    row, d = _row(ins, "float binary operation")
+    fields = _fields(d)
+    attrs: dict = {}
+    if "rounding" in fields:
+        attrs["rounding"] = ins.rounding or _default(d, "rounding")
+    if "propagate_nan" in fields:
+        attrs["propagate_nan"] = ins.propagate_nan
+    if "flush_to_zero" in fields:
+        attrs["flush_to_zero"] = ins.ftz
+    a, b = d.operands
+    return GOp(d.name, _one(ins.dst, ins.ty), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
 
 
 def _fma(ins) -> GOp:
@@ -186,59 +189,63 @@ def _cmpi(ins) -> GOp:
 
 
 def _int_un(ins) -> GOp:
-    if ins.op not in ("absi", "negi"):
-        raise TileirError(f"unknown integer unary operation {ins.op!r}")
-    attrs = {"overflow": ins.overflow} if ins.op == "negi" else {}
-    if ins.op == "absi" and ins.overflow != "none":
-        raise TileirError("absi has no overflow attribute")
-    return GOp(ins.op, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
+    row, d = _row(ins, "integer unary operation")
+    if "overflow" in _fields(d):
+        attrs = {"overflow": ins.overflow}
+    elif ins.overflow != "none":
+        raise TileirError(f"{d.name} has no overflow attribute")
+    else:
+        attrs = {}
+    return GOp(d.name, _one(ins.dst, ins.ty), {"source": ins.src}, {"source": ins.ty}, attrs)
 
 
 def _int_bin(ins) -> GOp:
-    try:
-        name = _INT_BIN[ins.op]
-    except KeyError:
-        raise TileirError(f"unknown integer binary operation {ins.op!r}") from None
+    """overflow, signedness (the op's, as shri / shru fix it, else the Instr's) and rounding (divi's,
+    the Instr's or toward zero), where the dialect operation has them."""
+    row, d = _row(ins, "integer binary operation")
+    fields = _fields(d)
     attrs = {}
-    if name in _INT_OVERFLOW:
+    if "overflow" in fields:
         attrs["overflow"] = ins.overflow
-    if name in _INT_SIGNED:
-        attrs["signedness"] = _sign(ins.signed)
-    if name == "shri":
-        attrs["signedness"] = _sign(ins.op == "shri")
-    if name == "divi":
-        attrs["rounding"] = ins.rounding or "zero"
-    a, b = ("x", "y") if name == "mulhii" else ("lhs", "rhs")
-    return GOp(name, _one(ins.dst, ins.ty), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
+    if "signedness" in fields:
+        attrs["signedness"] = row.fixed_value("signedness") or _sign(ins.signed)
+    if "rounding" in fields:
+        attrs["rounding"] = ins.rounding or _default(d, "rounding")
+    a, b = d.operands
+    return GOp(d.name, _one(ins.dst, ins.ty), {a: ins.lhs, b: ins.rhs}, {a: ins.ty, b: ins.ty}, attrs)
 
 
 def _cast(ins) -> GOp:
+    """A conversion writes the attributes its op fixes (ftof_zero's rounding, exti's signedness,
+    ftoi_sat's saturating) and the Instr's rounding, overflow and signedness where the dialect
+    operation has them and the op does not fix them; an Instr that sets one it cannot write is refused."""
     op = ins.op
-    if ins.rounding and op not in ("itof", "ftoi", "ftoi_sat"):
+    if op in _REPACK:
+        return GOp(op, _one(ins.dst, ins.to), {"source": ins.src}, {"source": ins.from_})
+    row, d = _row(ins, "conversion")
+    fields = _fields(d)
+    fixed = dict(row.fixed)
+    takes = {n for n in ("rounding", "overflow", "signedness") if n in fields and n not in fixed}
+    if ins.rounding and "rounding" not in takes:
         raise TileirError(f"{op} takes no rounding field (ftof's is in its name: ftof_zero ...); got {ins.rounding!r}")
-    if ins.overflow != "none" and op != "trunci":
+    if ins.overflow != "none" and "overflow" not in takes:
         raise TileirError(f"{op} takes no overflow field; got {ins.overflow!r}")
-    if not ins.signed and op not in ("itof", "ftoi", "ftoi_sat"):
+    if not ins.signed and "signedness" not in takes:
         raise TileirError(f"{op} takes no signedness field (exti's is in its name: exti / extis)")
-    res = _one(ins.dst, ins.to)
-    opnd = {"from": ins.src}
-    tys = {"from": ins.from_}
-    if op in _FTOF_ROUNDING:
-        return GOp("ftof", res, opnd, tys, {"rounding": _FTOF_ROUNDING[op]})
-    if op == "itof":
-        return GOp("itof", res, opnd, tys, {"signedness": _sign(ins.signed),
-                                            "rounding": ins.rounding or "nearest_even"})
-    if op in ("ftoi", "ftoi_sat"):
-        return GOp("ftoi", res, opnd, tys, {"signedness": _sign(ins.signed),
-                                            "rounding": ins.rounding or "nearest_int_to_zero",
-                                            "saturating": op == "ftoi_sat"})
-    if op in ("exti", "extis"):
-        return GOp("exti", res, opnd, tys, {"signedness": _sign(op == "extis")})
-    if op == "trunci":
-        return GOp("trunci", res, opnd, tys, {"overflow": ins.overflow})
-    if op in ("bitcast", "pack", "unpack"):
-        return GOp(op, res, {"source": ins.src}, {"source": ins.from_})
-    raise TileirError(f"unknown conversion {op!r}")
+    attrs = {}
+    for name in (a.name for a in d.attrs):
+        if name in fixed:
+            attrs[name] = fixed[name]
+        elif name == "rounding":
+            attrs[name] = ins.rounding or _default(d, name)
+        elif name == "signedness":
+            attrs[name] = _sign(ins.signed)
+        elif name == "overflow":
+            attrs[name] = ins.overflow
+    for flag in (f.name for f in d.flags):
+        attrs[flag] = fixed.get(flag, False)
+    (operand,) = d.operands
+    return GOp(d.name, _one(ins.dst, ins.to), {operand: ins.src}, {operand: ins.from_}, attrs)
 
 
 def _select(ins) -> GOp:

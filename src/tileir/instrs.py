@@ -164,8 +164,8 @@ class AtomicCASPtr:
 
 @dataclass(frozen=True)
 class FloatUn:
-    """negf absf exp exp2 log log2 sqrt rsqrt tanh floor ceil sin cos tan sinh cosh ...;
-    ``attrs`` holds the op's rounding / flush_to_zero where it has them."""
+    """An op of the unaryf rows of ``tileir.elementwise`` (negf absf exp ...); its rounding and
+    flush_to_zero where its dialect operation has them."""
 
     dst: int
     op: str
@@ -271,8 +271,8 @@ class IntUn:
 
 @dataclass(frozen=True)
 class IntBin:
-    """subi divi remi maxi mini mulhii andi ori xori shli shri shru (and addi muli at another
-    overflow or width than AddInt/MulInt cover)."""
+    """An op of the binaryi rows of ``tileir.elementwise`` (subi divi ... shru; addi and muli are
+    AddInt / MulInt where the lowering writes them)."""
 
     dst: int
     op: str
@@ -286,8 +286,8 @@ class IntBin:
 
 @dataclass(frozen=True)
 class Cast:
-    """ftof ftof_zero ftof_neg_inf ftof_pos_inf ftof_away itof ftoi ftoi_sat exti extis trunci bitcast
-    pack unpack."""
+    """An op of the convert rows of ``tileir.elementwise`` (ftof ftof_zero ... itof ftoi ftoi_sat exti
+    extis trunci bitcast), or the tile-shape family's pack / unpack."""
 
     dst: int
     op: str

@@ -13,7 +13,7 @@ does is unavailable by name.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .dev import _HANDLER, dev
 from .dtypes import Dtype
@@ -35,10 +35,22 @@ class Lit:
         return f"lit({self.value!r})"
 
 
-def _surface():
-    from . import surface
+# The public functions the operators of Tile and Idx are spelled with (``a + b`` is surface.add ...):
+# the surface makes values, so this module cannot import it; tileir.surface hands itself here when it
+# loads (``install_surface``), which every ``import tileir`` does before a kernel can record.
+_SURFACE: Any = None
 
-    return surface
+
+def install_surface(module) -> None:
+    """Make ``module`` (tileir.surface) the one whose functions the operators call."""
+    global _SURFACE
+    _SURFACE = module
+
+
+def _surface() -> Any:
+    if _SURFACE is None:  # pragma: no cover  (tileir's __init__ loads the surface)
+        raise TileirError("tileir.surface is not loaded: import tileir")
+    return _SURFACE
 
 
 def _foreign(value, made_by, now) -> TileirError:

@@ -1,5 +1,9 @@
 """Layer-2 families of float arithmetic: add/sub/mul/div/fma/sqrt, compares, max/min, sign ops, remf,
-the transcendental functions, atan2, powi and erf."""
+the transcendental functions, atan2, powi and erf.
+
+Each element-wise family's operations are the rows of ``tileir.elementwise`` that name it as their
+corpus (``Family.ops``); the unary families (float_sign, transcendental) compute every such row,
+against its ``oracle``; tests/test_elementwise.py holds the others to recording every row of theirs."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import numpy as np
 import tileir as ti
 from tileir import BF16, F16, F32, F64, I8, I16, I32
 
+from ..elementwise import dialect_ops, of_corpus
 from . import corpora as C
 from . import exact as X
 from .model import *  # noqa: F401,F403
@@ -92,8 +97,8 @@ def _float_arith():
 
     cases.append(Case("fma_f64_zero", rparams, rbody, zargs, (Out(3, EXACT),), expect=rexpect))
     return Family("float_arith", "exact", "bit for bit (NaN payloads aside): add, sub, mul, div, fma and sqrt are "
-                  "correctly rounded at nearest_even in the operands' format; fma rounds once", ("addf", "subf",
-                  "mulf", "divf", "fma", "sqrt"), cases)
+                  "correctly rounded at nearest_even in the operands' format; fma rounds once",
+                  dialect_ops("float_arith"), cases)
 
 
 # ---- float comparisons ---------------------------------------------------------------------------
@@ -127,7 +132,7 @@ def _float_cmp():
         cases.append(Case(f"cmpf_{fmt.name}", params, body, args, (Out(2, EXACT, labels=labels, block=n),),
                           expect=expect))
     return Family("float_cmp", "exact", "exact: ordered predicates answer 0 on a NaN operand (ne included), "
-                  "unordered ones 1; -0 == +0", ("cmpf",), cases)
+                  "unordered ones 1; -0 == +0", dialect_ops("float_cmp"), cases)
 
 
 # ---- max / min -----------------------------------------------------------------------------------
@@ -180,13 +185,14 @@ def _float_maxmin():
                                expect_lanes=settled),), expect=expect))
     return Family("float_maxmin", "exact", "exact: without propagate_nan a NaN operand answers the other operand "
                   "(two NaNs: NaN); with it a NaN operand answers NaN. The sign of max/min(+-0, -+0) is the "
-                  "device's to say (the corpus holds both orders)", ("maxf", "minf"), cases)
+                  "device's to say (the corpus holds both orders)", dialect_ops("float_maxmin"), cases)
 
 
 # ---- neg / abs / floor / ceil --------------------------------------------------------------------
 
 
 def _float_sign():
+    rows = of_corpus("float_sign")  # neg abs floor ceil
     cases = []
     for salt, fmt in enumerate((F32, F64, F16)):
         n = 256
@@ -196,18 +202,18 @@ def _float_sign():
                              -4503599627370495.5, 8388607.5, -8388607.5, 8388608.0, 1023.75, -1023.75], np.float64)
             head = np.concatenate([C.float_specials(fmt).astype(np.float64), near])
             a = C.fill(ti.dtypes.to_format(fmt, head), n, C.spread_floats(n, fmt, 50 + salt, -4, 24))
-            return [a, np.zeros(4 * n, _np(fmt))]
+            return [a, np.zeros(len(rows) * n, _np(fmt))]
 
-        params, body = _elementwise([fmt], fmt, n, lambda x: [ti.neg(x), ti.abs(x), ti.floor(x), ti.ceil(x)])
+        params, body = _elementwise([fmt], fmt, n, lambda x: [getattr(ti, r.name)(x) for r in rows])
 
         def expect(args, launch=0, fmt=fmt):
             a = _f64(args[0])
-            return {1: np.concatenate([-a, np.abs(a), np.floor(a), np.ceil(a)]).astype(_np(fmt))}
+            return {1: np.concatenate([_vec(r.oracle, a) for r in rows]).astype(_np(fmt))}
 
         cases.append(Case(f"sign_{fmt.name}", params, body, args,
-                          (Out(1, EXACT, labels=("neg", "abs", "floor", "ceil"), block=n),), expect=expect))
+                          (Out(1, EXACT, labels=tuple(r.name for r in rows), block=n),), expect=expect))
     return Family("float_sign", "exact", "exact: neg and abs move only the sign bit, floor and ceil are exact "
-                  "(ceil(-0.3) is -0)", ("negf", "absf", "floor", "ceil"), cases)
+                  "(ceil(-0.3) is -0)", dialect_ops("float_sign"), cases)
 
 
 # ---- remf ----------------------------------------------------------------------------------------
@@ -241,46 +247,28 @@ def _remf():
 
         cases.append(Case(f"remf_{fmt.name}", params, body, args, (Out(2, EXACT),), expect=expect))
     return Family("remf", "exact", "exact: a - trunc(a / b) * b (C's fmod), the sign of the dividend; the "
-                  "remainder of two representable numbers is representable", ("remf",), cases)
+                  "remainder of two representable numbers is representable", dialect_ops("remf"), cases)
 
 
 # ---- transcendental: tolerance -------------------------------------------------------------------
 
-UNARY_T = ("exp", "exp2", "log", "log2", "tanh", "sin", "cos", "tan", "sinh", "cosh", "rsqrt")
+UNARY_T = tuple(r for r in of_corpus("transcendental") if r.kind == "unaryf")  # exp exp2 log ... rsqrt
 
 
-def _math1(name):
-    import math as m
-
-    fn = {"exp": m.exp, "exp2": lambda x: 2.0 ** x, "log": m.log, "log2": m.log2, "tanh": m.tanh, "sin": None,
-          "cos": m.cos, "tan": m.tan, "sinh": m.sinh, "cosh": m.cosh, "rsqrt": lambda x: 1.0 / m.sqrt(x)}[name]
-
+def _libm(oracle):
+    """A row's oracle (a Python float function) on one lane: NaN where the lane is NaN, the infinity of
+    the function's sign where it overflows, NaN where it is undefined (a pole is the oracle's to say)."""
     def one(x):
-        if name == "sin":
-            from ..ref.second import ref_sin
-            return float(ref_sin(x))
         if math.isnan(x):
             return math.nan
         try:
-            return fn(x)
+            return oracle(x)
         except OverflowError:
-            return math.inf if name in ("exp", "exp2", "cosh") or (name == "sinh" and x > 0) else -math.inf
+            return math.copysign(math.inf, oracle(math.copysign(1.0, x)))
         except (ValueError, ZeroDivisionError):
-            if name in ("log", "log2") and x == 0:
-                return -math.inf
-            if name == "rsqrt" and x == 0:
-                return math.copysign(math.inf, x)
             return math.nan
 
-    def special(x):
-        if math.isinf(x):
-            return {"exp": 0.0 if x < 0 else x, "exp2": 0.0 if x < 0 else x, "log": x if x > 0 else math.nan,
-                    "log2": x if x > 0 else math.nan, "tanh": math.copysign(1.0, x), "sin": math.nan,
-                    "cos": math.nan, "tan": math.nan, "sinh": x, "cosh": math.inf,
-                    "rsqrt": 0.0 if x > 0 else math.nan}[name]
-        return one(x)
-
-    return special
+    return one
 
 
 def _trans_corpus(fmt, n, salt):
@@ -313,13 +301,14 @@ def _transcendental():
         def args(fmt=fmt, n=n, salt=salt):
             return [_trans_corpus(fmt, n, 70 + salt), np.zeros(len(UNARY_T) * n, _np(fmt))]
 
-        params, body = _elementwise([fmt], fmt, n, lambda x: [getattr(ti, f)(x) for f in UNARY_T])
+        params, body = _elementwise([fmt], fmt, n, lambda x: [getattr(ti, r.name)(x) for r in UNARY_T])
 
         def expect(args, launch=0, fmt=fmt):
             x = _f64(args[0])
-            return {1: np.concatenate([_vec(_math1(f), x) for f in UNARY_T]).astype(_np(fmt))}
+            return {1: np.concatenate([_vec(_libm(r.oracle), x) for r in UNARY_T]).astype(_np(fmt))}
 
-        cases.append(Case(f"trans_{fmt.name}", params, body, args, (Out(1, judge, labels=UNARY_T, block=n),),
+        labels = tuple(r.name for r in UNARY_T)
+        cases.append(Case(f"trans_{fmt.name}", params, body, args, (Out(1, judge, labels=labels, block=n),),
                           expect=expect))
 
         def pargs(fmt=fmt, n=n, salt=salt):
@@ -342,8 +331,7 @@ def _transcendental():
             return {2: _vec(one, _f64(args[0]), _f64(args[1])).astype(_np(fmt))}
 
         cases.append(Case(f"pow_{fmt.name}", pparams, pbody, pargs, (Out(2, judge),), expect=pexpect))
-    return Family("transcendental", "tolerance", TRANS_WHY, ("exp", "exp2", "log", "log2", "tanh", "sin", "cos",
-                  "tan", "sinh", "cosh", "rsqrt", "fpowf"), cases)
+    return Family("transcendental", "tolerance", TRANS_WHY, dialect_ops("transcendental"), cases)
 
 
 # ---- atan2 ---------------------------------------------------------------------------------------
@@ -372,7 +360,7 @@ def _atan2():
         cases.append(Case(f"atan2_{fmt.name}", params, body, args, (Out(2, judge),), expect=expect))
     return Family("atan2", "tolerance", "atan2(a, b) with the NUMERATOR first (C's atan2(a, b)), the quadrant from "
                   "both signs; " + TRANS_WHY + ". The corpus holds every pair both ways round, so the two argument "
-                  "orders differ by far more than the bound on most lanes", ("atan2",), cases)
+                  "orders differ by far more than the bound on most lanes", dialect_ops("atan2"), cases)
 
 
 # ---- powi ----------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """Layer-2 families of integers and conversions: i32 arithmetic and compares, itof, ftoi, ftof, the
-integer widenings, bitcast and select."""
+integer widenings, bitcast and select. An element-wise family's operations are the rows of
+``tileir.elementwise`` that name it as their corpus (tests/test_elementwise.py holds each family to
+recording every row of its)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import tileir as ti
 from tileir import F16, F32, I8, I16, I32, I64
 
+from ..elementwise import dialect_ops
 from ..families.convert import ftof_modes
 from . import corpora as C
 from . import exact as X
@@ -49,8 +52,7 @@ def _int_arith():
                   "division toward zero and the remainder of the dividend's sign (no zero divisor, no "
                   "INT_MIN / -1), signed max/min, mulhi of the UNSIGNED readings, shifts by counts in [0, 32) with "
                   "both edges, shr_i arithmetic and shr_u logical",
-                  ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", "andi", "ori", "xori", "shli",
-                   "shri", "negi", "absi"),
+                  dialect_ops("int_arith"),
                   [Case("int_i32", params, body, args, (Out(3, EXACT, labels=INT_OPS, block=n),), expect=expect)])
 
 
@@ -84,7 +86,7 @@ def _int_cmp():
 
     labels = tuple(p + "_s" for p in PREDS) + tuple(p + "_u" for p in PREDS)
     return Family("int_cmp", "exact", "exact: the six predicates signed and unsigned (they differ wherever one "
-                  "operand is negative)", ("cmpi",),
+                  "operand is negative)", dialect_ops("int_cmp"),
                   [Case("cmpi_i32", params, body, args, (Out(2, EXACT, labels=labels, block=n),), expect=expect)])
 
 
@@ -123,7 +125,7 @@ def _itof():
                           defects={1: d} if d else {}))
     del r
     return Family("itof", "exact", "exact: the integer read SIGNED and rounded once to nearest even (ties "
-                  "and values past 2^24 / 2^53 / the f16 range in the corpus)", ("itof",), cases)
+                  "and values past 2^24 / 2^53 / the f16 range in the corpus)", dialect_ops("itof"), cases)
 
 
 def _ftoi():
@@ -167,7 +169,7 @@ def _ftoi():
                           expect=expect, defects={1: d} if d else {}))
     return Family("ftoi", "exact", "exact: truncation toward zero; saturating: the ends of the range for "
                   "out-of-range lanes and infinities, 0 for NaN. The plain ftoi's corpus stays inside the range "
-                  "(its other lanes are undefined)", ("ftoi",), cases)
+                  "(its other lanes are undefined)", dialect_ops("ftoi"), cases)
 
 
 # the ftof pairs and modes the recording takes and tileiras assembles for sm_90 (measured with
@@ -244,7 +246,7 @@ def _ftof():
                   "corpus), every pair and mode the recording takes that tileiras assembles for sm_90 (" +
                   str(sum(len(m) for d in FTOF_SM90.values() for _, m in d)) + "); f8E8M0FNU and f4E2M1FN are "
                   "sm_100 formats. Where the destination has no infinity (f8E4M3FN) an overflow is NaN",
-                  ("ftof",), cases)
+                  dialect_ops("ftof"), cases)
 
 
 def _int_widen():
@@ -267,7 +269,7 @@ def _int_widen():
         h = ti.load(ti.param(I16, 2), _z(), [n])
         o = ti.param(I32, 3)
         nib = ti.unpack_bytes(ti.load(ti.param(I8, 0), _z(), [n // 2]), ti.I4)  # n nibbles, even lane low
-        outs = [ti.ext_u8(b), _conv("extis", b, "i32"), _conv("exti", h, "i32"), _conv("extis", h, "i32"),
+        outs = [ti.ext_u8(b), ti.ext_i8(b), _conv("exti", h, "i32"), _conv("extis", h, "i32"),
                 ti.ext_i4(nib), ti.ext_u4(nib), ti.mask_to_int(ti.int_to_mask(w)),
                 _conv("exti", _conv("trunci", w, "i16"), "i32"), _conv("extis", _conv("trunci", w, "i16"), "i32"),
                 _conv("extis", ti.trunc_u8(w), "i32"), ti.ext_i4(ti.trunc_i4(w)), ti.ext_u4(ti.trunc_i4(w))]
@@ -305,7 +307,7 @@ def _int_widen():
                 expect=expect, inputs=(0, 1, 2))
     return Family("int_widen", "exact", "exact: exti zero-extends and extis sign-extends (i1, i4 through unpack, "
                   "i8, i16 into i32 and i32 into i64), trunci keeps the low bits (i1, i4 through pack, i8, i16); "
-                  "every byte value and every nibble pair in the corpus", ("exti", "trunci", "pack", "unpack"),
+                  "every byte value and every nibble pair in the corpus", dialect_ops("int_widen") + ("pack", "unpack"),
                   [case])
 
 
@@ -340,8 +342,8 @@ def _bitcast():
     case = Case("bitcast", params, body, args, tuple(Out(p, BITS) for p in (2, 3, 4, 5)), expect=expect,
                 inputs=(0, 1))
     return Family("bitcast", "exact", "bit for bit, NaN payloads included (signalling ones too): bitcast moves "
-                  "no bit, pack / unpack reread a tile as its little-endian bytes", ("bitcast", "pack", "unpack"),
-                  [case])
+                  "no bit, pack / unpack reread a tile as its little-endian bytes",
+                  dialect_ops("bitcast") + ("pack", "unpack"), [case])
 
 
 # ---- select --------------------------------------------------------------------------------------

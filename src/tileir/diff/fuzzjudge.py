@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import BY_NAME, to_format
+from ..elementwise import tolerance_ops
 from ..families.arith import BinaryF, UnaryF
 from ..families.mma import MmaF
 from ..families.reduce import Reduce
@@ -31,9 +32,10 @@ from ..judge import compare, ulp_of
 from ..ref.core import RULES, Interp
 from .model import Judge
 
-# the device may answer these within some units of the result's last place
-APPROX_UNARY = ("exp", "exp2", "log", "log2", "tanh", "sin", "cos", "tan", "sinh", "cosh", "rsqrt")
-APPROX_BINARY = ("pow", "atan2")
+# the device may answer these within some units of the result's last place: the tolerance-tier rows'
+# ops (tileir.elementwise), and any unaryf under rounding<approx> (sqrt_approx)
+APPROX_UNARY = tolerance_ops("unaryf")  # exp exp2 log log2 tanh sin cos tan sinh cosh rsqrt
+APPROX_BINARY = tolerance_ops("binaryf")  # pow atan2
 ULPS = {"f64": 4, "f32": 8, "f16": 4, "bf16": 4}  # the layer-2 tolerance for a transcendental (f32 8, f64 4)
 UNIT = {"f64": 2.0 ** -53, "f32": 2.0 ** -24, "tf32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
 SAFETY = 2.0  # the envelope is a linearised estimate: twice it, plus a few units of the output

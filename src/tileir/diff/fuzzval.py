@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import tileir as ti
+from tileir.elementwise import OPS, ROWS
 
 from .fuzzgen import FLOATS, STORABLE
 
@@ -17,9 +18,9 @@ NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i
 PAD = {"zero": ti.PadZero, "neg_zero": ti.PadNegZero, "nan": ti.PadNan, "pos_inf": ti.PadPosInf,
        "neg_inf": ti.PadNegInf, "none": ti.NoPadding}
 ALIGN = 16  # every region starts on a multiple of 16 elements (the buffers are 16-byte aligned)
-UN_FN = {"negf": ti.neg, "absf": ti.abs, "floor": ti.floor, "ceil": ti.ceil, "sqrt": ti.sqrt, "exp": ti.exp,
-         "exp2": ti.exp2, "log": ti.log, "log2": ti.log2, "tanh": ti.tanh, "sin": ti.sin, "cos": ti.cos,
-         "tan": ti.tan, "sinh": ti.sinh, "cosh": ti.cosh, "rsqrt": ti.rsqrt, "sqrt_approx": ti.sqrt_approx}
+# the generator's unary names (fuzzspec UN_EXACT + UN_APPROX: the op, or the function where a later row of
+# the op fixes an attribute, sqrt_approx) -> the public function (tileir.elementwise's unaryf rows)
+UN_FN = {(r.op if OPS[(r.kind, r.op)] is r else r.name): getattr(ti, r.name) for r in ROWS if r.kind == "unaryf"}
 
 
 @dataclass
@@ -211,9 +212,9 @@ def split_tf32(v: Val):
 
 def bini(op: str, a, b):
     """An integer operation at any width (the surface's spellings are i32 for most)."""
-    from tileir.surface.arith import _bini
+    from tileir.surface.elementwise import record_op
 
-    return _bini(op, a, b)
+    return record_op("binaryi", op, a, b)
 
 
 def h(t) -> int:

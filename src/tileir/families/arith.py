@@ -1,35 +1,42 @@
 """Element-wise arithmetic: float and integer operations, comparisons, select, constants and the
 index arithmetic -- how each is checked while recording, lowered, and computed on the host.
 
-Device facts the host side honours (the spec's, where it states them): float add/sub/mul/div/
-sqrt/fma are correctly rounded in the operand's format (exact tier at nearest_even); exp, log,
-the trigonometric functions and tanh are approximations (tolerance tier); integer arithmetic
-wraps (i32 modulo 2^32); divi/remi/maxi/mini/cmpi are signed, remainder takes the dividend's
-sign; mulhii reads its operands unsigned; shri copies the sign, shru shifts in zeros; a float
-comparison is ordered (NaN answers 0 for all six, ne included) unless asked unordered.
+The operations themselves are rows of ``tileir.elementwise``: the recorder refuses an op no row
+names, the lowering reads a comparison's dialect predicate off its row, and the host rules here
+compute each op by its row's rule (``hostmath``): an exact-tier op in the format's working
+precision, a tolerance-tier one (exp, log, the trigonometric functions, tanh, pow, atan2: the
+device's are approximations) in f64, rounded once. Integer arithmetic wraps; a float comparison is
+ordered (NaN answers 0 for all six, ne included) unless asked unordered; cmpi reads its operands
+signed unless asked unsigned.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import ir
+from ..dialect import BY_NAME as DIALECT
 from ..dtypes import BY_NAME, to_format, wrap_int
+from ..elementwise import OPS, TOLERANCE, ops_of
+from ..hostmath import directed, unsigned, work
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
 
-FLOAT_UNARY = ("negf", "absf", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh", "floor", "ceil",
-               "sin", "cos", "tan", "sinh", "cosh")
-FLOAT_BINARY = ("addf", "subf", "mulf", "divf", "maxf", "minf", "remf", "pow", "atan2")
-INT_BINARY = ("addi", "subi", "muli", "divi", "remi", "maxi", "mini", "mulhii", "andi", "ori", "xori",
-              "shli", "shri", "shru")
-INT_UNARY = ("negi", "absi")
-PREDICATES = {"eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_than_or_equal",
-              "gt": "greater_than", "ge": "greater_than_or_equal"}
+# the spelling of the recorded ops' kinds, in the recorder's refusals
+_KIND_WORDS = {"unaryf": "float unary", "binaryf": "float binary", "cmpf": "float comparison",
+               "cmpi": "integer comparison", "unaryi": "integer unary", "binaryi": "integer binary"}
+
+
+def known(recorder, kind: str, op: str):
+    """The row of recorded op ``op`` of ``kind`` (tileir.elementwise); an op no row names is refused."""
+    row = OPS.get((kind, op))
+    if row is None:
+        raise recorder.refuse(f"unknown {_KIND_WORDS.get(kind, kind)} operation {op!r}; the table's are "
+                              f"{', '.join(ops_of(kind))}")
+    return row
 
 
 # ---- what each operation records ----------------------------------------------------------------
@@ -175,12 +182,14 @@ class ArithRecording:
         return out
 
     def t_unaryf(self, op, dtype, shape, a, rounding="", ftz=False):
+        known(self, "unaryf", op)
         (a,) = self.operands(op, dtype, shape, [a], "float")
         r = self.new("val", dtype, shape)
         self.emit(UnaryF(op=op, dtype=dtype, shape=tuple(shape), a=a, rounding=rounding, ftz=ftz), (r,))
         return r
 
     def t_binaryf(self, op, dtype, shape, a, b, rounding="", ftz=False, propagate_nan=False):
+        known(self, "binaryf", op)
         a, b = self.operands(op, dtype, shape, [a, b], "float")
         r = self.new("val", dtype, shape)
         self.emit(BinaryF(op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, rounding=rounding,
@@ -194,24 +203,28 @@ class ArithRecording:
         return r
 
     def t_cmpf(self, pred, dtype, shape, a, b, ordered=True):
+        known(self, "cmpf", pred)
         a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "float")
         r = self.new("val", "i1", shape)
         self.emit(CmpF(pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, ordered=ordered), (r,))
         return r
 
     def t_cmpi(self, pred, shape, a, b, signed=True, dtype="i32"):
+        known(self, "cmpi", pred)
         a, b = self.operands(f"compare {pred}", dtype, shape, [a, b], "int")
         r = self.new("val", "i1", shape)
         self.emit(CmpI(pred=pred, dtype=dtype, shape=tuple(shape), a=a, b=b, signed=signed), (r,))
         return r
 
     def t_binaryi(self, op, dtype, shape, a, b, overflow="none"):
+        known(self, "binaryi", op)
         a, b = self.operands(op, dtype, shape, [a, b], "int")
         r = self.new("val", dtype, shape)
         self.emit(BinaryI(op=op, dtype=dtype, shape=tuple(shape), a=a, b=b, overflow=overflow), (r,))
         return r
 
     def t_unaryi(self, op, dtype, shape, a, overflow="none"):
+        known(self, "unaryi", op)
         (a,) = self.operands(op, dtype, shape, [a], "int")
         r = self.new("val", dtype, shape)
         self.emit(UnaryI(op=op, dtype=dtype, shape=tuple(shape), a=a, overflow=overflow), (r,))
@@ -276,7 +289,7 @@ def _lower_fma(lw, op):
 def _lower_cmp(lw, op):
     a = op.a
     assert isinstance(a, (CmpF, CmpI))
-    shape, pred = a.shape, PREDICATES[a.pred]
+    shape, pred = a.shape, OPS[(op.kind, a.pred)].fixed_value("predicate")
     ty, res = ir.tile(shape, a.dtype), ir.tile(shape, "i1")
     lhs, rhs = lw.val(a.a), lw.val(a.b)
     if isinstance(a, CmpF):
@@ -334,207 +347,57 @@ def _lower_spread(lw, op):
     lw.bind(op.res[0], spread_ref(lw, lw.val(src), lw.ty(src), a.shape))
 
 
-# ---- host reference ---------------------------------------------------------------------------
-
-
-def _work(dtype: str):
-    """The numpy dtype a float op computes in before rounding to ``dtype``: f64 for f64, f32 for
-    the rest (exact for + - * / sqrt: f32 carries more than twice the narrow formats' precision)."""
-    return np.float64 if dtype == "f64" else np.float32
+# ---- host reference: each op by its row's rule (tileir.elementwise, hostmath) ---------------------
 
 
 def _fl(interp, h, dtype):
-    return np.asarray(interp.val(h)).astype(_work(dtype))
-
-
-def fma_exact(a, b, c, dtype: str):
-    """a * b + c rounded once into ``dtype``: the product and sum are taken in f64 rounded to
-    odd, which then rounds to any format of at most 51 significand bits correctly."""
-    a64, b64, c64 = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
-    if dtype == "f64":
-        fma = getattr(math, "fma", None)
-        if fma is not None:
-            return np.vectorize(fma, otypes=[np.float64])(a64, b64, c64)
-        from fractions import Fraction
-
-        def one(x, y, z):
-            if not all(map(math.isfinite, (x, y, z))):
-                # a finite product is exact, never infinite: fma(MAX, MAX, -inf) is -inf, not
-                # inf + -inf (campaign 2's seed 2847); an infinite or NaN operand rules as IEEE says
-                return z if math.isfinite(x) and math.isfinite(y) else x * y + z
-            exact = Fraction(x) * Fraction(y) + Fraction(z)
-            if exact == 0:  # IEEE: -0 only when the product and the addend are both -0 (nearest even)
-                p_neg = (math.copysign(1, x) * math.copysign(1, y)) < 0
-                return -0.0 if (x * y == 0 and z == 0 and p_neg and math.copysign(1, z) < 0) else 0.0
-            try:
-                return float(exact)  # int / int true division: correctly rounded
-            except OverflowError:
-                return math.inf if exact > 0 else -math.inf
-
-        return np.vectorize(one, otypes=[np.float64])(a64, b64, c64)
-    p = a64 * b64  # exact: each operand carries at most 24 significand bits
-    s = p + c64
-    bb = s - p
-    err = (p - (s - bb)) + (c64 - bb)
-    finite = np.isfinite(s)
-    inexact = (err != 0) & finite
-    toward_zero = inexact & (np.sign(err) != np.sign(s)) & (s != 0)
-    t = np.where(toward_zero, np.nextafter(s, 0.0), s)
-    bits = t.view(np.int64)
-    odd = np.where(inexact, bits | 1, bits)
-    return to_format(BY_NAME[dtype], odd.view(np.float64))
-
-
-_UN = {
-    "negf": np.negative, "absf": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
-    "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "floor": np.floor,
-    "ceil": np.ceil, "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh,
-}
-_CORRECTLY_ROUNDED = {"negf", "absf", "sqrt", "floor", "ceil"}
+    return np.asarray(interp.val(h)).astype(work(dtype))
 
 
 @interp("unaryf")
 def _ref_unaryf(it, op):
     a = UnaryF.of(op)
     d = a.dtype
+    row = OPS[("unaryf", a.op)]
     x = np.asarray(it.val(a.a))
-    if a.op in _CORRECTLY_ROUNDED:
-        y = _UN[a.op](x.astype(_work(d)))
-    else:  # an approximation on the device: the host answers the f64 value rounded once
-        y = _UN[a.op](x.astype(np.float64))
+    # an approximation on the device: the host answers the f64 value rounded once
+    y = row.host(x.astype(np.float64 if row.tier == TOLERANCE else work(d)))
     it.set(op.res[0], to_format(BY_NAME[d], y))
 
 
-def _remf(x, y):
-    return np.fmod(x, y)  # truncated division: the sign of the dividend (Ops.td RemFOp)
-
-
-_BIN = {
-    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": _remf,
-    "pow": np.power, "atan2": np.arctan2,  # atan2(a, b): the numerator first (the dialect's x / y)
-}
+def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: str) -> np.ndarray:
+    """addf / subf / mulf / divf of the f64 lanes ``x``, ``y`` (values of ``dtype``) rounded ONCE into
+    ``dtype`` by the directed ``mode`` (hostmath.directed: the exact result of the op's row, then
+    the mode)."""
+    rule = OPS[("binaryf", name)].host
+    return directed(lambda p, q: rule(p, q, None), name, x, y, dtype, mode)
 
 
 @interp("binaryf")
 def _ref_binaryf(it, op):
     a = BinaryF.of(op)
     d = a.dtype
-    name = a.op
-    if name in ("maxf", "minf"):
-        x, y = _fl(it, a.a, d), _fl(it, a.b, d)
-        if a.propagate_nan:
-            f = np.maximum if name == "maxf" else np.minimum
-        else:  # a NaN operand answers the other operand
-            f = np.fmax if name == "maxf" else np.fmin
-        z = f(x, y)
-        # two zeros of opposite signs: max is +0 and min is -0 whichever comes first (measured on the
-        # H200, IEEE 754-2019's maximum / minimum; numpy answers one of the operands)
-        zeros = (x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))
-        z = np.where(zeros, 0.0 if name == "maxf" else -0.0, z)
-    elif name in ("pow", "atan2"):
-        z = _BIN[name](np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64))
-    elif name in DIRECTED_OPS and (a.rounding or "nearest_even") != "nearest_even":
+    row = OPS[("binaryf", a.op)]
+    if row.tier == TOLERANCE:
+        z = row.host(np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64), a)
+    elif (a.rounding or "nearest_even") != "nearest_even" and _takes_rounding(row.dialect):
         x, y = np.broadcast_arrays(np.asarray(it.val(a.a)).astype(np.float64),
                                    np.asarray(it.val(a.b)).astype(np.float64))
-        it.set(op.res[0], binary_directed(name, x, y, d, a.rounding))
+        it.set(op.res[0], directed(lambda p, q: row.host(p, q, a), a.op, x, y, d, a.rounding))
         return
     else:
-        z = _BIN[name](_fl(it, a.a, d), _fl(it, a.b, d))
+        z = row.host(_fl(it, a.a, d), _fl(it, a.b, d), a)
     it.set(op.res[0], to_format(BY_NAME[d], z))
 
 
-DIRECTED_OPS = ("addf", "subf", "mulf", "divf")
-_EXACT_OP = {"addf": lambda p, q: p + q, "subf": lambda p, q: p - q, "mulf": lambda p, q: p * q,
-             "divf": lambda p, q: p / q}
-
-
-def _odd64(v) -> float:
-    """The rational ``v`` (nonzero, inside f64's range) rounded to f64 by ODD: truncated, and the last
-    bit set where that lost anything. An odd f64 lies strictly between the same two neighbours of
-    any format of at most 51 significand bits as ``v`` does, so one more rounding by any mode into
-    such a format is the correct rounding of ``v`` itself."""
-    from fractions import Fraction
-
-    f = float(v)  # int / int true division: correctly rounded to nearest
-    if Fraction(f) == v:
-        return f
-    if abs(Fraction(f)) > abs(v):
-        f = float(np.nextafter(f, 0.0))
-    return float((np.float64(f).view(np.int64) | np.int64(1)).view(np.float64))
-
-
-def _f64_directed(v, mode: str) -> float:
-    """The rational ``v`` (nonzero) rounded into f64 by ``mode``."""
-    from fractions import Fraction
-
-    try:
-        f = float(v)
-    except OverflowError:
-        f = math.inf if v > 0 else -math.inf
-    if math.isinf(f):  # past the range: infinity, or the largest finite value where the mode holds back
-        big = np.finfo(np.float64).max
-        keep = (v > 0 and mode == "positive_inf") or (v < 0 and mode == "negative_inf")
-        return f if keep else (float(big) if v > 0 else -float(big))
-    if f == 0:
-        f = 0.0 if v > 0 else -0.0
-    e = Fraction(f)
-    if mode == "positive_inf" and e < v or mode == "negative_inf" and e > v:
-        f = float(np.nextafter(f, math.inf if mode == "positive_inf" else -math.inf))
-    elif mode == "zero" and abs(e) > abs(v):
-        f = float(np.nextafter(f, 0.0))
-        f = (0.0 if v > 0 else -0.0) if f == 0 else f
-    return f
-
-
-def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: str) -> np.ndarray:
-    """addf / subf / mulf / divf of the f64 lanes ``x``, ``y`` (values of ``dtype``) rounded ONCE into
-    ``dtype`` by the directed ``mode`` (zero, negative_inf, positive_inf), as IEEE 754 defines each:
-    the exact rational result, then f64 by odd and the format by the mode (convert._round_mode), or
-    f64 itself straight from the rational. Infinities, NaNs and division by zero are exact in every
-    mode (numpy's answer); an exact zero sum is +0 except toward -inf, where it is -0 (IEEE 754
-    6.3), but a sum of two zeros of one sign (x + x) keeps that sign in every mode: -0 + -0 is -0
-    and +0 + +0 is +0 (campaign 2's seed 376); a zero product or quotient has the operands' sign."""
-    from fractions import Fraction
-
-    from .convert import _round_mode
-
-    d = BY_NAME[dtype]
-    shape = x.shape
-    xs, ys = x.ravel(), y.ravel()
-    out = np.empty(xs.size, np.float64)
-    odd = d.name != "f64"
-    with np.errstate(all="ignore"):
-        plain = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide}[name](xs, ys)
-    for i, (p, q) in enumerate(zip(xs.tolist(), ys.tolist())):
-        if not (math.isfinite(p) and math.isfinite(q)) or (name == "divf" and q == 0):
-            out[i] = plain[i]
-            continue
-        v = _EXACT_OP[name](Fraction(p), Fraction(q))
-        if v == 0:
-            if name in ("mulf", "divf"):
-                out[i] = math.copysign(0.0, p) * math.copysign(1.0, q)
-            else:
-                qq = -q if name == "subf" else q
-                same = math.copysign(1, p) == math.copysign(1, qq)  # two zeros of one sign: x + x
-                out[i] = math.copysign(0.0, p) if same else -0.0 if mode == "negative_inf" else 0.0
-            continue
-        out[i] = _odd64(v) if odd else _f64_directed(v, mode)
-    out = out.reshape(shape)
-    if not odd:
-        return out
-    # zeros and specials pass through _round_mode unchanged (they are exact); the odd values round once
-    with np.errstate(all="ignore"):
-        return _round_mode(out, d, mode)
+def _takes_rounding(dialect_op: str) -> bool:
+    return any(x.name == "rounding" for x in DIALECT[dialect_op].attrs)
 
 
 @interp("fma")
 def _ref_fma(it, op):
     a = Fma.of(op)
-    it.set(op.res[0], fma_exact(it.val(a.a), it.val(a.b), it.val(a.c), a.dtype))
-
-
-_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-        "ge": np.greater_equal}
+    it.set(op.res[0], OPS[("fma", "fma")].host(it.val(a.a), it.val(a.b), it.val(a.c), a.dtype))
 
 
 @interp("cmpf")
@@ -542,7 +405,7 @@ def _ref_cmpf(it, op):
     a = CmpF.of(op)
     x, y = np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64)
     nan = np.isnan(x) | np.isnan(y)
-    r = _CMP[a.pred](x, y)
+    r = OPS[("cmpf", a.pred)].host(x, y)
     r = (r & ~nan) if a.ordered else (r | nan)
     it.set(op.res[0], np.asarray(r, dtype=np.bool_))
 
@@ -551,97 +414,28 @@ def _signed64(it, h):
     return np.asarray(it.val(h)).astype(np.int64)
 
 
-def _unsigned64(it, h, dtype):
-    """The unsigned reading of an integer operand, as np.uint64 (an i64 lane past 2^63 included:
-    masking an int64 array with the Python int 2^64 - 1 overflows numpy's C long)."""
-    bits = BY_NAME[dtype].bits
-    u = _signed64(it, h).astype(np.uint64)  # two's complement: -1 reads 2^64 - 1
-    return u if bits >= 64 else u & np.uint64((1 << bits) - 1)
-
-
 @interp("cmpi")
 def _ref_cmpi(it, op):
     a = CmpI.of(op)
-    if a.signed:
-        x, y = _signed64(it, a.a), _signed64(it, a.b)
-    else:
-        x, y = _unsigned64(it, a.a, a.dtype), _unsigned64(it, a.b, a.dtype)
-    it.set(op.res[0], np.asarray(_CMP[a.pred](x, y), dtype=np.bool_))
-
-
-def _trunc_div(x, y):
-    """x / y rounded toward zero, on int64 lanes. The magnitudes are taken as np.uint64: np.abs of
-    the i64 minimum is itself, negative, and floor-divided it gave -18.04 as -19 then 19 (campaign
-    2's seeds 2213, 6355, 9220: divi of -2^63)."""
-    safe = np.where(y == 0, 1, y)
-
-    def mag(v):
-        u = np.asarray(v).astype(np.int64).astype(np.uint64)
-        return np.where(np.asarray(v) < 0, ~u + np.uint64(1), u)
-
-    q = mag(x) // mag(safe)
-    return np.where((x < 0) ^ (safe < 0), (~q + np.uint64(1)).astype(np.int64), q.astype(np.int64))
+    x, y = _signed64(it, a.a), _signed64(it, a.b)
+    if not a.signed:
+        bits = BY_NAME[a.dtype].bits
+        x, y = unsigned(x, bits), unsigned(y, bits)
+    it.set(op.res[0], np.asarray(OPS[("cmpi", a.pred)].host(x, y), dtype=np.bool_))
 
 
 @interp("binaryi")
 def _ref_binaryi(it, op):
     a = BinaryI.of(op)
     d = BY_NAME[a.dtype]
-    bits = d.bits
-    name = a.op
-    x, y = _signed64(it, a.a), _signed64(it, a.b)
-    if name == "addi":
-        z = x + y
-    elif name == "subi":
-        z = x - y
-    elif name == "muli":
-        z = (x * y) if bits <= 32 else _mul64(x, y)
-    elif name == "divi":
-        z = _trunc_div(x, y)
-    elif name == "remi":
-        z = x - _trunc_div(x, y) * y
-    elif name == "maxi":
-        z = np.maximum(x, y)
-    elif name == "mini":
-        z = np.minimum(x, y)
-    elif name == "mulhii":  # the high half of the product of the UNSIGNED readings
-        ux, uy = _unsigned64(it, a.a, a.dtype), _unsigned64(it, a.b, a.dtype)
-        z = np.vectorize(lambda p, q: _as_i64((int(p) * int(q)) >> bits), otypes=[np.int64])(ux, uy) \
-            if bits > 32 else ((ux * uy) >> np.uint64(bits)).astype(np.int64)
-    elif name == "andi":
-        z = x & y
-    elif name == "ori":
-        z = x | y
-    elif name == "xori":
-        z = x ^ y
-    elif name == "shli":
-        z = x << (y & 63)
-    elif name == "shri":  # arithmetic: the sign is copied down
-        z = x >> (y & 63)
-    elif name == "shru":  # logical: zeros come in
-        z = (_unsigned64(it, a.a, a.dtype) >> (y & 63).astype(np.uint64)).astype(np.int64)
-    else:  # pragma: no cover
-        raise it.fail(f"no host rule for {name}")
-    it.set(op.res[0], wrap_int(d, z))
-
-
-def _as_i64(n: int) -> int:
-    """A Python integer below 2^64 read as a signed 64-bit one (its two's complement)."""
-    n &= (1 << 64) - 1
-    return n - (1 << 64) if n >> 63 else n
-
-
-def _mul64(x, y):
-    return np.vectorize(lambda p, q: ((int(p) * int(q) + (1 << 63)) % (1 << 64)) - (1 << 63),
-                        otypes=[np.int64])(x, y)
+    it.set(op.res[0], wrap_int(d, OPS[("binaryi", a.op)].host(_signed64(it, a.a), _signed64(it, a.b), d)))
 
 
 @interp("unaryi")
 def _ref_unaryi(it, op):
     a = UnaryI.of(op)
-    x = _signed64(it, a.a)
-    z = -x if a.op == "negi" else np.abs(x)
-    it.set(op.res[0], wrap_int(BY_NAME[a.dtype], z))
+    d = BY_NAME[a.dtype]
+    it.set(op.res[0], wrap_int(d, OPS[("unaryi", a.op)].host(_signed64(it, a.a), d)))
 
 
 @interp("select")

@@ -1,5 +1,8 @@
 """The typed public functions of tileir, by family. Every name here is the spec's."""
 
+import sys as _sys
+
+from .. import values as _values
 from .arith import *  # noqa: F401,F403
 from .arith import (  # noqa: F401  # noqa: F401
                     NoAssumption,
@@ -109,6 +112,7 @@ from .convert import (  # noqa: F401
                     bits_to_float,
                     bits_to_int,
                     ext_i4,
+                    ext_i8,
                     ext_u4,
                     ext_u8,
                     float_to_float,
@@ -228,3 +232,6 @@ from .views import (  # noqa: F401
                     tensor_view_dyn,
                     view_grid,
 )
+
+# the operators of Tile and Idx (tileir.values) are spelled with this package's functions
+_values.install_surface(_sys.modules[__name__])

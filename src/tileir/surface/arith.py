@@ -1,5 +1,8 @@
 """Element-wise arithmetic, comparisons, select and constants.
 
+Each element-wise function here is a row of ``tileir.elementwise``: its body hands its arguments to
+the row (``record``, surface/elementwise.py), which says what it records.
+
 Shapes: both operands of an element-wise operation have one shape, except that a rank-0 operand
 is widened to the other's (the rank-0 rule). Formats: both operands have one format; a ``lit``
 (or a Python number) takes the other operand's.
@@ -7,66 +10,25 @@ is widened to the other's (the rank-0 rule). Formats: both operands have one for
 
 from __future__ import annotations
 
-import builtins
-import enum
-
 from ..dev import dev, public
 from ..dtypes import BY_NAME, F32, I1, I8, I32, I64, float_dtype
 from ..ir import Padding  # noqa: F401  (re-exported by tileir)
 from ..values import Lit, Tile
 from ._util import dname, h, info, no_lit, refuse
-
-ROUNDINGS = ("nearest_even", "zero", "negative_inf", "positive_inf", "approx", "full", "nearest_int_to_zero",
-             "nearest_away")
-
-
-class Rounding(enum.Enum):
-    """A rounding direction (the spec's ``Rounding``): ``rounding=Rounding.Down`` where a mode is
-    taken -- add / sub / mul / div, float_to_float -- and the dialect's string ("negative_inf")
-    alike; the value is that string. NearestEven is IEEE's default, TowardZero truncates, Down and
-    Up round toward -inf and +inf, NearestAway breaks ties away from zero (f32 -> tf32), Approx and
-    Full are the transcendentals' modes."""
-
-    NearestEven = "nearest_even"
-    TowardZero = "zero"
-    Down = "negative_inf"
-    Up = "positive_inf"
-    NearestAway = "nearest_away"
-    Approx = "approx"
-    Full = "full"
-    NearestIntToZero = "nearest_int_to_zero"
-
-
-def rounding_name(r) -> str:
-    """The dialect's spelling of a rounding direction (``rounding<..>``): a Rounding or the string."""
-    name = r.value if isinstance(r, Rounding) else r
-    if name not in ROUNDINGS:
-        raise refuse(f"unknown rounding {r!r}; the dialect's are {', '.join(ROUNDINGS)} (or tileir.Rounding."
-                     f"{', '.join(x.name for x in Rounding)})")
-    return name
-
-
-OVERFLOWS = {"NoAssumption": "none", "NoSignedWrap": "no_signed_wrap", "NoUnsignedWrap": "no_unsigned_wrap",
-             "NoWrap": "no_wrap"}
-
-
-class Overflow(enum.Enum):
-    """What an integer operation lets the compiler assume about overflow (an assumption, not
-    arithmetic: a program that wraps under one is undefined)."""
-
-    NoAssumption = "none"
-    NoSignedWrap = "no_signed_wrap"
-    NoUnsignedWrap = "no_unsigned_wrap"
-    NoWrap = "no_wrap"
-
+from .elementwise import (  # noqa: F401  (Rounding ... are re-exported by tileir; tiles by the other families)
+    OVERFLOWS,
+    ROUNDINGS,
+    Overflow,
+    Rounding,
+    overflow_name,
+    record,
+    record_op,
+    rounding_name,
+    tiles,
+)
 
 NoAssumption, NoSignedWrap = Overflow.NoAssumption, Overflow.NoSignedWrap
 NoUnsignedWrap, NoWrap = Overflow.NoUnsignedWrap, Overflow.NoWrap
-
-
-def overflow_name(o) -> str:
-    """The dialect's spelling of an overflow assumption, as overflow<..> writes it."""
-    return OVERFLOWS.get(getattr(o, "name", o), getattr(o, "value", o))
 
 
 # ---- constants ---------------------------------------------------------------------------------
@@ -133,197 +95,149 @@ def consti(d, value: int) -> Tile:
     return Tile(dev().t_consti(name, [], int(value)))
 
 
-# ---- operand resolution ---------------------------------------------------------------------------
-
-
-def _is_num(x) -> bool:
-    return isinstance(x, (Lit, int, float)) and not isinstance(x, bool)
-
-
-def _as_const(x, dtype: str) -> Tile:
-    v = x.value if isinstance(x, Lit) else x
-    if BY_NAME[dtype].is_float:
-        return Tile(dev().t_constf(dtype, [], float(v)))
-    if isinstance(x, Lit):  # the spec: a place that needs a format of its own refuses a lit by name
-        raise refuse(f"{x!r} meets an {dtype} tile: lit is a float constant with no format of its own, and an "
-                     "integer operation refuses it",
-                     f"a Python int, or consti({dtype.upper()}, n) / i_const(n)")
-    if isinstance(v, float) and v != int(v):
-        raise refuse(f"the constant {v} meets an {dtype} tile and is not a whole number",
-                     "a whole number, or convert the tile with int_to_float")
-    return Tile(dev().t_consti(dtype, [], int(v)))
-
-
-def tiles(*xs, what: str):
-    """The operands as handles, numbers and lits made in the first tile's format; (handles, dtype,
-    shape). Only what the recorder cannot see is checked here: that some operand has a format, and
-    how a number meets it (``_as_const``). That the operands are value tiles (``h`` refuses other
-    objects), of one format and of one shape or rank 0, and float or integer as the operation needs,
-    is the recorder's rule (``ArithRecording.operands``), which every Dev caller meets."""
-    typed = [x for x in xs if not _is_num(x)]
-    if not typed:
-        raise refuse(f"{what} of constants only: a format is needed", "f_const(F32, x) for one of them")
-    d0 = info(typed[0])[0]
-    out = [(_as_const(x, d0) if _is_num(x) else x) for x in xs]
-    shapes = [info(x)[1] for x in out]
-    shape = builtins.max(shapes, key=len)
-    return [h(x) for x in out], d0, list(shape)
-
-
 # ---- float arithmetic ------------------------------------------------------------------------
 
 
-def _binf(op, a, b, rounding="nearest_even", ftz=False, propagate_nan=False, what=None):
-    (ha, hb), d, shape = tiles(a, b, what=what or op)
-    return Tile(dev().t_binaryf(op, d, shape, ha, hb, rounding_name(rounding), bool(ftz), bool(propagate_nan)))
-
-
-def _unf(op, a, rounding="", ftz=False):
-    (ha,), d, shape = tiles(a, what=op)
-    return Tile(dev().t_unaryf(op, d, shape, ha, rounding, bool(ftz)))
+def _binf(op, a, b):
+    """The binaryf ``op`` of two float tiles (the reductions' bodies)."""
+    return record_op("binaryf", op, a, b)
 
 
 @public
 def add(a, b, rounding="nearest_even", ftz: bool = False) -> Tile:
     """The element-wise sum of two tiles of one format (correctly rounded: nearest_even by default)."""
-    return _binf("addf", a, b, rounding, ftz, what="add")
+    return record("add", a, b, rounding=rounding, ftz=ftz)
 
 
 @public
 def sub(a, b, rounding="nearest_even", ftz: bool = False) -> Tile:
     """The element-wise difference a - b."""
-    return _binf("subf", a, b, rounding, ftz, what="sub")
+    return record("sub", a, b, rounding=rounding, ftz=ftz)
 
 
 @public
 def mul(a, b, rounding="nearest_even", ftz: bool = False) -> Tile:
     """The element-wise product a * b."""
-    return _binf("mulf", a, b, rounding, ftz, what="mul")
+    return record("mul", a, b, rounding=rounding, ftz=ftz)
 
 
 @public
 def div(a, b, rounding="nearest_even", ftz: bool = False) -> Tile:
     """The element-wise quotient a / b."""
-    return _binf("divf", a, b, rounding, ftz, what="div")
+    return record("div", a, b, rounding=rounding, ftz=ftz)
 
 
 @public
 def max(a, b, propagate_nan: bool = False) -> Tile:  # noqa: A001  (the spec's name)
     """The element-wise larger of a and b. Without propagate_nan a NaN operand answers the other
     operand; with it, a NaN operand answers a canonical NaN."""
-    return _binf("maxf", a, b, propagate_nan=propagate_nan, what="max")
+    return record("max", a, b, propagate_nan=propagate_nan)
 
 
 @public
 def min(a, b, propagate_nan: bool = False) -> Tile:  # noqa: A001
     """The element-wise smaller of a and b; propagate_nan as for max."""
-    return _binf("minf", a, b, propagate_nan=propagate_nan, what="min")
+    return record("min", a, b, propagate_nan=propagate_nan)
 
 
 @public
 def remf(a, b) -> Tile:
     """The float remainder a - trunc(a / b) * b: C's fmod, the sign of the dividend (Ops.td RemFOp).
     Exact wherever defined."""
-    return _binf("remf", a, b, what="remf")
+    return record("remf", a, b)
 
 
 @public
 def pow(a, b) -> Tile:  # noqa: A001
     """a raised to the power b, element-wise. Tolerance tier."""
-    return _binf("pow", a, b, what="pow")
+    return record("pow", a, b)
 
 
 @public
 def atan2(a, b) -> Tile:
     """atan2 of a over b: the NUMERATOR first (the dialect's x / y is C's atan2(y, x) with the names
     swapped). Tolerance tier."""
-    return _binf("atan2", a, b, what="atan2")
+    return record("atan2", a, b)
 
 
 @public
 def fma(a, b, c) -> Tile:
     """The fused a * b + c, rounded once. Operands of one rank whose shapes differ only in 1s widen
     to the larger shape, as they do for ``+`` and ``*`` (a [64, 1] row scale meets a [64, 64] tile)."""
-    from .operators import widen
-
-    a, b, c = widen(a, b, c)
-    (ha, hb, hc), d, shape = tiles(a, b, c, what="fma")
-    return Tile(dev().t_fma(d, shape, ha, hb, hc, "nearest_even", False))
+    return record("fma", a, b, c)
 
 
 @public
 def neg(a) -> Tile:
     """-a: a sign flip, exact for every value."""
-    return _unf("negf", a)
+    return record("neg", a)
 
 
 @public
 def abs(a) -> Tile:  # noqa: A001
     """|a|: a sign clear, exact for every value."""
-    return _unf("absf", a)
+    return record("abs", a)
 
 
 @public
 def exp(a) -> Tile:
     """e^a (the CUDA Math API's: an approximation, tolerance tier). Its rounding field exists from
     bytecode 13.3; at 13.2 exp carries no attribute."""
-    return _unf("exp", a, "full")
+    return record("exp", a)
 
 
 @public
 def exp2(a) -> Tile:
     """2^a, no flush_to_zero. Tolerance tier."""
-    return _unf("exp2", a)
+    return record("exp2", a)
 
 
 @public
 def log(a) -> Tile:
     """The natural logarithm. Tolerance tier."""
-    return _unf("log", a)
+    return record("log", a)
 
 
 @public
 def log2(a) -> Tile:
     """The base-2 logarithm. Tolerance tier."""
-    return _unf("log2", a)
+    return record("log2", a)
 
 
 @public
 def sqrt(a) -> Tile:
     """The square root, correctly rounded (nearest_even): exact tier."""
-    return _unf("sqrt", a, "nearest_even")
+    return record("sqrt", a)
 
 
 @public
 def sqrt_approx(a) -> Tile:
     """The square root under the approximate mode (f32 only): tolerance tier."""
-    if info(a)[0] != "f32":
-        raise refuse("sqrt_approx is f32 only", "sqrt(a) for other formats")
-    return _unf("sqrt", a, "approx")
+    return record("sqrt_approx", a)
 
 
 @public
 def rsqrt(a) -> Tile:
     """1 / sqrt(a), a hardware approximation. Tolerance tier."""
-    return _unf("rsqrt", a)
+    return record("rsqrt", a)
 
 
 @public
 def tanh(a) -> Tile:
     """The hyperbolic tangent, rounding<full>. Tolerance tier."""
-    return _unf("tanh", a, "full")
+    return record("tanh", a)
 
 
 @public
 def floor(a) -> Tile:
     """The largest integer not above a: exact."""
-    return _unf("floor", a)
+    return record("floor", a)
 
 
 @public
 def ceil(a) -> Tile:
     """The smallest integer not below a: exact."""
-    return _unf("ceil", a)
+    return record("ceil", a)
 
 
 # From this magnitude up every value of the format is a whole number: 2^(p-1), p the significand's
@@ -350,159 +264,149 @@ def rint(a) -> Tile:
     m = abs(a)
     whole = sub(add(m, big), big)
     bits = Tile(dev().t_convert("bitcast", d, _SAME_WIDTH_INT[d], list(shape), h(a)))
-    signed = select(_cmpi("lt", bits, 0), neg(whole), whole)
+    signed = select(record("lt_i", bits, 0), neg(whole), whole)
     return select(lt(m, big), signed, a)
 
 
 @public
 def sin(a) -> Tile:
     """The sine (an approximation). Tolerance tier."""
-    return _unf("sin", a)
+    return record("sin", a)
 
 
 @public
 def cos(a) -> Tile:
     """The cosine. Tolerance tier."""
-    return _unf("cos", a)
+    return record("cos", a)
 
 
 @public
 def tan(a) -> Tile:
     """The tangent; keep a corpus off its poles. Tolerance tier."""
-    return _unf("tan", a)
+    return record("tan", a)
 
 
 @public
 def sinh(a) -> Tile:
     """The hyperbolic sine. Tolerance tier."""
-    return _unf("sinh", a)
+    return record("sinh", a)
 
 
 @public
 def cosh(a) -> Tile:
     """The hyperbolic cosine. Tolerance tier."""
-    return _unf("cosh", a)
+    return record("cosh", a)
 
 
 # ---- comparisons and select ---------------------------------------------------------------------
 
 
-def _cmpf(pred, a, b, ordered=True):
-    (ha, hb), d, shape = tiles(a, b, what=pred)
-    return Tile(dev().t_cmpf(pred, d, shape, ha, hb, ordered))
-
-
-def _cmpi(pred, a, b):
-    (ha, hb), d, shape = tiles(a, b, what=pred + "_i")
-    return Tile(dev().t_cmpi(pred, shape, ha, hb, True, d))
-
-
 @public
 def eq(a, b) -> Tile:
     """a == b over a float format: ORDERED, so a NaN operand answers 0 (for all six, ne too)."""
-    return _cmpf("eq", a, b)
+    return record("eq", a, b)
 
 
 @public
 def ne(a, b) -> Tile:
     """a != b, ordered: a NaN operand answers 0."""
-    return _cmpf("ne", a, b)
+    return record("ne", a, b)
 
 
 @public
 def lt(a, b) -> Tile:
     """a < b, ordered."""
-    return _cmpf("lt", a, b)
+    return record("lt", a, b)
 
 
 @public
 def le(a, b) -> Tile:
     """a <= b, ordered."""
-    return _cmpf("le", a, b)
+    return record("le", a, b)
 
 
 @public
 def gt(a, b) -> Tile:
     """a > b, ordered."""
-    return _cmpf("gt", a, b)
+    return record("gt", a, b)
 
 
 @public
 def ge(a, b) -> Tile:
     """a >= b, ordered."""
-    return _cmpf("ge", a, b)
+    return record("ge", a, b)
 
 
 @public
 def eq_u(a, b) -> Tile:
     """a == b or either operand a NaN."""
-    return _cmpf("eq", a, b, False)
+    return record("eq_u", a, b)
 
 
 @public
 def ne_u(a, b) -> Tile:
     """a != b or either operand a NaN."""
-    return _cmpf("ne", a, b, False)
+    return record("ne_u", a, b)
 
 
 @public
 def lt_u(a, b) -> Tile:
     """a < b or either operand a NaN."""
-    return _cmpf("lt", a, b, False)
+    return record("lt_u", a, b)
 
 
 @public
 def le_u(a, b) -> Tile:
     """a <= b or either operand a NaN."""
-    return _cmpf("le", a, b, False)
+    return record("le_u", a, b)
 
 
 @public
 def gt_u(a, b) -> Tile:
     """a > b or either operand a NaN."""
-    return _cmpf("gt", a, b, False)
+    return record("gt_u", a, b)
 
 
 @public
 def ge_u(a, b) -> Tile:
     """a >= b or either operand a NaN."""
-    return _cmpf("ge", a, b, False)
+    return record("ge_u", a, b)
 
 
 @public
 def eq_i(a, b) -> Tile:
     """a == b over two i32 tiles, signed."""
-    return _cmpi("eq", a, b)
+    return record("eq_i", a, b)
 
 
 @public
 def ne_i(a, b) -> Tile:
     """a != b over two i32 tiles."""
-    return _cmpi("ne", a, b)
+    return record("ne_i", a, b)
 
 
 @public
 def lt_i(a, b) -> Tile:
     """a < b over two i32 tiles, signed."""
-    return _cmpi("lt", a, b)
+    return record("lt_i", a, b)
 
 
 @public
 def le_i(a, b) -> Tile:
     """a <= b over two i32 tiles, signed."""
-    return _cmpi("le", a, b)
+    return record("le_i", a, b)
 
 
 @public
 def gt_i(a, b) -> Tile:
     """a > b over two i32 tiles, signed."""
-    return _cmpi("gt", a, b)
+    return record("gt_i", a, b)
 
 
 @public
 def ge_i(a, b) -> Tile:
     """a >= b over two i32 tiles, signed."""
-    return _cmpi("ge", a, b)
+    return record("ge_i", a, b)
 
 
 @public
@@ -518,187 +422,159 @@ def select(cond, a, b) -> Tile:
 # ---- integer arithmetic ----------------------------------------------------------------------
 
 
-def _check_overflow(op: str, overflow) -> str:
-    name = overflow_name(overflow)
-    allowed = {"addi": "no_signed_wrap", "subi": "no_unsigned_wrap", "muli": "no_wrap"}
-    if name != "none" and allowed.get(op) != name:
-        raise refuse(f"{op} with overflow {name}: the pairings written are add_i with NoSignedWrap, sub_i "
-                     "with NoUnsignedWrap and mul_i with NoWrap", "NoAssumption, or the pairing above")
-    return name
-
-
-def _bini(op, a, b, overflow="none", what=None):
-    (ha, hb), d, shape = tiles(a, b, what=what or op)
-    return Tile(dev().t_binaryi(op, d, shape, ha, hb, overflow))
-
-
-# The spelling of each i32-only operation that takes integer tiles of any width, where there is one.
-_ANY_WIDTH = {"addi": "addi", "subi": "subi", "muli": "muli", "andi": "andi", "ori": "ori", "xori": "xori",
-              "shli": "shli", "shri": "shri"}
-
-
-def _i32(op, a, b, overflow="none", what=None):
-    """An i32-only spelling: the recorder takes integer tiles of any width (and refuses float ones),
-    so the width is the one rule checked here."""
-    (ha, hb), d, shape = tiles(a, b, what=what or op)
-    if d != "i32" and not BY_NAME[d].is_float:
-        generic = _ANY_WIDTH.get(op)
-        fix = (f"{generic}(a, b), which takes integer tiles of any one format" if generic else
-               "i32 operands: widen them first (ext_u8 / ext_i4), or narrow the answer back with trunc_u8")
-        raise refuse(f"{what or op} takes i32 tiles, got {d}", fix)
-    return Tile(dev().t_binaryi(op, d, shape, ha, hb, overflow))
+def _bini(op, a, b):
+    """The binaryi ``op`` of two integer tiles of one format, any width (the reductions' bodies)."""
+    return record_op("binaryi", op, a, b)
 
 
 @public
 def add_i(a, b, overflow="NoAssumption") -> Tile:
     """a + b over i32, wrapping modulo 2^32 (overflow: NoAssumption, or NoSignedWrap)."""
-    return _i32("addi", a, b, _check_overflow("addi", overflow), "add_i")
+    return record("add_i", a, b, overflow=overflow)
 
 
 @public
 def sub_i(a, b, overflow="NoAssumption") -> Tile:
     """a - b over i32, wrapping (overflow: NoAssumption, or NoUnsignedWrap)."""
-    return _i32("subi", a, b, _check_overflow("subi", overflow), "sub_i")
+    return record("sub_i", a, b, overflow=overflow)
 
 
 @public
 def mul_i(a, b, overflow="NoAssumption") -> Tile:
     """a * b over i32: the low 32 bits of the product (overflow: NoAssumption, or NoWrap)."""
-    return _i32("muli", a, b, _check_overflow("muli", overflow), "mul_i")
+    return record("mul_i", a, b, overflow=overflow)
 
 
 @public
 def div_i(a, b) -> Tile:
     """a / b over i32, signed, rounded toward zero. Division by zero is undefined on the device."""
-    return _i32("divi", a, b, what="div_i")
+    return record("div_i", a, b)
 
 
 @public
 def rem_i(a, b) -> Tile:
     """a % b over i32, signed: the sign follows the dividend."""
-    return _i32("remi", a, b, what="rem_i")
+    return record("rem_i", a, b)
 
 
 @public
 def max_i(a, b) -> Tile:
     """The signed larger of a and b."""
-    return _i32("maxi", a, b, what="max_i")
+    return record("max_i", a, b)
 
 
 @public
 def min_i(a, b) -> Tile:
     """The signed smaller of a and b."""
-    return _i32("mini", a, b, what="min_i")
+    return record("min_i", a, b)
 
 
 @public
 def mulhi_i(a, b) -> Tile:
     """The high 32 bits of the 64-bit product, operands read UNSIGNED (MulhiIOp has no signedness)."""
-    return _i32("mulhii", a, b, what="mulhi_i")
+    return record("mulhi_i", a, b)
 
 
 @public
 def and_i(a, b) -> Tile:
     """Bitwise a & b."""
-    return _i32("andi", a, b, what="and_i")
+    return record("and_i", a, b)
 
 
 @public
 def or_i(a, b) -> Tile:
     """Bitwise a | b."""
-    return _i32("ori", a, b, what="or_i")
+    return record("or_i", a, b)
 
 
 @public
 def xor_i(a, b) -> Tile:
     """Bitwise a ^ b."""
-    return _i32("xori", a, b, what="xor_i")
+    return record("xor_i", a, b)
 
 
 @public
 def shl_i(a, b) -> Tile:
     """a << b, wrapping; a count outside [0, 32) is undefined on the device."""
-    return _i32("shli", a, b, what="shl_i")
+    return record("shl_i", a, b)
 
 
 @public
 def shr_i(a, b) -> Tile:
     """a >> b, ARITHMETIC: the sign bit is copied down (shri signedness<signed>)."""
-    return _i32("shri", a, b, what="shr_i")
+    return record("shr_i", a, b)
 
 
 @public
 def shr_u(a, b) -> Tile:
     """a >>> b, LOGICAL: zeros come in (the same opcode as shr_i, signedness<unsigned>)."""
-    return _i32("shru", a, b, what="shr_u")
+    return record("shr_u", a, b)
 
 
 @public
 def neg_i(a) -> Tile:
     """-a over i32, wrapping (-(-2^31) is -2^31)."""
-    (ha,), d, shape = tiles(a, what="neg_i")
-    return Tile(dev().t_unaryi("negi", d, shape, ha, "none"))
+    return record("neg_i", a)
 
 
 @public
 def abs_i(a) -> Tile:
     """|a| over i32, wrapping (|-2^31| is -2^31)."""
-    (ha,), d, shape = tiles(a, what="abs_i")
-    return Tile(dev().t_unaryi("absi", d, shape, ha, "none"))
+    return record("abs_i", a)
 
 
 @public
 def addi(a, b) -> Tile:
     """a + b over two integer tiles of one format, wrapping."""
-    return _bini("addi", a, b)
+    return record("addi", a, b)
 
 
 @public
 def subi(a, b) -> Tile:
     """a - b over integer tiles, wrapping."""
-    return _bini("subi", a, b)
+    return record("subi", a, b)
 
 
 @public
 def muli(a, b) -> Tile:
     """a * b over integer tiles: the low bits of the exact product."""
-    return _bini("muli", a, b)
+    return record("muli", a, b)
 
 
 @public
 def shli(a, b) -> Tile:
     """a << b over integer tiles, wrapping."""
-    return _bini("shli", a, b)
+    return record("shli", a, b)
 
 
 @public
 def shri(a, b) -> Tile:
     """a >> b over integer tiles, arithmetic."""
-    return _bini("shri", a, b)
+    return record("shri", a, b)
 
 
 @public
 def andi(a, b) -> Tile:
     """Bitwise a & b over two integer tiles of one format, any width (``and_i`` is the i32 one)."""
-    return _bini("andi", a, b, what="andi")
+    return record("andi", a, b)
 
 
 @public
 def ori(a, b) -> Tile:
     """Bitwise a | b over two integer tiles of one format, any width (``or_i`` is the i32 one)."""
-    return _bini("ori", a, b, what="ori")
+    return record("ori", a, b)
 
 
 @public
 def xori(a, b) -> Tile:
     """Bitwise a ^ b over two integer tiles of one format, any width (``xor_i`` is the i32 one)."""
-    return _bini("xori", a, b, what="xori")
+    return record("xori", a, b)
 
 
 @public
 def add_i64(a, b) -> Tile:
     """a + b over i64 tiles (address arithmetic)."""
-    return _bini("addi", a, b, what="add_i64")
+    return record("add_i64", a, b)
 
 
 __all__ = ["F32", "I1", "I8", "I32", "I64"]

@@ -13,7 +13,7 @@ def _operands(p, index, what, *vals):
         raise refuse(f"{what} takes a kernel parameter, got {type(p).__name__}", "param(I32, pos)")
     if not isinstance(index, Tile):
         raise refuse(f"{what}'s index is a {type(index).__name__}, not an i32 tile", "arange, lanes, or a loaded tile")
-    from .arith import _as_const
+    from .elementwise import _as_const
 
     out = [v if isinstance(v, Tile) else _as_const(v, p.dtype) for v in vals]
     return list(info(index)[1]), [h(v) for v in out]

@@ -40,7 +40,7 @@ def store_cell(p: Param, t) -> None:
     p = _param(p)
     view, idx = dev().t_cell_view(p.pos, p.dtype, [])
     if not isinstance(t, Tile):
-        from .arith import _as_const
+        from .elementwise import _as_const
 
         t = _as_const(t, p.dtype)
     dev().t_store_view(p.dtype, view, idx, h(t), [])

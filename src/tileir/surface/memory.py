@@ -53,7 +53,7 @@ def load(p: Param, base, shape, strides=None, mask=None, pad=None, hints=()) -> 
     shape = list(shape)
     strides = row_major(shape) if strides is None else list(strides)
     if pad is not None and not isinstance(pad, Tile):
-        from .arith import _as_const
+        from .elementwise import _as_const
 
         pad = _as_const(pad, p.dtype)
     _check_bounds(p, base, shape, strides, mask, "load")

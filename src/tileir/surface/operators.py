@@ -10,6 +10,7 @@ from ..values import Idx, Tile
 from . import arith as A
 from . import index as X
 from ._util import info, refuse
+from .shape import widen
 
 _FLOAT = {"add": A.add, "sub": A.sub, "mul": A.mul, "div": A.div, "lt": A.lt, "le": A.le, "gt": A.gt,
           "ge": A.ge, "eq": A.eq, "ne": A.ne}
@@ -25,24 +26,6 @@ def _dtype(a, b) -> str:
         if isinstance(x, Tile):
             return info(x)[0]
     raise refuse("an operator between two host numbers inside a kernel")
-
-
-def widen(*xs):
-    """Equal-rank tile operands whose shapes differ only where some have length 1 meet at the
-    larger shape, each widened with an explicit broadcast (numpy's rule, for the operators and fma:
-    the other named functions keep the spec's rank-0 rule and refuse anything else). Numbers and
-    rank-0 tiles are left to the rank-0 rule."""
-    shapes = [info(x)[1] for x in xs if isinstance(x, Tile)]
-    shapes = [s for s in shapes if s]
-    if len(set(shapes)) < 2 or len({len(s) for s in shapes}) != 1:
-        return xs
-    if any(len({d for d in dims if d != 1}) > 1 for dims in zip(*shapes)):
-        return xs  # let the named function refuse it with its own words
-    shape = [builtins.max(dims) for dims in zip(*shapes)]
-    from .shape import broadcast
-
-    return tuple(broadcast(x, shape) if isinstance(x, Tile) and info(x)[1] and list(info(x)[1]) != shape else x
-                 for x in xs)
 
 
 def operator(name: str, a, b):

@@ -21,7 +21,7 @@ def _opt(x, dtype=None):
     if x is None:
         return None
     if dtype is not None and not isinstance(x, (Tile, Ptrs)):
-        from .arith import _as_const
+        from .elementwise import _as_const
 
         x = _as_const(x, dtype)
     return h(x)
@@ -97,7 +97,7 @@ def store_ptrs(ps, v: Tile, mask=None) -> None:
     through pointers the recording cannot follow while any parameter is an In or an Out."""
     d, shape, hp = _ptrs(ps, "store_ptrs")
     if not isinstance(v, Tile):
-        from .arith import _as_const
+        from .elementwise import _as_const
 
         v = _as_const(v, d)
     dev().t_store_ptrs(d, shape, hp, h(v), _opt(mask))
@@ -128,7 +128,7 @@ def scatter(p: Param, index: Tile, v: Tile, mask=None) -> None:
         raise refuse(f"scatter's index is a {type(index).__name__}, not an i32 tile", "arange, lanes, or a loaded tile")
     _, shape = info(index)
     if not isinstance(v, Tile):
-        from .arith import _as_const
+        from .elementwise import _as_const
 
         v = _as_const(v, p.dtype)
     check_index(p, index, mask, "scatter")
