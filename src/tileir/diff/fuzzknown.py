@@ -508,10 +508,12 @@ FIXED = (
     ("fold-signed-zeros", HOST, "families/reduce.py's numpy fast path answered an operand's zero for max / min "
      "of both zeros where maxf / minf answer +0 / -0 (none seen on the device yet; classify's independent "
      "answer flags it)"),
-    ("zero-sum-sign", HOST, "families/arith.py binary_directed (hostmath.directed; and classify's own answer) gave +0 + +0 rounded "
-     "toward -inf as -0: a sum of two zeros of one sign keeps it in every mode (campaign 2's seed 376, bf16)"),
-    ("i64-min-division", HOST, "families/arith.py _trunc_div (now hostmath.trunc_div) took np.abs of the i64 minimum (itself, negative): "
-     "divi / remi of -2^63 answered 19 for -18 (campaign 2's seeds 2213 4791 6355 9220); uint64 magnitudes now"),
+    ("zero-sum-sign", HOST, "hostmath.directed (then families/arith.py binary_directed; and classify's own "
+     "answer) gave +0 + +0 rounded toward -inf as -0: a sum of two zeros of one sign keeps it in every mode "
+     "(campaign 2's seed 376, bf16)"),
+    ("i64-min-division", HOST, "hostmath.trunc_div (then families/arith.py _trunc_div) took np.abs of the i64 "
+     "minimum (itself, negative): divi / remi of -2^63 answered 19 for -18 (campaign 2's seeds 2213 4791 6355 "
+     "9220); uint64 magnitudes now"),
     ("fma-infinite-addend", HOST, "families/arith.py fma_exact (f64, without math.fma) took x * y in f64 first: "
      "fma(MAX, MAX, -inf) gave NaN where the exact product is finite and the answer -inf (campaign 2's seed 2847)"),
     ("narrow-sum-overflow", JUDGE, "a float sum fold in f16 / bf16 whose magnitudes add past the format's range "
