@@ -20,6 +20,7 @@ that changes from call to call belongs in a marker's extent (``"M"``), not there
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import math
 import sys
@@ -60,6 +61,13 @@ def cdiv(a: int, b: int) -> int:
 
 
 _PLAIN_KEYS = {c: ((), None, None, False, c) for c in (False, True)}  # a call with no keywords
+
+
+@functools.lru_cache(maxsize=None)
+def _parameter_names(fn: Callable[..., object]) -> frozenset[str]:
+    """The names ``fn`` takes (a marker or hints function of the configuration): read once, as
+    inspect.signature costs about 40 us and a recording asks several times."""
+    return frozenset(inspect.signature(fn).parameters)
 
 
 def _pow2_at_least(v: int) -> int:
@@ -177,7 +185,7 @@ class KernelFn:
         out = []
         for _, m in self.params:
             if not isinstance(m, (KParam, Marker)):
-                wanted = inspect.signature(m).parameters
+                wanted = _parameter_names(m)
                 m = m(**{k: v for k, v in cfg.items() if k in wanted})
                 if not isinstance(m, (KParam, Marker)):
                     raise TileirError(f"a parameter's marker function answered {m!r}, not a marker", kernel=self.name)
@@ -200,7 +208,7 @@ class KernelFn:
         configuration can carry warps or occupancy)."""
         h: Any = self.hints
         if callable(h):
-            wanted = inspect.signature(h).parameters
+            wanted = _parameter_names(h)
             h = h(**{k: v for k, v in cfg.items() if k in wanted})
             if not isinstance(h, (list, tuple)):
                 raise TileirError(f"the hints function answered {h!r}, not a list of for_arch(...) entries",
@@ -309,7 +317,7 @@ class KernelFn:
             if not kparam_of(m).by_ptr:
                 names[pname] = value
         names.update(plan.named(values))
-        wanted = inspect.signature(self.grid_fn).parameters
+        wanted = _parameter_names(self.grid_fn)
         g = self.grid_fn(**{k: v for k, v in names.items() if k in wanted})
         return tuple(g) if isinstance(g, (tuple, list)) else (int(g),)
 
