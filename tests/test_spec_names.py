@@ -5,6 +5,8 @@ functions, effect and its operations) exists in tileir under the same name; a De
 import re
 from pathlib import Path
 
+import pytest
+
 import tileir
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "tileir-seed-api.txt"
@@ -35,6 +37,6 @@ def test_every_public_name_of_the_spec_exists():
 
 def test_the_name_list_beside_the_tests_is_current():
     if not SPEC.exists():
-        return
+        pytest.skip("../shared/spec is not here (a clean clone): the committed list is all there is")
     saved = set((Path(__file__).parent / "data" / "spec_names.txt").read_text().split())
     assert saved == spec_names(SPEC.read_text()), "regenerate tests/data/spec_names.txt from the spec"
