@@ -53,20 +53,32 @@ def test_a_name_that_is_not_a_run_time_size_is_refused():
         vadd.specialised(["M"])
 
 
-def test_a_row_that_fills_its_one_cell_is_claimed_and_held_as_a_constant():
-    # kills: the full-cell claim dropped from the launch's claims (the program would read C at run
-    # time: "%arg" in its view), and a claim made where the row is narrower than the cell
-    from tileir.kernels import layernorm
 
-    cfg = layernorm.config(fmt="f16", max_tile=1024, one_chunk=True)
-    plan = layernorm.plan(cfg)
-    assert [t for _, t in plan.full_slots] == [1024]
-    for cols, full in ((1024, True), (1000, False)):
-        x, w, b = np.ones((8, cols), np.float16), np.ones(cols, np.float16), np.ones(cols, np.float16)
-        y = np.zeros_like(x)
-        spec = plan.div16(plan.values([x, w, b, y]), [x, w, b, y])
-        assert spec[-1] is full
-        views = [ln for ln in layernorm.mlir(spec, **cfg).splitlines() if "make_tensor_view" in ln]
-        assert any("x1024xf16" in ln for ln in views) == full
-        layernorm.run_host(x, w, b, y, **cfg)
-        np.testing.assert_allclose(y.astype(np.float32), 1.0, atol=1e-3)
+def test_exact_sizes_reach_the_launch_whatever_the_stride_switch(monkeypatch):
+    # kills: div16 answering the stride claims alone with TILEIR_SPECIALISE_STRIDES=0, which would
+    # run the run-time program on the device while run_host runs the exact one
+    import tileir.sizes as sizes
+
+    exact = vadd.specialised(["N"])
+    a = np.zeros(100, np.float32)
+    plan = exact.plan(exact.config())
+    monkeypatch.setattr(sizes, "SPECIALISE", False)
+    assert plan.div16(plan.values([a, a, a]), [a, a, a])[-1] == 100
+
+
+def test_the_generated_reader_claims_what_div16_claims_for_a_specialised_kernel():
+    # kills: the fast path's claims tuple without the exact values (a variant of another size served)
+    torch = pytest.importorskip("torch")
+    from tileir.runtime.fastpath import reader
+
+    exact = vadd.specialised(["N"])
+    cfg = exact.config()
+    plan = exact.plan(cfg)
+    read = reader(plan, [(kp.dtype, kp.by_ptr) for kp in exact.kparams(cfg)], len(exact.params))
+    from tests.test_launch_fast_path import OnGpu0  # CPU tensors that say they live on cuda:0
+
+    xs = [torch.zeros(300).as_subclass(OnGpu0) for _ in range(3)]
+    got = read(xs)
+    assert got is not None, "the generated reader refused plain contiguous tensors"
+    assert got[3] == plan.div16(plan.values(xs), xs)
+    assert got[3][-1] == 300

@@ -63,11 +63,19 @@ def cdiv(a: int, b: int) -> int:
 _PLAIN_KEYS = {c: ((), None, None, False, c) for c in (False, True)}  # a call with no keywords
 
 
-@functools.lru_cache(maxsize=None)
-def _parameter_names(fn: Callable[..., object]) -> frozenset[str]:
-    """The names ``fn`` takes (a marker or hints function of the configuration): read once, as
-    inspect.signature costs about 40 us and a recording asks several times."""
+@functools.lru_cache(maxsize=1024)
+def _cached_names(fn: Callable[..., object]) -> frozenset[str]:
     return frozenset(inspect.signature(fn).parameters)
+
+
+def _parameter_names(fn: Callable[..., object]) -> frozenset[str]:
+    """The names ``fn`` takes (a marker, hints or grid function of the configuration): read once per
+    function, as inspect.signature costs about 20 us and a launch with a grid function asks every
+    time (an unhashable callable is read each time)."""
+    try:
+        return _cached_names(fn)
+    except TypeError:
+        return frozenset(inspect.signature(fn).parameters)
 
 
 def _pow2_at_least(v: int) -> int:
@@ -361,7 +369,7 @@ class KernelFn:
         # a specialised kernel's host program holds the call's exact sizes too (no other claims: one
         # host recording per configuration)
         spec = ((False,) * len(plan.claim_slots) + (True,) * len(plan.array_params)
-                + tuple(values[k] for k in plan.exact_slots) + (False,) * len(plan.full_slots)) \
+                + tuple(values[k] for k in plan.exact_slots)) \
             if plan.exact_slots else ()
         prog = self.program(spec, checked=checked, **cfg)
         for p in sorted(prog.dense & set(plan.ranks)):

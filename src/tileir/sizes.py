@@ -163,12 +163,6 @@ class SizePlan:
         # as constants, one program per value: what sizes as configuration were (``KernelFn.specialised``)
         self.exact_slots = tuple(k for k, h in enumerate(self.hidden) if h.kind in ("size", "stride")
                                  and ("all" in exact or h.label in exact))
-        # the run-time sizes one cell covers (one_cell): a launch whose size fills the cell exactly
-        # claims it, and its program holds the size as that constant -- one more program at most, where
-        # a size of its own per value would be one per width (bench/exact_sizes.py measured the
-        # row norms 12% faster with the row width a constant)
-        full = {self.extent[(p, d)][1]: t for p, d, t in self.limits}
-        self.full_slots = tuple((k, t) for k, t in sorted(full.items()) if k not in self.exact_slots)
 
     def __bool__(self) -> bool:
         return bool(self.hidden)
@@ -313,15 +307,18 @@ class SizePlan:
         multiple of SPECIALISE_DIVISOR elements, then per array parameter (``array_params``),
         whether its first element's address is 16-byte aligned (a slice at an odd column is not;
         its program then makes no alignment claim for it). With SPECIALISE off, no claims on
-        values (and the pointers claimed aligned). Last, the values of the exact sizes (``exact_slots``),
-        then per size one cell covers (``full_slots``) whether it fills the cell exactly."""
+        values (and the pointers claimed aligned). Last, the values of the exact sizes (``exact_slots``:
+        a specialised kernel's, whatever SPECIALISE says)."""
         if not SPECIALISE:
-            return (False,) * len(self.claim_slots)
+            off = (False,) * len(self.claim_slots)
+            if arrays is None or not self.exact_slots:
+                return off
+            return off + (True,) * len(self.array_params) + tuple(values[k] for k in self.exact_slots)
         strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.claim_slots)
         if arrays is None:
             return strides
         return (strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
-                + tuple(values[k] for k in self.exact_slots) + tuple(values[k] == t for k, t in self.full_slots))
+                + tuple(values[k] for k in self.exact_slots))
 
     def named(self, values) -> dict:
         """The named run-time sizes of a call, by name (what a grid function and the tuner see)."""

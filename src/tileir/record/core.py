@@ -151,9 +151,7 @@ class RecorderCore(_dev.Dev):
         n, a = len(plan.claim_slots), len(plan.array_params)
         claims = dict(zip(plan.claim_slots, div16[:n]))
         self.prog.unaligned = frozenset(p for p, ok in zip(plan.array_params, div16[n:n + a]) if not ok)
-        e = len(plan.exact_slots)
-        self.hidden_exact = dict(zip(plan.exact_slots, div16[n + a:n + a + e]))
-        self.hidden_exact.update((k, t) for (k, t), full in zip(plan.full_slots, div16[n + a + e:]) if full)
+        self.hidden_exact = dict(zip(plan.exact_slots, div16[n + a:]))
         for k in range(len(plan.hidden)):
             if k in self.hidden_exact:
                 h = self.t_idx_const(self.hidden_exact[k])

@@ -115,7 +115,6 @@ def reader(plan, params, n_user: int):
     claims = [f"values[{k}] % {SPECIALISE_DIVISOR} == 0" for k in plan.claim_slots]
     claims += [f"p{p} % {SPECIALISE_DIVISOR} == 0" for p in plan.array_params]
     claims += [f"values[{k}]" for k in plan.exact_slots]
-    claims += [f"values[{k}] == {t}" for k, t in plan.full_slots]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]
     device = f"g{tensors[0]}" if tensors else "0"
     lines.append(f"    return {device}, [" + ", ".join(slots) + "], values, (" +
