@@ -20,9 +20,10 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|examples|training|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|examples|training|training-rows|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
 if [ ! -x /tmp/tc/bin/tileiras ] && [ -f .tc/tc.tar.xz ]; then tar -C /tmp -xJf .tc/tc.tar.xz; fi
 [ -d /tmp/tc/bin ] && export PATH=/tmp/tc/bin:$PATH
 unset CUDA_HOME CUDA_PATH CUDA_ROOT

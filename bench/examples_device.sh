@@ -36,7 +36,7 @@ gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)
 
 all_examples() {
     echo "# examples/ on the GPU: $(echo "$gpus" | head -1) x $(echo "$gpus" | grep -c .)," \
-         "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null)," \
+         "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git describe --always --dirty 2>/dev/null)," \
          "torch $($PY -c 'import torch; print(torch.__version__)' 2>/dev/null)," \
          "tileiras $($PY -c 'from tileir.assemble import tileiras_version; print(tileiras_version())' 2>/dev/null)"
     echo

@@ -196,7 +196,8 @@ def softmax_op(fmt, rows, cols, quick):
     t0 = min(pow2_at_least(cols), 8192)
     tiles = sorted({t0, min(t0, 4096), min(t0, 2048)}, reverse=True)
     cands = [{"max_tile": t, "one_chunk": t >= cols} for t in (tiles[:1] if quick else tiles)]
-    chosen = autotune.best(K.softmax_bwd, R=rows, C=cols, fmt=fmt)  # what tileir.ops runs, first
+    best = autotune.best(K.softmax_bwd, R=rows, C=cols, fmt=fmt) or {}
+    chosen = {k: v for k, v in best.items() if k in K.softmax_bwd.tuned}  # what tileir.ops runs, first
     cands = ([chosen] if chosen else []) + [c for c in cands if c != chosen]
     sw = sweep("softmax_bwd", cands, lambda c: K.softmax_bwd(y, dy, dx, fmt=fmt, **c),
                lambda: compare(dx, xr.grad, fmt)["ok"], lambda c: [(K.softmax_bwd, (y, dy, dx), dict(c, fmt=fmt))])

@@ -24,13 +24,14 @@ bf16 on the GPU) where they are used, so each model's gradients reach f32 master
 the cast.
 
 The task: sequences drawn from a fixed random Markov chain over the vocabulary, in which each token
-is followed by one of ``BRANCHES`` successors of its own, each as likely; the model is scored
-(cross-entropy) on every next token, so the loss falls smoothly from about log(vocab) towards
-log(BRANCHES). A smooth task on purpose: a copying task (a sequence, a separator, the sequence
-again) was tried first, and on the GPU configuration its loss sat on a plateau for 165 steps and
-then fell within 30, at a step that rounding decides -- torch, the control and tileir fell 5-15
-steps apart, so no step-by-step tolerance could hold across the fall (bench/results/
-examples_h200.txt of 2026-12-01 before this change; the first 130 steps agreed to 1.2e-4).
+is followed by one of ``BRANCHES`` successors drawn for it once (with replacement, so a few tokens
+have fewer distinct ones), each draw as likely; the model is scored (cross-entropy) on every next
+token, so the loss falls smoothly from about log(vocab) towards log(BRANCHES) (a little under it
+where successors repeat). A smooth task on purpose: a copying task (a sequence, a separator, the
+sequence again) was tried first, and on the GPU configuration its loss sat on a plateau for 165
+steps and then fell within 30, at a step that rounding decides -- torch, the control and tileir
+fell 5-15 steps apart, so no step-by-step tolerance could hold across the fall
+(bench/results/examples_h200_copy_task.txt; the first 130 steps agreed to 1.2e-4).
 The optimizer: AdamW (betas 0.9, 0.95), the gradients' norm clipped to 1, the learning rate
 warmed up over the first 5% of the steps and then down a cosine to a tenth.
 
@@ -76,7 +77,7 @@ SMOKE = {"d_model": 64, "heads": 2, "head_dim": 64, "layers": 1, "seq": 16, "bat
 GPU = {"d_model": 512, "heads": 8, "head_dim": 64, "layers": 2, "seq": 256, "batch": 32, "steps": 300, "vocab": 256,
        "lr": 1e-3, "warmup": 10, "log_every": 10}
 EPS = 1e-5
-BRANCHES = 4  # successors a token has in the task's chain: the loss's floor is log(BRANCHES)
+BRANCHES = 4  # successor draws a token has in the task's chain: the loss's floor is about log(BRANCHES)
 CLIP = 1.0  # the gradients' norm is clipped to this
 
 
