@@ -1,10 +1,10 @@
-"""The public surface type-checks, for tileir and for its users (the package ships py.typed).
+"""The package type-checks, for tileir and for its users (the package ships py.typed).
 
-One mypy run, configured by ``[tool.mypy]`` in pyproject.toml, over the user-facing modules (its
-``files``), every script under examples/ and two programs of a user's: the examples and
-tests/typecheck/user_program.py, written the way the tutorials write kernels, must have no error;
-tests/typecheck/user_mistakes.py must have exactly the errors its ``# E: <code>`` comments name, on
-those lines.
+One mypy run, configured by ``[tool.mypy]`` in pyproject.toml, over the whole package (its
+``files``: every module under src/tileir), every script under examples/ and two programs of a
+user's: the package, the examples and tests/typecheck/user_program.py, written the way the
+tutorials write kernels, must have no error; tests/typecheck/user_mistakes.py must have exactly
+the errors its ``# E: <code>`` comments name, on those lines.
 
 Mutants it kills: a public function annotated to answer the wrong type (``tileir.ops.softmax ->
 int``, ``Tile.__add__ -> Idx``, ``KernelFn.program -> Kernel``: user_program.py fails); a type
@@ -75,7 +75,7 @@ def test_public_surface_and_user_programs_type_check(tmp_path):
     wanted = _expected(mistakes)
     got = found.pop(mistakes_key, set())
     others = [line for line in lines if not line.startswith(mistakes_key)]
-    assert not others, "mypy errors on the public surface, the examples or the user program:\n" + "\n".join(others)
+    assert not others, "mypy errors in the package, the examples or the user program:\n" + "\n".join(others)
     assert got == wanted, (f"user_mistakes.py: mypy missed {sorted(wanted - got)} and reported "
                            f"{sorted(got - wanted)} unexpectedly:\n" + "\n".join(lines))
     assert took < 300, f"mypy took {took:.0f} s"

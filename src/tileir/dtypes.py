@@ -135,7 +135,7 @@ def f64_to_f32_odd(x) -> np.ndarray:
     return np.where(inexact, bits | np.uint32(1), bits).astype(np.uint32).view(np.float32)
 
 
-def to_format(d: Dtype, values) -> np.ndarray:
+def to_format(d: Dtype | str, values) -> np.ndarray:
     """``values`` as an array of format ``d`` (nearest even for floats, wrapped for ints); an f64
     value is rounded once, correctly, into every format."""
     d = dtype(d)
@@ -154,7 +154,7 @@ def to_format(d: Dtype, values) -> np.ndarray:
     return wrap_int(d, arr.astype(np.int64))
 
 
-def wrap_int(d: Dtype, values) -> np.ndarray:
+def wrap_int(d: Dtype | str, values) -> np.ndarray:
     """Integers reduced modulo 2^bits and read signed, as the device's integer formats hold them."""
     d = dtype(d)
     v = np.asarray(values).astype(np.int64)
@@ -168,7 +168,7 @@ def wrap_int(d: Dtype, values) -> np.ndarray:
     return w.astype(d.np_dtype)
 
 
-def host_round(d: Dtype, value: float) -> float:
+def host_round(d: Dtype | str, value: float) -> float:
     """A host number rounded to format ``d`` where it is made: f_const(BF16, 0.1) is 0.10009765625."""
     d = dtype(d)
     if not d.is_float:

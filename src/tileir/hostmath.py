@@ -74,6 +74,7 @@ def maxmin(x, y, is_max: bool, propagate_nan: bool):
     """maxf / minf: without propagate_nan a NaN operand answers the other operand, with it NaN; two
     zeros of opposite signs answer +0 (max) and -0 (min) whichever comes first (measured on the H200,
     IEEE 754-2019's maximum / minimum; numpy answers one of the operands)."""
+    f: np.ufunc
     if propagate_nan:
         f = np.maximum if is_max else np.minimum
     else:
@@ -129,7 +130,7 @@ def directed(exact_op, name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode
     d = BY_NAME[dtype]
     shape = x.shape
     xs, ys = x.ravel(), y.ravel()
-    out = np.empty(xs.size, np.float64)
+    out: np.ndarray = np.empty(xs.size, np.float64)  # flat here, x's shape at the end
     odd = d.name != "f64"
     with np.errstate(all="ignore"):
         plain = exact_op(xs, ys)

@@ -189,7 +189,7 @@ def _ftof_corpus(src: str, n: int, salt: int) -> np.ndarray:
     either side of them, values past its range and its subnormals, then spread values."""
     r = C.rng(salt)
     sfmt = "f32" if src == "tf32" else src
-    vals = [C.float_specials(sfmt).astype(np.float64)]
+    vals: list[np.ndarray | list[float]] = [C.float_specials(sfmt).astype(np.float64)]
     for dst in ("f32", "tf32", "f16", "bf16", "f8E4M3FN", "f8E5M2"):
         p, emin, emax, _, _ = X.FORMATS[dst]
         m = r.integers(1 << (p - 1), 1 << p, 8).astype(np.float64)

@@ -12,6 +12,7 @@ signed unless asked unsigned.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ from ..hostmath import directed, unsigned, work
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
+from .recording import Recording
 
 # the spelling of the recorded ops' kinds, in the recorder's refusals
 _KIND_WORDS = {"unaryf": "float unary", "binaryf": "float binary", "cmpf": "float comparison",
@@ -130,11 +132,11 @@ class Select(Attrs, kind="select"):
     b: Handle
 
 
-class ArithRecording:
+class ArithRecording(Recording):
     """The element-wise operations of the recorder (mixed into record.Recorder)."""
 
     # -- the rank-0 rule -----------------------------------------------------------------------
-    def spread(self, h, shape):
+    def spread(self, h: Handle, shape: Sequence[int]) -> Handle:
         inf = self.info(h)
         shape = tuple(shape)
         if inf.shape == shape:
@@ -151,7 +153,8 @@ class ArithRecording:
     def t_spread(self, dtype, shape, src):
         return self.spread(src, shape)
 
-    def operands(self, what: str, dtype: str, shape, handles, kind: str = "any"):
+    def operands(self, what: str, dtype: str, shape: Sequence[int], handles: Sequence[Handle],
+                 kind: str = "any") -> list[Handle]:
         """Check each operand is a ``dtype`` value of ``shape`` or rank 0; rank 0 is spread. The one
         place these rules live (the surface's ``tiles`` only makes numbers in the operands' format),
         so a Dev caller that skips the surface meets them too; ``kind`` "float" / "int" adds that

@@ -37,6 +37,7 @@ from ..errors import TileirError
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, Whole, cells
+from ..values import Tile
 from .entry_hints import entry_hints
 from .registry import Case, register
 
@@ -110,6 +111,7 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | No
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     hk = ti.idx_div(h, ti.idx_div(ti.extent_of(q, 1), ti.extent_of(k, 1)))  # grouped-query: K/V's head
     s_kv = ti.extent_of(k, 2)
+    qk_scale: Tile | float  # a tile where it is 1/sqrt(D) of the arrays', else the host number
     if scale is None:
         qk_scale = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32)) * LOG2E
     else:
@@ -200,7 +202,8 @@ def _case(name, fmt, causal, rtol, atol):
         return [q, k, v, np.zeros((b, h, s, d), npd)]
 
     def expected(args):
-        return reference(*args[:3], causal)
+        q, k, v = args[:3]
+        return reference(q, k, v, causal)
 
     def config(sz):  # the head tile where the kernel's default (128) is not the smallest that covers D
         t = head_tile(_size(sz)[3])

@@ -430,7 +430,8 @@ def _grad_runner(which, causal):
 
 def _expected(which, causal):
     def expected(args):
-        return grads_reference(*args[:4], causal=causal)[which]
+        q, k, v, do = args[:4]
+        return grads_reference(q, k, v, do, causal=causal)[which]
 
     return expected
 
@@ -452,7 +453,8 @@ def _fwd_case(name, fmt, causal, rtol, atol):
         return [q, k, v, np.zeros((b, h, s, d), npd), np.zeros((b, h, s), np.float32)]
 
     def expected(args):
-        return reference(*args[:3], causal)[0]
+        q, k, v = args[:3]
+        return reference(q, k, v, causal)[0]
 
     return register(Case(name, attention_fwd_lse, f"attention forward saving lse, {dtype(fmt).name}, "
                          f"{'causal' if causal else 'not causal'}, [B, H, S, D]", (1, 2, 64, 64),

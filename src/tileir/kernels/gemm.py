@@ -145,6 +145,7 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
     target whose rule is followed (this machine's by default). Answers C."""
     fmt = fmt_of(a)
     extra = {"precision": precision} if fmt == "f32" and precision is not None else {}
+    p: dict  # plan's: {"splits": S} and, split, the two kernels' configurations
     if splits is not None:
         p = {"splits": int(splits)}
     else:

@@ -61,7 +61,7 @@ class _Walk:
         self.t, self.n, self.one = t, n, one
         self.r = ti.block_id(0)
         self.chunks = None if one else ti.blocks_of(x, 1)
-        self.last = 0 if one else ti.idx_sub(self.chunks, 1)
+        self.last = 0 if self.chunks is None else ti.idx_sub(self.chunks, 1)
         self.cols = ti.extent_of(x, 1)
         self.inv_n = 1.0 / ti.int_to_float(ti.idx_as_tile(self.cols), F32)
         self.out = ti.partition_view(ti.array_view(y), [n, t])
@@ -101,12 +101,13 @@ def layernorm(x=_x, w=_vec, b=_vec, y=_y, *, eps: float = 1e-5, fmt: str = "f32"
     s, x_last = walk.sum_and_last(x, lambda c: c)
     mean = ti.reduce_sum(s, keepdims=True) * walk.inv_n
     sq = None if one_chunk else ti.carry(ti.full([rows, t], 0.0, F32))
-    for j in walk.whole_chunks():  # the whole chunks: no lane past C
-        d = _chunk(x, j) - mean
-        ti.set(sq, ti.get(sq) + d * d)
+    if sq is not None:  # more than one chunk
+        for j in walk.whole_chunks():  # the whole chunks: no lane past C
+            d = _chunk(x, j) - mean
+            ti.set(sq, ti.get(sq) + d * d)
     inside = ti.axis_mask(ti.tile_at(walk.last, t), [rows, t], 1, walk.cols)
     d_last = ti.select(inside, x_last - mean, 0.0)  # the padded lanes hold -mean: out of the variance
-    squares = d_last * d_last if one_chunk else ti.get(sq) + d_last * d_last
+    squares = d_last * d_last if sq is None else ti.get(sq) + d_last * d_last
     rstd = ti.rsqrt(ti.reduce_sum(squares, keepdims=True) * walk.inv_n + eps)
     for j in walk.whole_chunks():
         walk.store(j, ti.fma((_chunk(x, j) - mean) * rstd, _row(w, j, t), _row(b, j, t)), fmt)

@@ -18,7 +18,7 @@ class Case:
     name: str
     kernel: KernelFn
     summary: str
-    default_size: int
+    default_size: int | tuple[int, ...]  # an int, or one int a dimension (--size 64x128)
     config: Callable  # size -> the kernel's configuration there: formats, flags, tiles ({} for the defaults)
     inputs: Callable  # (size, rng) -> list of arguments in parameter order (numpy arrays / numbers)
     expected: Callable  # (args) -> the output array an independent numpy computation gives

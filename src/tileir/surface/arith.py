@@ -263,7 +263,7 @@ def rint(a) -> Tile:
     big = _WHOLE_FROM[d]
     m = abs(a)
     whole = sub(add(m, big), big)
-    bits = Tile(dev().t_convert("bitcast", d, _SAME_WIDTH_INT[d], list(shape), h(a)))
+    bits: Tile = Tile(dev().t_convert("bitcast", d, _SAME_WIDTH_INT[d], list(shape), h(a)))
     signed = select(record("lt_i", bits, 0), neg(whole), whole)
     return select(lt(m, big), signed, a)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+from collections.abc import Callable
 
 from ..dev import dev
 from ..dtypes import BY_NAME
@@ -187,8 +188,10 @@ def _convert(row: Row, spelled: bool, a, to=None) -> Tile:
     return Tile(dev().t_convert(row.op, d, row.to if to is None else dname(to), list(shape), h(a)))
 
 
-_KINDS = {"unaryf": _unaryf, "binaryf": _binaryf, "fma": _fma, "cmpf": _cmpf, "cmpi": _cmpi, "binaryi": _binaryi,
-          "unaryi": _unaryi, "convert": _convert}
+# each kind's recorder: (row, spelled, *operands, **options) -> Tile
+_KINDS: dict[str, Callable[..., Tile]] = {
+    "unaryf": _unaryf, "binaryf": _binaryf, "fma": _fma, "cmpf": _cmpf, "cmpi": _cmpi, "binaryi": _binaryi,
+    "unaryi": _unaryi, "convert": _convert}
 
 
 def record(name: str, *args, **kwargs) -> Tile:

@@ -26,6 +26,7 @@ def idx_const(value: int) -> Idx:
 
 
 def as_idx(x) -> Idx:
+    """An index operand: an Idx, or a host int made an ``idx_const`` (as Idx's operators take)."""
     if isinstance(x, Idx):
         return x
     if isinstance(x, int) and not isinstance(x, bool):
@@ -36,37 +37,37 @@ def as_idx(x) -> Idx:
 
 
 @public
-def idx_add(a: Idx, b: Idx) -> Idx:
+def idx_add(a: Idx | int, b: Idx | int) -> Idx:
     """The sum of two index tiles."""
     return Idx(dev().t_idx_add(as_idx(a).h, as_idx(b).h))
 
 
 @public
-def idx_mul(a: Idx, b: Idx) -> Idx:
+def idx_mul(a: Idx | int, b: Idx | int) -> Idx:
     """The product of two index tiles."""
     return Idx(dev().t_idx_mul(as_idx(a).h, as_idx(b).h))
 
 
 @public
-def idx_sub(a: Idx, b: Idx) -> Idx:
+def idx_sub(a: Idx | int, b: Idx | int) -> Idx:
     """The difference a - b of two index tiles."""
     return Idx(dev().t_binaryi("subi", "i32", [], as_idx(a).h, as_idx(b).h))
 
 
 @public
-def idx_div(a: Idx, b: Idx) -> Idx:
+def idx_div(a: Idx | int, b: Idx | int) -> Idx:
     """The quotient a / b of two index tiles, rounded toward zero."""
     return Idx(dev().t_binaryi("divi", "i32", [], as_idx(a).h, as_idx(b).h))
 
 
 @public
-def idx_rem(a: Idx, b: Idx) -> Idx:
+def idx_rem(a: Idx | int, b: Idx | int) -> Idx:
     """The remainder of a / b, of a's sign."""
     return Idx(dev().t_binaryi("remi", "i32", [], as_idx(a).h, as_idx(b).h))
 
 
 @public
-def tile_at(idx: Idx, n: int) -> Idx:
+def tile_at(idx: Idx | int, n: int) -> Idx:
     """The element offset of tile block ``idx`` in a run of ``n``-element tiles: idx * n."""
     return idx_mul(as_idx(idx), idx_const(n))
 

@@ -145,7 +145,10 @@ def index_operator(t, key):
         key = key + (Ellipsis,)
     at = key.index(Ellipsis)
     key = key[:at] + (slice(None),) * (len(shape) - named) + key[at + 1:]
-    sub, slices, out, dim = [], [], [], 0
+    sub: list[int] = []
+    slices: list[int | Idx] = []  # a slice's number, or a dynamic index
+    out: list[int] = []
+    dim = 0
     for k in key:
         if k is None:
             out.append(1)
