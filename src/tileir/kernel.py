@@ -368,9 +368,7 @@ class KernelFn:
         self._check_asserted(plan, values, asserted)
         # a specialised kernel's host program holds the call's exact sizes too (no other claims: one
         # host recording per configuration)
-        spec = ((False,) * len(plan.claim_slots) + (True,) * len(plan.array_params)
-                + tuple(values[k] for k in plan.exact_slots)) \
-            if plan.exact_slots else ()
+        spec = plan.exact_only(values) if plan.exact_slots else ()
         prog = self.program(spec, checked=checked, **cfg)
         for p in sorted(prog.dense & set(plan.ranks)):
             a = arrays[p]

@@ -310,14 +310,20 @@ class SizePlan:
         values (and the pointers claimed aligned). Last, the values of the exact sizes (``exact_slots``:
         a specialised kernel's, whatever SPECIALISE says)."""
         if not SPECIALISE:
-            off = (False,) * len(self.claim_slots)
-            if arrays is None or not self.exact_slots:
-                return off
-            return off + (True,) * len(self.array_params) + tuple(values[k] for k in self.exact_slots)
+            return self.exact_only(values) if arrays is not None else (False,) * len(self.claim_slots)
         strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.claim_slots)
         if arrays is None:
             return strides
         return (strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
+                + tuple(values[k] for k in self.exact_slots))
+
+    def exact_only(self, values) -> tuple:
+        """div16's layout with no claim but the exact sizes' values (every pointer taken as aligned):
+        what the host reference records, one program per configuration (and per exact value); ()
+        where there are no exact sizes."""
+        if not self.exact_slots:
+            return (False,) * len(self.claim_slots)
+        return ((False,) * len(self.claim_slots) + (True,) * len(self.array_params)
                 + tuple(values[k] for k in self.exact_slots))
 
     def named(self, values) -> dict:
