@@ -1,7 +1,7 @@
-"""Host-side launch overhead: a tiny kernel launched many times -- tileir's whole plain call, its
-Launcher alone, a bare cuLaunchKernel of the same cubin from Python (the floor through
-cuda-bindings), torch's own add -- and the pieces of ours, timed alone; then the time to record +
-lower + encode a matmul.
+"""Host-side launch overhead: a tiny kernel launched many times -- tileir's whole plain call
+(through torch's launcher where it has one, and through cuda-bindings), its Launcher alone, a bare
+cuLaunchKernel of the same cubin from Python (the floor through cuda-bindings), torch's own add --
+and the pieces of ours, timed alone; then the time to record + lower + encode a matmul.
 
     PYTHONPATH=src python3 bench/launch_overhead.py --out bench/results/launch_overhead_h200.json
 """
@@ -38,6 +38,7 @@ def main():
     ((launcher, grid_rule, _dense, _grid3),) = site.variants.values()
     plan = site.plan
     from tileir.runtime import driver
+    from tileir.runtime import launch as launch_mod
     from tileir.runtime.driver import cu
     from tileir.runtime.launch import current_torch_stream, normalize_grid
 
@@ -68,12 +69,19 @@ def main():
         "host_current_stream": per_call_us(lambda: current_torch_stream(0)),
         "host_bind": per_call_us(lambda: driver.bind(0)),
     }
+    # the same plain call with torch's launcher turned off (every launch through cuda-bindings)
+    through_torch = launcher._torch_launch is not None
+    launcher._torch_launch = None
+    us["tileir_through_bindings"] = per_call_us(lambda: vadd(a, b, c))
+    host_bindings = host_us(lambda: vadd(a, b, c))
+    launcher._torch_launch = launch_mod._torch_launcher() if through_torch else None
     # the host's own cost per call (the queue never fills): where per_call_us is the GPU's pace
     # for both sides, this says how much host time each leaves to spare
     host = {"tileir": host_us(lambda: vadd(a, b, c)),
             "tileir_launch_slots": host_us(lambda: launcher.launch_slots(0, ready, g, None, False)),
             "cuLaunchKernel": host_us(lambda: d.cuLaunchKernel(fn, *g, 1, 1, 1, 0, stream, ctypes.addressof(ptrs), 0)),
-            "torch": host_us(lambda: torch.add(a, b, out=c))}
+            "torch": host_us(lambda: torch.add(a, b, out=c)),
+            "tileir_through_bindings": host_bindings}
     # the GPU's pace: back-to-back launches of the same add timed by events
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -90,6 +98,7 @@ def main():
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "launch_overhead_us": {k: round(v, 2) if v is not None else None for k, v in us.items()},
            "tileir_over_torch": round(ratio, 3),
+           "through_torchs_launcher": through_torch, "warps": launcher._warps,
            "host_only_us": {k: round(v, 2) for k, v in host.items()},
            "gpu_us_per_small_add": round(gpu_us, 2),
            "record_encode_ms_matmul": round(record_encode_ms(matmul_f16, tm=128, tn=256, tk=32, group=8), 3)}

@@ -153,3 +153,75 @@ def test_one_cell_bounds_a_dyn_dim_extent_too():
     assert (y == 1).all()
     with pytest.raises(ti.TileirError, match="one cell"):
         rows.run_host(np.ones((3, 17), np.float32), np.zeros((3, 17), np.float32))
+
+
+class TorchLauncher:
+    """Stands in for torch._C._StaticCudaLauncher._launch_kernel: records each launch, or refuses
+    (RuntimeError, as torch's AT_CUDA_DRIVER_CHECK raises) while ``refuse`` is set."""
+
+    def __init__(self, refuse=False):
+        self.calls, self.refuse = [], refuse
+
+    def __call__(self, f, gx, gy, gz, warps, shmem, tys, slots, stream):
+        self.calls.append(((gx, gy, gz), warps, tys, slots))
+        if self.refuse:
+            raise RuntimeError("CUDA driver error: invalid argument")
+
+
+@pytest.fixture
+def torch_launcher(fake_gpu, monkeypatch):
+    """fake_gpu with torch's launcher present and the cubin naming a block of 4 warps."""
+    launch_mod = sys.modules["tileir.runtime.launch"]
+    fake = TorchLauncher()
+    monkeypatch.setattr(launch_mod, "_torch_launcher", lambda: fake)
+    monkeypatch.setattr(launch_mod, "warps_of", lambda cubin, kernel: 4)
+    monkeypatch.setattr(launch_mod._bound, "device", 0, raising=False)
+
+    def bind(device):  # as driver.bind leaves it: this thread bound this GPU last
+        launch_mod._bound.device = device
+        return True
+
+    monkeypatch.setattr(launch_mod, "bind", bind)
+    monkeypatch.setattr(launch_mod, "_launchers", type(launch_mod._launchers)())  # launchers made afresh
+    arrays = _arrays(1000)
+    _prime(arrays)
+    (site,) = vadd._sites.values()
+    for variant in site.variants.values():
+        variant[0]._function_ints[0] = 1234
+    return fake, arrays
+
+
+def test_a_plain_call_goes_through_torchs_launcher_with_the_cubins_block(torch_launcher, fake_gpu):
+    """Torch's launcher gets the cubin's warps (a tileiras kernel runs only with its own block or
+    (1, 1, 1)), every slot as a 64-bit integer in a tuple, and the generated grid; the driver is not
+    asked (the mutants: one warp, a list of slots, or both launchers launching)."""
+    fake, arrays = torch_launcher
+    vadd(*arrays)
+    assert fake.calls == [((4, 1, 1), 4, "KKKK", (arrays[0].data_ptr(), arrays[1].data_ptr(), arrays[2].data_ptr(),
+                                                  1000))]
+    assert fake_gpu.launches == []
+
+
+def test_a_refusal_by_torchs_launcher_launches_once_through_the_driver(torch_launcher, fake_gpu):
+    """A refusal (nothing launched) falls back to cuda-bindings, which launches once and words any
+    error; after three refusals the launcher stops asking torch's (the mutants: no fallback, a
+    launch through both, asking forever)."""
+    fake, arrays = torch_launcher
+    fake.refuse = True
+    for n in range(1, 6):
+        vadd(*arrays)
+        assert len(fake_gpu.launches) == n  # one launch per call, through the driver
+    assert len(fake.calls) == 3
+
+
+def test_a_waiting_call_and_an_oversized_grid_go_through_the_driver(torch_launcher, fake_gpu):
+    """sync=True waits on the driver's stream (cuda-bindings' path); a grid whose product torch's
+    launcher would overflow in 32 bits (and then launch nothing) is the driver's too."""
+    fake, arrays = torch_launcher
+    fake_gpu.cuStreamSynchronize = lambda stream: (0,)
+    vadd(*arrays, sync=True)
+    assert fake.calls == [] and len(fake_gpu.launches) == 1
+    (site,) = vadd._sites.values()
+    (variant,) = site.variants.values()
+    variant[0].launch_ready(0, tuple(fake_gpu.launches[0][1]), (65536, 65535, 1), False)
+    assert fake.calls == [] and fake_gpu.launches[-1][0] == (65536, 65535, 1)

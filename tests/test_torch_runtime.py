@@ -216,7 +216,7 @@ def test_the_generated_reader_equals_the_full_checks():
         device, slots, values, claims = read((on0(x), on0(y)))
         assert device == 0 and values == plan.values((x, y))
         assert claims == plan.div16(values, (x, y))
-        assert slots == [x.data_ptr(), y.data_ptr(), *values]
+        assert slots == (x.data_ptr(), y.data_ptr(), *values)
     # anything the full path would refuse or explain, the reader hands back (None)
     x = on0(torch.randn(5, 40))
     for bad in ((x, on0(torch.zeros(5, 41))),  # the sizes disagree

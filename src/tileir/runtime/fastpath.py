@@ -117,7 +117,7 @@ def reader(plan, params, n_user: int):
     claims += [f"values[{k}]" for k in plan.exact_slots]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]
     device = f"g{tensors[0]}" if tensors else "0"
-    lines.append(f"    return {device}, [" + ", ".join(slots) + "], values, (" +
+    lines.append(f"    return {device}, (" + "".join(sl + ", " for sl in slots) + "), values, (" +
                  "".join(c + ", " for c in claims) + ")")
     exec("\n".join(lines), scope)  # noqa: S102 - our own text, made from the plan's numbers
     return scope["read"]

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import os
 import sys
 import threading
 
 from ..errors import TileirError
 from ..lru import LRU
 from .arrays import DeviceArg, HostArg, HostStaging, is_torch_tensor, pack_scalar, prepare
+from .cubin_info import warps_of
 from .driver import Module, _bound, bind, check, cu, pointer_device, pushed, rebind
 
 _GRID_LIMITS = (2**31 - 1, 65535, 65535)
@@ -140,6 +142,18 @@ def current_torch_stream(device: int) -> int:
     return int(raw(device)) if raw is not None else int(torch.cuda.current_stream(device).cuda_stream)
 
 
+def _torch_launcher():
+    """torch's own C++ launcher of a loaded CUfunction (``torch._C._StaticCudaLauncher``, what
+    inductor launches Triton's cubins with), or None: where torch is not loaded, its build has
+    none, or TILEIR_TORCH_LAUNCHER=0. It takes the slots as a tuple of 64-bit integers, and its
+    blocks are 32 x num_warps threads: a tileiras kernel runs with exactly the block its cubin names
+    (runtime/cubin_info.py; bench/results/static_launch_h200.json measured both)."""
+    torch = _torch()
+    if torch is None or os.environ.get("TILEIR_TORCH_LAUNCHER", "1") in ("0", "off", "false", "no"):
+        return None
+    return getattr(getattr(torch._C, "_StaticCudaLauncher", None), "_launch_kernel", None)
+
+
 def _torch_stream_of(stream, handle: int, device: int):
     """A torch stream object for ``stream`` (for record_stream): itself, or the handle wrapped."""
     torch = _torch()
@@ -194,6 +208,12 @@ class Launcher:
         self._last_grid: tuple[tuple, tuple[int, int, int]] | None = None
         self._last_values: list | None = None  # what the slots hold after a fast-lane call
         self._by_ptr = [bp for _, bp in self.params]
+        self._warps = warps_of(cubin, kernel)  # the block tileiras compiled the kernel for, in warps
+        # None: every launch goes through cuda-bindings
+        self._torch_launch = _torch_launcher() if self._warps is not None else None
+        self._torch_launch_failures = 0
+        self._tys = "K" * len(self.params)  # every slot a 64-bit integer, as the slots hold them
+        self._function_ints: dict = {}  # device -> the CUfunction's address
         self._contig = [bp and i not in self.strided for i, (_, bp) in enumerate(self.params)]
 
     def function(self, device: int = 0):
@@ -202,6 +222,8 @@ class Launcher:
         if f is None:
             f = module_for(self.cubin, self.kernel, device).function(self.kernel)
             self._functions[device] = f
+            if self._torch_launch is not None:
+                self._function_ints[device] = int(f)
         return f
 
     def _fast_values(self, args):
@@ -304,13 +326,32 @@ class Launcher:
                 t.record_stream(ts)
         return handle
 
-    def launch_ready(self, device: int, slots: list, grid3: tuple, sync: bool) -> None:
+    def launch_ready(self, device: int, slots: tuple, grid3: tuple, sync: bool) -> None:
         """``launch_slots`` on torch's current stream with a grid already three ints within the
         driver's limits (a call site's generated grid): the plain call's path, nothing asked twice."""
-        handle = current_torch_stream(device)
+        self._send(device, slots, grid3, current_torch_stream(device), sync)
+
+    def _send(self, device: int, slots: tuple, grid3: tuple, handle: int, sync: bool) -> None:
+        """The launch of checked slots: through torch's launcher where it can take it (this thread
+        bound this GPU's context last, the call does not wait), else through cuda-bindings, which
+        also binds contexts afresh and words the driver's refusals."""
+        launch = self._torch_launch
+        if launch is not None and not sync and getattr(_bound, "device", None) == device:
+            f = self._function_ints.get(device)
+            gx, gy, gz = grid3
+            # torch's launcher multiplies the grid in 32 bits and launches nothing where that is <= 0
+            if f is not None and 0 < gx * gy * gz < 2**31:
+                try:
+                    launch(f, gx, gy, gz, self._warps, 0, self._tys, slots, handle)
+                    return
+                except RuntimeError:  # nothing was launched: the path below asks the driver again
+                    _bound.device = None  # (a context changed under us is bound afresh there)
+                    self._torch_launch_failures += 1
+                    if self._torch_launch_failures >= 3:  # it keeps refusing this kernel: stop asking
+                        self._torch_launch = None
         self._slots_and_launch(device, slots, grid3, self._streams.get(handle) or self._stream(handle), sync)
 
-    def _slots_and_launch(self, device: int, slots: list, grid3, hstream, sync: bool) -> None:
+    def _slots_and_launch(self, device: int, slots, grid3, hstream, sync: bool) -> None:
         with self._lock:  # the slots are reused: the driver copies them at the launch
             if slots != self._last_values:
                 put = self._slots
@@ -319,7 +360,7 @@ class Launcher:
                 self._last_values = slots
             self._launch(device, grid3[0], grid3[1], grid3[2], hstream, sync)
 
-    def launch_slots(self, device: int, slots: list, grid, stream, sync: bool, tensors=()) -> None:
+    def launch_slots(self, device: int, slots: tuple, grid, stream, sync: bool, tensors=()) -> None:
         """Launch with ``slots`` (every entry parameter's 64-bit value, read and checked by the
         caller's generated reader, runtime/fastpath.py) on GPU ``device``: the fastest way in,
         taken only after a full-path call has checked this launcher's parameter list."""
@@ -328,7 +369,7 @@ class Launcher:
             handle = current_torch_stream(device)
         else:
             handle = self._stream_for(stream, device, [t for t in tensors if hasattr(t, "record_stream")])
-        self._slots_and_launch(device, slots, grid3, self._streams.get(handle) or self._stream(handle), sync)
+        self._send(device, slots, grid3, handle, sync)
 
     def __call__(self, grid, args, stream=None, sync: bool = False) -> None:
         kernel, params = self.kernel, self.params
