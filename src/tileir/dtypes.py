@@ -168,9 +168,23 @@ def wrap_int(d: Dtype | str, values) -> np.ndarray:
     return w.astype(d.np_dtype)
 
 
+def wrap_int_scalar(d: Dtype | str, value: int) -> int:
+    """``int(wrap_int(d, value))`` for one Python int, without numpy's per-call cost (every index
+    constant of a recording passes here)."""
+    d = dtype(d)
+    if not -(1 << 63) <= value < (1 << 63):
+        return int(wrap_int(d, value))  # numpy's own refusal of a number int64 cannot hold
+    if d.bits >= 64:
+        return value
+    if d is I1:
+        return value & 1
+    half = 1 << (d.bits - 1)
+    return (value + half) % (half << 1) - half
+
+
 def host_round(d: Dtype | str, value: float) -> float:
     """A host number rounded to format ``d`` where it is made: f_const(BF16, 0.1) is 0.10009765625."""
     d = dtype(d)
     if not d.is_float:
-        return int(wrap_int(d, int(value)))
+        return wrap_int_scalar(d, int(value))
     return float(to_format(d, value))

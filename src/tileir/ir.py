@@ -157,9 +157,24 @@ Ty = Union[Token, Tile, TensorView, PartitionView, StridedView, GatherScatterVie
 TOKEN = Token()
 
 
+_TILES: dict = {}  # (shape, format name) -> its Tile: the lowering asks for the same few types over and over
+
+
 def tile(shape, elem: str | Elem) -> Tile:
     """``Tile(shape, Num(elem))`` with the shape as a tuple; a shorthand the lowering uses a lot."""
-    return Tile(tuple(shape), Num(elem) if isinstance(elem, str) else elem)
+    shape = tuple(shape)
+    if type(elem) is not str:
+        return Tile(shape, Num(elem) if isinstance(elem, str) else elem)
+    for n in shape:
+        if type(n) is not int:  # an equal key of another type (128.0) must not answer the int one's Tile
+            return Tile(shape, Num(elem))
+    key = (shape, elem)
+    got = _TILES.get(key)
+    if got is None:
+        got = Tile(shape, Num(elem))
+        if len(_TILES) < 4096:
+            _TILES[key] = got
+    return got
 
 
 def tensor_view_of(t: Ty) -> TensorView:

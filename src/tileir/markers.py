@@ -84,13 +84,28 @@ def check_extent(extent, what: str) -> tuple:
     return extent
 
 
+def _plain_extent(extent) -> bool:
+    """Whether check_extent would pass ``extent`` as it is: positive ints, DYN_DIM, identifiers."""
+    if not extent:
+        return False
+    for e in extent:
+        t = type(e)
+        if not ((t is int and (e > 0 or e == DYN_DIM)) or (t is str and e.isidentifier())):
+            return False
+    return True
+
+
 def cells(extent, tile, along=None, pad: Padding = NoPadding, one_cell=()) -> Cells:
     """A parameter's row-major tensor of ``extent`` (each a fixed int, a run-time size name such as
     ``"M"``, or DYN_DIM) cut into cells of ``tile`` (powers of two; the last cell along a dimension
     may be partial), dimension d following grid axis ``along[d]`` or FREE_AXIS. ``one_cell``: the
     dimensions a single cell covers whole (a program that needs no walk along them): a launch whose
     extent there is past the tile is refused."""
-    extent, tile = check_extent(extent, f"cells({list(extent)}, {list(tile)})"), tuple(tile)
+    if type(extent) in (tuple, list) and _plain_extent(extent):
+        # nothing to refuse, so no refusal's text is made (a marker function runs per recording)
+        extent, tile = tuple(extent), tuple(tile)
+    else:
+        extent, tile = check_extent(extent, f"cells({list(extent)}, {list(tile)})"), tuple(tile)
     if len(extent) != len(tile) or not tile:
         raise TileirError(f"cells({list(extent)}, {list(tile)}): one tile dimension per extent")
     along = tuple(range(len(tile))) if along is None else tuple(along)

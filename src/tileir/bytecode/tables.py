@@ -7,7 +7,7 @@ import struct
 import numpy as np
 
 from .. import ir
-from ..dtypes import BY_NAME, to_format
+from ..dtypes import BY_NAME, to_format, wrap_int_scalar
 from ..errors import TileirError
 from . import enums as E
 from .varint import put_varint
@@ -62,6 +62,10 @@ class TypeTable(Interned):
     def __init__(self, version):
         super().__init__()
         self.version = version
+        # type -> id: a kernel names the same few types over and over, and an equal type always
+        # encodes to the same bytes in one file (its parts are interned by then)
+        self.memo: dict = {}
+        self.seen: dict = {}  # id(type) -> (type, id in this table)
         self[bytes([E.SIMPLE_TYPE["i1"]])]
         self[bytes([E.SIMPLE_TYPE["i32"]])]
 
@@ -82,6 +86,21 @@ class TypeTable(Interned):
         return self.simple(e.name)
 
     def ty(self, t) -> int:
+        # by identity first (a frozen type's hash is a Python call over its fields; the lowering
+        # shares its type objects), the object kept so its id is not reused while the table lives
+        seen = self.seen.get(id(t))
+        if seen is not None and seen[0] is t:
+            return seen[1]
+        try:
+            got = self.memo.get(t)
+        except TypeError:  # an unhashable part (a list for a shape): no memo
+            return self._ty(t)
+        if got is None:
+            got = self.memo[t] = self._ty(t)
+        self.seen[id(t)] = (t, got)
+        return got
+
+    def _ty(self, t) -> int:
         if isinstance(t, ir.Token):
             return self.simple("token")
         if isinstance(t, ir.Tile):
@@ -179,7 +198,14 @@ def dense_bytes(dtype_name: str, values) -> bytes:
         return b"".join(float_pattern(dtype_name, v).to_bytes(width, "little") for v in vals)
     if d.bits == 4:
         return bytes(int(x) & 0xF for x in to_format(d, vals).astype(np.int64))
+    if all(type(v) is int and _I64_MIN <= v <= _I64_MAX for v in vals):
+        # what element_bytes answers, without numpy's per-call cost (an index constant's bytes)
+        width = d.bits // 8
+        return b"".join(wrap_int_scalar(d, v).to_bytes(width, "little", signed=True) for v in vals)
     return element_bytes(dtype_name, vals)
+
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def float_pattern(dtype_name: str, value: float) -> int:

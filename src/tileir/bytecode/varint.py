@@ -12,6 +12,9 @@ def put_varint(b: bytearray, x: int) -> bytearray:
 
     Refuses a negative number: a length, an index and a value number never are one.
     """
+    if 0 <= x < 0x80 and type(x) is int:  # most are: one byte
+        b.append(x)
+        return b
     if x < 0:
         raise TileirError(f"put_varint got {x}: a length, an index or a value number is never "
                           "negative (a signed pattern goes through zigzag first)")

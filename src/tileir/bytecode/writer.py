@@ -13,6 +13,8 @@ the count goes back there when the region closes; the operation's own results fo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import ir
@@ -25,17 +27,24 @@ from .tables import Interned, TypeTable, _pad, dense_bytes, float_pattern, int_l
 from .varint import put_signed_varint, put_varint, sign_extend
 from .version import DEFAULT, parse_version, vstr
 
+_SPLATS: dict = {}  # (format, number, sign) -> a float splat constant's payload
+
 
 class _FnWriter:
     def __init__(self, mod: _Module, kernel_name: str, nparams: int):
         self.mod = mod
         self.v = mod.version
         self.kernel = kernel_name
-        self.ids: dict = {ir.Arg(i): i for i in range(nparams)}
+        # value numbers: a Val's by its id, an Arg's by its position, anything else by itself (a
+        # dataclass's hash is a Python call, and every operand and result is looked up or bound)
+        self.vals: dict = {}
+        self.args: dict = {i: i for i in range(nparams)}
+        self.ids: dict = {}
         self.next_id = nparams
         self.nops = 0
         self.enclosing: list[str] = []  # the operations whose regions the writer is inside
         self.absent: dict = {}  # results an older version does not write: value -> the version that does
+        self.plans: dict = {}  # op name -> its _OpPlan at this version
 
     # -- attribute encodings --------------------------------------------------------------
     def _refuse(self, what: str, since) -> None:
@@ -78,7 +87,19 @@ class _FnWriter:
     def _dense(self, value) -> bytes:
         """A constant's payload: one element for a splat, else every element in order."""
         _kind, dtype, v = value
-        return dense_bytes(dtype, list(v) if isinstance(v, (tuple, list)) else [v])
+        if isinstance(v, (tuple, list)):
+            return dense_bytes(dtype, list(v))
+        # a float splat's bytes are a function of its format and number, and numpy rounds slowly: kept.
+        # The key tells -0.0 from 0.0; a NaN (never equal to itself) is not kept.
+        if type(v) is float and v == v:
+            key = (dtype, v, math.copysign(1.0, v))
+            got = _SPLATS.get(key)
+            if got is None:
+                got = dense_bytes(dtype, [v])
+                if len(_SPLATS) < 4096:
+                    _SPLATS[key] = got
+            return got
+        return dense_bytes(dtype, [v])
 
     def tagged(self, out: bytearray, a) -> None:
         if isinstance(a, ir.IdF):
@@ -143,96 +164,109 @@ class _FnWriter:
                     put_varint(out, val & 0xFFFFFFFF)
 
     # -- operations -------------------------------------------------------------------------
+    def bind(self, r, n: int) -> None:
+        t = type(r)
+        if t is ir.Val:
+            self.vals[r.id] = n
+        elif t is ir.Arg:
+            self.args[r.pos] = n
+        else:
+            self.ids[r] = n
+
     def ref(self, r) -> int:
-        try:
-            return self.ids[r]
-        except KeyError:
+        t = type(r)
+        got = self.vals.get(r.id) if t is ir.Val else self.args.get(r.pos) if t is ir.Arg else self.ids.get(r)
+        if got is None:
             since = self.absent.get(r)
             if since is not None:
                 self._refuse(f"using the result {r!r} (its operation has no results on the wire before "
                              f"{vstr(since)})", since)
-            raise TileirError(f"operand {r!r} is used before it is defined", kernel=self.kernel) from None
+            raise TileirError(f"operand {r!r} is used before it is defined", kernel=self.kernel)
+        return got
 
     def op(self, out: bytearray, g: GOp) -> None:
-        d = BY_NAME[g.name]
+        p = self.plans.get(g.name)
+        if p is None:
+            p = self.plans[g.name] = _plan(g.name, self.v)
         v = self.v
-        if v < d.since:
-            self._refuse(f"the operation {g.name}", d.since)
+        if p.refused:
+            self._refuse(f"the operation {g.name}", p.d.since)
         # ftof's rounding modes are NOT gated: the spec dates them to 13.4, but the field has been on
         # the wire since 13.1 and tileirdisasm / tileiras 13.4.92 read and assemble 13.1 bytes with
         # ftof rounding<zero> (the layer-1 golden "ftof" at every version): the measurement wins.
-        if g.name == "return" and "loop" in self.enclosing and v < (13, 4):
+        if p.is_return and "loop" in self.enclosing and v < (13, 4):
             # a return inside a loop needs bytecode 13.4, where ReturnOp's parents became entry, if and loop
             self._refuse("a return inside a loop (d_return_if in a d_loop)", (13, 4))
         self.nops += 1
-        put_varint(out, d.opcode)
-        tys = [t for _, t in g.results] if v >= d.results_since else []
-        if d.results == "one":
-            for t in tys:
-                put_varint(out, self.mod.types.ty(t))
-        elif d.results == "seq":
-            put_varint(out, len(tys))
-            for t in tys:
-                put_varint(out, self.mod.types.ty(t))
+        out += p.opcode
+        if p.write_results:
+            ty = self.mod.types.ty
+            if p.results_kind == "seq":
+                put_varint(out, len(g.results))
+            if p.results_kind in ("one", "seq"):
+                for _, t in g.results:
+                    put_varint(out, ty(t))
+        elif p.results_kind == "seq":
+            out.append(0)  # an empty list: the results are not on the wire before results_since
         # the flag word: bit i for the i-th flag; absent when no flag exists at this version
-        word = 0
-        live = False
-        for bit, f in enumerate(d.flags):
-            present = _flag_value(g, f.name)
-            if f.since > v:
-                if present:
-                    self._refuse(f"{g.name}'s {f.name}", f.since)
-                continue
-            live = True
-            if present:
-                word |= 1 << bit
-        if live:
-            put_varint(out, word)
-        for a in d.attrs:
-            value = g.attrs.get(a.name)
-            if a.since > v:
+        if p.flags or p.late_flags:
+            word = 0
+            for bit, name in p.flags:
+                if _flag_value(g, name):
+                    word |= 1 << bit
+            for name, since in p.late_flags:
+                if _flag_value(g, name):
+                    self._refuse(f"{g.name}'s {name}", since)
+            if p.flags:
+                put_varint(out, word)
+        attrs = g.attrs
+        for a, late in p.attrs:
+            value = attrs.get(a.name)
+            if late:
                 if not _is_legacy(a, value):
                     self._refuse(f"{g.name}'s {a.name} {value!r}", a.since)
                 continue
-            if a.optional and value is None:
-                continue
             if value is None:
+                if a.optional:
+                    continue
                 raise TileirError(f"{g.name} needs its {a.name} attribute", kernel=self.kernel)
             self.attr(out, a.kind, value, g.name)
-        names = [o.rstrip("?*") for o in d.operands]
-        if d.counted:
+        operands = g.operands
+        ref = self.ref
+        if p.counted:
             flat: list = []
-            for n in names:
-                x = g.operands.get(n)
+            for n, _ in p.operands:
+                x = operands.get(n)
                 flat.extend(x if isinstance(x, tuple) else [x])
             put_varint(out, len(flat))
             for x in flat:
-                put_varint(out, self.ref(x))
+                put_varint(out, ref(x))
         else:
-            for spec, n in zip(d.operands, names):
-                x = g.operands.get(n)
-                if spec.endswith("?"):
+            for n, how in p.operands:
+                x = operands.get(n)
+                if not how:
+                    put_varint(out, ref(x))
+                elif how == "?":
                     if x is not None:
-                        put_varint(out, self.ref(x))
-                elif spec.endswith("*"):
+                        put_varint(out, ref(x))
+                else:
                     assert x is not None, f"{g.name}'s variadic {n}: a tuple, empty when none"
                     put_varint(out, len(x))
                     for y in x:
-                        put_varint(out, self.ref(y))
-                else:
-                    put_varint(out, self.ref(x))
-        if d.regions:
+                        put_varint(out, ref(y))
+        if p.regions:
             put_varint(out, len(g.regions))
             self.enclosing.append(g.name)
             for region in g.regions:
                 self.region(out, region)
             self.enclosing.pop()
-        for r, _t in g.results:
-            if tys:
-                self.ids[r] = self.next_id
+        if p.write_results:
+            for r, _t in g.results:
+                self.bind(r, self.next_id)
                 self.next_id += 1
-            else:
-                self.absent[r] = d.results_since
+        else:
+            for r, _t in g.results:
+                self.absent[r] = p.d.results_since
 
     def region(self, out: bytearray, region) -> None:
         saved = self.next_id
@@ -243,7 +277,7 @@ class _FnWriter:
         put_varint(out, len(region.args))
         for r, t in region.args:
             put_varint(out, self.mod.types.ty(t))
-            self.ids[r] = self.next_id
+            self.bind(r, self.next_id)
             self.next_id += 1
         body = bytearray()
         for g in region.ops:
@@ -251,6 +285,40 @@ class _FnWriter:
         put_varint(out, len(region.ops))
         out += body
         self.next_id = saved
+
+
+class _OpPlan:
+    """What one dialect entry puts on the wire at one version, worked out once per process: the op
+    table is fixed, and the writer read it afresh (names stripped, versions compared) per operation."""
+
+    __slots__ = ("d", "refused", "is_return", "opcode", "write_results", "results_kind", "flags", "late_flags", "attrs",
+                 "operands", "counted", "regions")
+
+    def __init__(self, d, v):
+        self.d = d
+        self.refused = v < d.since
+        self.is_return = d.name == "return"
+        self.opcode = bytes(put_varint(bytearray(), d.opcode))
+        # before results_since the op has no results on the wire: no types, and it defines nothing
+        self.write_results = v >= d.results_since
+        self.results_kind = d.results  # one | seq | none
+        self.flags = tuple((bit, f.name) for bit, f in enumerate(d.flags) if f.since <= v)
+        self.late_flags = tuple((f.name, f.since) for f in d.flags if f.since > v)
+        self.attrs = tuple((a, a.since > v) for a in d.attrs)
+        self.operands = tuple((o.rstrip("?*"), o[-1] if o[-1] in "?*" else "") for o in d.operands)
+        self.counted = d.counted
+        self.regions = bool(d.regions)
+
+
+_PLANS: dict = {}
+
+
+def _plan(name: str, v) -> _OpPlan:
+    key = (name, v)
+    got = _PLANS.get(key)
+    if got is None:
+        got = _PLANS[key] = _OpPlan(BY_NAME[name], v)
+    return got
 
 
 def _flag_value(g: GOp, name: str) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import ir
 from ..dialect import BY_NAME as DIALECT
-from ..dtypes import BY_NAME, to_format, wrap_int
+from ..dtypes import BY_NAME, I32, to_format, wrap_int, wrap_int_scalar
 from ..elementwise import OPS, TOLERANCE, ops_of
 from ..hostmath import directed, unsigned, work
 from ..lower.core import lowering
@@ -246,10 +246,10 @@ class ArithRecording(Recording):
 
     def t_consti(self, dtype, shape, value):
         shape = self.check_shape(shape, "a constant tile") if shape else ()
-        return self.const(dtype, shape, int(wrap_int(BY_NAME[dtype], int(value))))
+        return self.const(dtype, shape, wrap_int_scalar(BY_NAME[dtype], int(value)))
 
     def t_idx_const(self, value):
-        return self.const("i32", (), int(wrap_int(BY_NAME["i32"], int(value))))
+        return self.const("i32", (), wrap_int_scalar(I32, int(value)))
 
     def _idx(self, h, what):
         inf = self.info(h)

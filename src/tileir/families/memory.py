@@ -232,6 +232,8 @@ class MemoryRecording(Recording):
 
 I32 = ir.tile((), "i32")
 ALIGN = 16  # bytes every buffer parameter is claimed (and at launch checked) to be aligned to
+_ALIGNED = ir.DivBy(ALIGN)
+_PTR_SCALARS: dict = {}  # format name -> the rank-0 pointer tile type (every kernel's entry makes them)
 
 
 def _grid_values(lw, which):
@@ -265,8 +267,10 @@ def _lower_make_token(lw, op):
     for pos, kp in enumerate(lw.prog.params):
         if kp.by_ptr and pos not in lw.prog.unaligned:
             a = lw.fresh()
-            t = ir.Tile((), ir.PtrTo(kp.dtype))
-            lw.emit(ir.AssumeTile(a, ir.Arg(pos), ir.DivBy(ALIGN), t))
+            t = _PTR_SCALARS.get(kp.dtype)
+            if t is None:
+                t = _PTR_SCALARS[kp.dtype] = ir.Tile((), ir.PtrTo(kp.dtype))
+            lw.emit(ir.AssumeTile(a, ir.Arg(pos), _ALIGNED, t))
             lw.param_refs[pos] = ir.Val(a)
 
 

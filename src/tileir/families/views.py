@@ -89,6 +89,10 @@ class IndexSpaceShape(Attrs, kind="index_space_shape"):
     dim: int
 
 
+_DYN = ir.DYN_DIM
+_DYNAMIC = {"extent": "a dynamic extent", "stride": "a dynamic stride"}
+
+
 class ViewRecording(Recording):
     def _view(self, h: Handle, kinds: tuple[type, ...], what: str) -> dict:
         v = self.prog.views.get(h)
@@ -105,17 +109,20 @@ class ViewRecording(Recording):
             raise self.refuse(f"tensor_view with {len(shape)} extents and {len(strides)} strides",
                               "one extent and one stride per dimension")
         for label, vals, dyn in (("extent", shape, dyn_shape), ("stride", strides, dyn_strides)):
+            want = 0
             for v in vals:
-                if v != ir.DYN_DIM and (not isinstance(v, int) or v <= 0):
+                if v == _DYN:
+                    want += 1
+                elif not isinstance(v, int) or v <= 0:
                     raise self.refuse(f"a tensor view {label} of {v}: every static extent and stride is strictly "
                                       "positive (make_tensor_view refuses zero)",
                                       "a strided load (load with strides=) reads a stride of zero")
-            want = sum(1 for v in vals if v == ir.DYN_DIM)
             if want != len(dyn):
                 raise self.refuse(f"tensor_view has {want} dynamic {label}s (DYN_DIM) and {len(dyn)} operands for "
                                   "them", "one Dyn(idx) operand per DYN_DIM, in order")
+            what = _DYNAMIC[label]
             for h in dyn:
-                self._index(h, f"a dynamic {label}")
+                self._index(h, what)
         h = self.new("view", dtype, shape)
         self.prog.views[h] = {"ty": ir.TensorView(ir.Num(dtype), shape, strides), "param": param}
         self.emit(TensorView(param=param, dtype=dtype, base=base, shape=shape, strides=strides,

@@ -14,10 +14,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from .. import ir
+from ..dtypes import BY_NAME
 from ..errors import TileirError
 from ..prog import TileProg
 
 RULES: dict = {}
+_ABSENT = object()
 
 
 def lowering(*kinds):
@@ -47,6 +49,7 @@ class Lowerer:
         self.cur_op = 0
         self.tokens = None  # made when the entry token is (lower/tokens.py)
         self.param_refs: dict = {}  # buffer parameter -> its pointer with the alignment claim attached
+        self.owners: dict = {}  # operation number -> the Owner of its instructions without bodies
         for h, pos in prog.arg_handles.items():
             self.scopes[0].env[h] = ir.Arg(pos)
 
@@ -62,6 +65,8 @@ class Lowerer:
             return ir.TOKEN
         if inf.kind == "ptrs":
             return ir.Tile(inf.shape, ir.PtrTo(inf.dtype))
+        if type(inf.dtype) is str:
+            return ir.tile(inf.shape, inf.dtype)  # shared
         return ir.Tile(inf.shape, ir.Num(inf.dtype))
 
     def bind(self, h, ref) -> None:
@@ -80,8 +85,9 @@ class Lowerer:
 
     def memo_get(self, key):
         for s in reversed(self.scopes):
-            if key in s.memo:
-                return s.memo[key]
+            got = s.memo.get(key, _ABSENT)  # one hash of the key a scope, not two
+            if got is not _ABSENT:
+                return got
         return None
 
     def memo_put(self, key, value):
@@ -96,8 +102,6 @@ class Lowerer:
             return got
         dst = self.fresh()
         t = ir.tile(shape, dtype)
-        from ..dtypes import BY_NAME
-
         if BY_NAME[dtype].is_float:
             self.emit(ir.ConstFloat(dst, t, float(value)))
         else:
@@ -108,7 +112,13 @@ class Lowerer:
     def emit(self, instr, inner=()) -> None:
         s = self.scopes[-1]
         s.out.append(instr)
-        s.owners.append(ir.Owner(self.cur_op, tuple(inner)))
+        if inner:
+            s.owners.append(ir.Owner(self.cur_op, tuple(inner)))
+            return
+        own = self.owners.get(self.cur_op)  # most instructions own no body: one Owner per operation
+        if own is None:
+            own = self.owners[self.cur_op] = ir.Owner(self.cur_op, ())
+        s.owners.append(own)
 
     def result(self, op, cls, *args) -> ir.Val:
         """The op's result as one instruction: ``cls(dst, *args)`` emitted for a fresh ``dst``, and

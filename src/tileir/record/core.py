@@ -86,17 +86,51 @@ def _limit(env: str, default: int) -> int:
     return n
 
 
-def _internal(path: str) -> bool:
-    path = os.path.abspath(path)
-    return path.startswith(_PACKAGE_DIR) and not path.startswith(_LIBRARY_DIR)
+# code file name -> (whether it is tileir's machinery, its base name): asked for every frame of every call
+_FILES: dict[str, tuple[bool, str]] = {}
+
+
+def _file(path: str) -> tuple[bool, str]:
+    got = _FILES.get(path)
+    if got is None:
+        full = os.path.abspath(path)
+        got = (full.startswith(_PACKAGE_DIR) and not full.startswith(_LIBRARY_DIR), os.path.basename(path))
+        if len(_FILES) < 4096 and full == path:  # a relative name's answer follows the cwd
+            _FILES[path] = got
+    return got
 
 
 def user_location() -> str:
     """The file:line of the innermost caller outside tileir's machinery: the kernel's own line."""
     f: FrameType | None = sys._getframe(1)
-    while f is not None and _internal(f.f_code.co_filename):
+    while f is not None:
+        internal, base = _file(f.f_code.co_filename)
+        if not internal:
+            return f"{base}:{f.f_lineno}"
         f = f.f_back
-    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else ""
+    return ""
+
+
+_HINFOS: dict = {}  # (kind, dtype, shape) -> (HInfo, lanes): a recording makes many handles of few kinds
+
+
+def _hinfo(kind: str, dtype: str, shape: tuple):
+    """The shared HInfo of a handle and its lanes, or None where a part is not a plain str / int (an
+    equal key of another type, 128.0 for 128, must not answer the HInfo of the plain one)."""
+    if type(kind) is not str or type(dtype) is not str:
+        return None
+    lanes = 1
+    for n in shape:
+        if type(n) is not int:
+            return None
+        lanes *= n
+    key = (kind, dtype, shape)
+    got = _HINFOS.get(key)
+    if got is None:
+        got = (HInfo(kind, dtype, shape), lanes)
+        if len(_HINFOS) < 4096:
+            _HINFOS[key] = got
+    return got
 
 
 class RecorderCore(_dev.Dev):
@@ -172,19 +206,23 @@ class RecorderCore(_dev.Dev):
         return self.prog.name
 
     def new(self, kind: str, dtype: str, shape) -> int:
-        if kind in ("val", "ptrs") and shape:
-            lanes = 1
+        shape = tuple(shape)
+        got = _hinfo(kind, dtype, shape)
+        if got is None:
+            inf, lanes = HInfo(kind, dtype, shape), 1
             for n in shape:
                 lanes *= n if isinstance(n, int) else 1
-            if lanes > self.max_tile:
-                raise self.refuse(f"a tile of {lanes} lanes ({dtype}{list(shape)}) is more than a tile may hold "
-                                  f"({self.max_tile}): tileiras takes minutes to assemble such a tile (2^18 lanes "
-                                  "of pointers: 183 s) and a block's registers hold 2^16 32-bit values",
-                                  "smaller tiles over more blocks, or a d_range loop over pieces of it "
-                                  f"({ENV_MAX_TILE}=<lanes> raises the limit)")
+        else:
+            inf, lanes = got
+        if kind in ("val", "ptrs") and shape and lanes > self.max_tile:
+            raise self.refuse(f"a tile of {lanes} lanes ({dtype}{list(shape)}) is more than a tile may hold "
+                              f"({self.max_tile}): tileiras takes minutes to assemble such a tile (2^18 lanes "
+                              "of pointers: 183 s) and a block's registers hold 2^16 32-bit values",
+                              "smaller tiles over more blocks, or a d_range loop over pieces of it "
+                              f"({ENV_MAX_TILE}=<lanes> raises the limit)")
         h = self.next_h
         self.next_h += 1
-        self.prog.info[h] = HInfo(kind, dtype, tuple(shape))
+        self.prog.info[h] = inf
         self.scope[h] = self.frames[-1].serial
         return h
 
@@ -215,7 +253,8 @@ class RecorderCore(_dev.Dev):
         except (KeyError, TypeError):
             raise self.refuse(f"{h!r} is not a value of this kernel (a value from another kernel, or "
                               "a Python object where a tile was expected)") from None
-        if self.scope.get(h, 0) not in self.live and self.scope.get(h, 0) not in self.closing:
+        serial = self.scope.get(h, 0)
+        if serial not in self.live and serial not in self.closing:
             raise self.refuse("a value made inside a region (a d_range, d_loop or d_if body, a reduction) used "
                               "after that region ended -- or one kept from the discarded trial run of a loop body",
                               "carry it out: c = carry(init) before the region, set(c, v) inside, get(c) after")
