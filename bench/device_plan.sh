@@ -10,6 +10,8 @@
 #              the fixed-size program (tileir_exact), beside torch, in the same run (the 2% check)
 #   host       the norms at run-time / exact sizes (bench/exact_sizes.py), the checked variant's overhead, the launch overhead, a tileir.ops model under
 #              torch.compile vs eager
+#   launch     the runtime's GPU tests (streams, graphs, threads, devices), the launch overhead, the norms
+#              at run-time / exact sizes at the two squares, 5 interleaved rounds
 #   examples   every example on the GPU -> examples_h200.txt (docs quote it), 07's curves ->
 #              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
@@ -20,7 +22,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|examples|training|training-rows|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -49,6 +51,15 @@ host)
   timeout 60 python3 bench/checked_overhead.py --out "$OUT/checked_overhead_h200.json"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 600
   timeout 90 python3 bench/compile_model.py --out "$OUT/compile_model_h200.json" | tail -4
+  ;;
+launch)
+  timeout 200 python3 -m pytest -m gpu -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE \
+    tests/test_torch_runtime.py tests/test_launch_fast_path.py tests/test_device_kernels.py > "$OUT/gpu_runtime_tests.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_runtime_tests.log"
+  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_runtime_tests.log" | tail -12
+  timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 900
+  (cd bench && timeout 240 python3 exact_sizes.py --rounds 5 --shapes 8192x8192,4096x4096 \
+     --out "$OUT/exact_sizes_rounds_h200.json" | cut -c 1-400)
   ;;
 examples)
   EXAMPLE_TIMEOUT_S=300 timeout 520 bash bench/examples_device.sh "$OUT/examples_h200.txt"

@@ -3,6 +3,8 @@ library runs them (every size read at run time), with only the row width C recor
 value (``specialised(["C"])``), and with every size and stride recorded (``specialised("all")``,
 the fixed-size program), beside torch, in one run. bench/h200.py found layernorm 8192x8192 12%
 slower than its fixed-size program (2026-12-01); this says which size it is and at which widths.
+``runtime_masked`` is the library call as it was before a row that fills its one-chunk tile ran
+with the width recorded (kernel.py, ``_CallSite._full_cells``): what that variant is worth.
 
     PYTHONPATH=src python3 bench/exact_sizes.py --out bench/results/exact_sizes_h200.json
 """
@@ -19,6 +21,7 @@ import torch.nn.functional as F  # noqa: N812
 from timing import median_ms
 
 from tileir import kernels as K
+from tileir.kernel import KernelFn, _CallSite
 
 SHAPES = [(8192, 8192), (4096, 4096), (32768, 1024), (8192, 5120)]
 
@@ -34,7 +37,9 @@ def main() -> None:
     records = []
     for name in ("layernorm", "rmsnorm"):
         lib = getattr(K, name)
-        kinds = {"runtime": lib, "exact_C": lib.specialised(["C"]), "exact_all": lib.specialised("all")}
+        masked = KernelFn(lib.fn, lib.name, lib.grid_fn, lib.hints, lib.tuned)
+        kinds = {"runtime": lib, "runtime_masked": masked, "exact_C": lib.specialised(["C"]),
+                 "exact_all": lib.specialised("all")}
         for r, c in shapes:
             x = torch.randn(r, c, device="cuda", dtype=torch.float16)
             w = torch.randn(c, device="cuda", dtype=torch.float16)
@@ -56,7 +61,13 @@ def main() -> None:
             want = ref()
             for label, k in kinds.items():
                 y.zero_()
-                call(k)
+                full_cells = _CallSite._full_cells
+                if label == "runtime_masked":  # its variant made without the full-cell program, then kept
+                    _CallSite._full_cells = lambda site, cfg, plan, values, spec: (site.fn, spec)
+                try:
+                    call(k)
+                finally:
+                    _CallSite._full_cells = full_cells
                 torch.cuda.synchronize()
                 rec[f"{label}_ok"] = bool(torch.allclose(y.float(), want.float(), rtol=1e-2, atol=1e-2))
             # the kinds interleaved round by round, so a drift of the clocks falls on all of them alike
@@ -73,6 +84,8 @@ def main() -> None:
             if rec["runtime_ms"] and rec["exact_C_ms"] and rec["exact_all_ms"]:
                 rec["runtime_over_exact_C"] = round(rec["runtime_ms"] / rec["exact_C_ms"], 4)
                 rec["runtime_over_exact_all"] = round(rec["runtime_ms"] / rec["exact_all_ms"], 4)
+                if rec["runtime_masked_ms"]:
+                    rec["runtime_masked_over_exact_all"] = round(rec["runtime_masked_ms"] / rec["exact_all_ms"], 4)
                 if a.rounds > 1:  # the spread: each round's own ratio
                     rec["runtime_over_exact_all_rounds"] = [round(x / y, 4) for x, y in
                                                             zip(times["runtime"], times["exact_all"])]

@@ -138,6 +138,31 @@ def test_a_tuned_one_chunk_entry_narrower_than_the_bucket_runs_the_defaults(fake
     assert recorded and all(cfg["one_chunk"] == "False" and cfg["max_tile"] == "4096" for cfg in recorded)
 
 
+def test_a_tuned_one_chunk_row_that_fills_its_chunk_records_the_width_as_a_constant(fake_gpu, monkeypatch):
+    """A row exactly as wide as its one-chunk tile runs the program with the width recorded (no
+    masks: layernorm 8192^2 measured 1.10x slower with it run-time); a narrower row of the same
+    bucket, the run-time program. The mutants: the key without the exactness (the second size
+    would reuse the constant-width variant, 128 recorded for a row of 112), the
+    twin never made (no constant), its recordings not counted."""
+    from tileir.kernels import softmax as library_softmax
+
+    softmax = KernelFn(library_softmax.fn, library_softmax.name, library_softmax.grid_fn, library_softmax.hints,
+                       library_softmax.tuned)
+    monkeypatch.setattr(KernelFn, "tuned_config",
+                        lambda self, static, gpu, sizes=None: dict(static, max_tile=128, one_chunk=True))
+    for cols in (128, 112, 128, 112):  # 112: a multiple of 16 too (the same stride and size claims)
+        x, y = (torch.zeros(4, cols).as_subclass(OnGpu0) for _ in range(2))
+        with pytest.raises(ti.TileirError):  # the full path refuses the CPU memory after preparing
+            softmax(x, y)
+    (site,) = softmax._sites.values()
+    assert len(site.variants) == 2  # one per (bucket, exactly the bucket or not)
+    (twin,) = softmax._full_twins.values()
+    ((_, spec, _),) = list(twin._progs)
+    assert spec[-1] == 128  # the width, recorded
+    assert all(len(key[1]) < len(spec) for key in softmax._progs)  # the narrower row: run-time width
+    assert softmax.compiled()["recordings"] == 2
+
+
 def test_one_cell_bounds_a_dyn_dim_extent_too():
     from tileir.ir import DYN_DIM
 

@@ -90,6 +90,11 @@ def test_a_plain_call_is_asynchronous_on_torch_current_stream():
     s.synchronize()
     assert torch.equal(c, 2.0 + b)
     assert returned_ms < 20, f"the call waited {returned_ms:.1f} ms for the GPU"
+    # where torch has its C++ launcher, the plain calls went through it, never refused (the mutant:
+    # a block other than the cubin's REQNTID, which the driver refuses, falls back every time)
+    launchers = [v[0] for site in vadd._sites.values() for v in site.variants.values()]
+    if hasattr(torch._C, "_StaticCudaLauncher"):
+        assert launchers and all(x._torch_launch is not None and x._torch_launch_failures == 0 for x in launchers)
 
 
 @gpu

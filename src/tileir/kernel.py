@@ -82,6 +82,13 @@ def _pow2_at_least(v: int) -> int:
     return 1 if v <= 1 else 1 << (v - 1).bit_length()
 
 
+def _size_class(v: int) -> int:
+    """A tuned call's size key: its power-of-two bucket, negated where the size is not exactly the
+    bucket (so a variant knows whether its sizes fill their one-cell tiles: ``_CallSite._full_cells``)."""
+    b = 1 if v <= 1 else 1 << (v - 1).bit_length()
+    return b if v == b else -b
+
+
 class KernelFn:
     """A kernel: see the module docstring. Call it on device arrays (GPU), ``run_host`` on numpy
     arrays (the host reference), ``mlir`` / ``bytecode`` / ``cubin`` / ``program`` for its forms."""
@@ -478,7 +485,7 @@ class _CallSite:
             got = self.reader(arrays)
             if got is not None:
                 device, slots, values, claims = got
-                key = (claims, tuple(_pow2_at_least(values[k]) for k in self.size_slots)) if self.tuned else claims
+                key = (claims, tuple(_size_class(values[k]) for k in self.size_slots)) if self.tuned else claims
                 variant = self.variants.get(key)
                 if variant is not None and variant[0]._checked and (
                         not variant[2] or all(arrays[p].is_contiguous() for p in variant[2])):
@@ -500,7 +507,7 @@ class _CallSite:
         claims = plan.div16(values, arrays) if plan else ()
         if self.asserted:
             self.fn._check_asserted(plan, values, self.asserted)
-        key = (claims, tuple(_pow2_at_least(values[k]) for k in self.size_slots)) if self.tuned else claims
+        key = (claims, tuple(_size_class(values[k]) for k in self.size_slots)) if self.tuned else claims
         got = self.variants.get(key)
         if got is None:
             got = self.variants[key] = self._prepare(claims, values)
@@ -542,9 +549,10 @@ class _CallSite:
                 cfg = fn.config(**static)
                 plan = fn.plan(cfg, self.checked)
                 break
+        maker, spec = self._full_cells(cfg, plan, values, spec)
         # self.target is a str: __init__ refuses None
-        cubin = fn.cubin(self.target, self.opt_level, spec, self.checked, **cfg)  # type: ignore[arg-type]
-        prog = fn.program(spec, self.checked, **cfg)
+        cubin = maker.cubin(self.target, self.opt_level, spec, self.checked, **cfg)  # type: ignore[arg-type]
+        prog = maker.program(spec, self.checked, **cfg)
         params = [(kp.dtype, kp.by_ptr) for kp in fn.kparams(cfg, self.checked)]
         dense = frozenset(prog.dense & set(plan.ranks))  # read as dense rows: contiguous arrays only
         launcher = launcher_for(cubin, fn.name, params, written=prog.written, strided=set(plan.ranks) - dense,
@@ -556,6 +564,33 @@ class _CallSite:
             return g if g is not None else fn._grid_of(cfg, plan, arrays, values)
 
         return launcher, grid_rule, dense, fast
+
+    def _full_cells(self, cfg, plan: SizePlan, values, spec) -> tuple[KernelFn, tuple]:
+        """The kernel and claims to record for a tuned variant whose run-time sizes exactly fill the
+        one cell its configuration covers them with (``cells(one_cell=...)``: a row norm's width of
+        8192 in a tile of 8192): those sizes recorded as constants, so nothing is masked. Every call
+        this variant serves has the same size there -- its key holds the size's power-of-two bucket
+        and whether the size is the bucket (``_size_class``), and the tile is at least the bucket --
+        so the constant holds for all of them. Measured: layernorm f16 8192^2 ran 1.10x slower with
+        the width run-time than recorded (bench/results/exact_sizes_rounds_h200.json, 7 rounds).
+        TILEIR_SPECIALISE_SIZES=0 turns it off with the other size claims."""
+        fn = self.fn
+        if not (self.tuned and plan.size_slots and not plan.exact_slots and not self.checked
+                and len(spec) == len(plan.claim_slots) + len(plan.array_params)):  # div16's whole layout
+            return fn, spec
+        full = []
+        for p, d, t in plan.limits:
+            e = plan.extent[(p, d)]
+            if values[e[1]] == t and plan.hidden[e[1]].label not in full:
+                full.append(plan.hidden[e[1]].label)
+        if not full:
+            return fn, spec
+        twins = fn.__dict__.setdefault("_full_twins", {})
+        twin = twins.get(tuple(full))
+        if twin is None:
+            twin = twins[tuple(full)] = fn.specialised(full)
+            twin._made = fn._made  # its recordings and cubins are this kernel's (compiled() counts them)
+        return twin, tuple(spec) + tuple(values[k] for k in twin.plan(cfg).exact_slots)
 
 
 @overload
