@@ -6,6 +6,8 @@
 #   bench/fuzz_device.sh campaign   # 10,000 programs from seed 1 (its first 2000 are campaign 1's): ~5 min
 #   bench/fuzz_device.sh mutants    # the mutant check, 33 mutants x 200 drawn programs: ~3-4 min
 #   bench/fuzz_device.sh repro      # the saved reproducers again, then campaign 1's 5 unknowns shrunk: ~5 min
+#   bench/fuzz_device.sh unexplained2  # campaign 2's reproducers again, then its 12 unexplained failures
+#                                   # shrunk (docs/fuzz.md, "Next on the device", step 2): ~6 min
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # strided loads; and the layer-2 ftof family with the new modes: ~6 min
 #
@@ -15,7 +17,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|focus}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -52,6 +54,14 @@ repro)
     --shrink-s 55 --shrink-total-s 280 --out "$OUT/fuzz_unknowns_h200.json" --repro-dir "$WORK/unknown_repro"
   pack unknown_repro
   ;;
+unexplained2)
+  timeout 100 python3 -m tileir.diff fuzz-repro bench/results/fuzz_repro_campaign2/*.json \
+    --out "$OUT/fuzz_repro2_rerun_h200.json" > /dev/null
+  timeout 380 python3 -m tileir.diff fuzz --seeds 9767,4223,9212,5682,3403,8979,5630,6991,8236,3439,3904,2926 \
+    --gen-version 2 --max-shrink 12 --max-shrink-per-class 3 --shrink-s 30 --shrink-total-s 300 \
+    --out "$OUT/fuzz_unexplained2_h200.json" --repro-dir "$WORK/unexplained2_repro"
+  pack unexplained2_repro
+  ;;
 focus)
   # view stores with what the shrinker kept around them (an if, an atomic, a pack, a transcendental):
   # how often the tail is written and what the failures share (4 of them shrunk although known)
@@ -73,7 +83,7 @@ focus)
   timeout 60 python3 -m tileir.diff run --families ftof --out "$OUT/diff_ftof_h200.json"
   ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | focus" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus" >&2
   exit 2
   ;;
 esac

@@ -218,13 +218,17 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--passes", type=int, default=1, help="measure each workload this many times (median kept)")
+    p.add_argument("--workloads", default="", help="comma-separated workload names (default: all, and the host side)")
     args = p.parse_args()
+    only = set(filter(None, args.workloads.split(",")))
     base = {"gpu": torch.cuda.get_device_name(0), "tileiras": tileiras_version(), "opt_level": "tileiras default",
             "date": datetime.date.today().isoformat(), "arch": gpu_name_of_device()}
     records = []
     # each workload's tileir also as the fixed-size program (every size and stride a constant), in the
     # same run: what run-time sizes cost (the 2% criterion of docs/design.md, "Run-time sizes")
     for w, wx in zip(workloads(), workloads(exact_library())):
+        if only and w["name"] not in only:
+            continue
         impls = dict(w["impls"], tileir_exact=wx["impls"]["tileir"])
         rec = merge_passes([run_workload(w["name"], w["make"], impls, w["check"], w["unit"], w["amount"],
                                          w["rtol"], w["atol"]) for _ in range(args.passes)], list(impls))
@@ -235,7 +239,7 @@ def main():
         records.append(rec)
         with open(args.out, "w") as f:  # written as it goes: a run cut short keeps what it measured
             json.dump(records, f, indent=1)
-    for rec in host_side():
+    for rec in host_side() if not only else ():
         rec.update(base, tileir_config={})
         print(json.dumps(rec), flush=True)
         records.append(rec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import importlib
 import datetime
 import json
 
@@ -38,7 +39,7 @@ def main():
     ((launcher, grid_rule, _dense, _grid3),) = site.variants.values()
     plan = site.plan
     from tileir.runtime import driver
-    from tileir.runtime import launch as launch_mod
+    launch_mod = importlib.import_module("tileir.runtime.launch")  # (the package's `launch` is the function)
     from tileir.runtime.driver import cu
     from tileir.runtime.launch import current_torch_stream, normalize_grid
 
