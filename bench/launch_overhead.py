@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import importlib
 import datetime
+import importlib
 import json
 
 import torch

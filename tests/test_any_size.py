@@ -250,9 +250,8 @@ def test_arrays_that_disagree_are_refused_naming_the_argument():
     kv = np.zeros((1, 2, 8, 16), np.float16)
     _refused(lambda: attention.run_host(q, kv, kv, q.copy()), "q has 3 heads and k / v 2", what="k",
              fix="divides q's")
-    # a head is one cell of d_tile lanes (one_cell): the launch refuses a wider one before the grid is asked
-    _refused(lambda: attention.run_host(q, q, q, q.copy(), d_tile=8), "dimension 3 of the array is 16, past the 8",
-             what="argument 0 (q)", fix="tile there is at least 16")
+    _refused(lambda: attention.run_host(q, q, q, q.copy(), d_tile=8), "head dimension D is 16", what="d_tile",
+             fix="d_tile=16")
     _refused(lambda: conv1d.run_host(np.zeros(10, np.float32), np.zeros(3, np.float32), np.zeros(7, np.float32)),
              "y has N - W + 1 = 8; it has 7", what="y", fix="a y of 8 elements")
     _refused(lambda: matmul_f16.run_host(a, b, np.zeros((20, 12, 1), np.float16)), "an array of shape [20, 12, 1] "

@@ -173,6 +173,26 @@ def test_softmax_bwd_one_chunk_agrees_with_the_walk_and_refuses_a_wider_row():
         softmax_bwd.run_host(wide, wide, np.zeros_like(wide), max_tile=128, one_chunk=True)
 
 
+@pytest.mark.parametrize("one_chunk", [False, True])
+def test_softmax_bwd_rows_a_block_answer_each_row_alone(one_chunk):
+    """Several rows a block (the rule's choice for narrow rows, as in the forward) answer what one
+    row a block answers, R not a multiple of rows included (the rows past R read zeros and are not
+    written: the untouched sentinel proves it). The mutants: a [1, t] carry or store view with a
+    [rows, t] cell (a shape refusal while recording), a row's sum taken over the block (the rows
+    mix)."""
+    rng = np.random.default_rng(5)
+    for r, c in ((7, 33), (1, 5), (16, 64)):
+        y = rng.random((r, c)).astype(np.float32)
+        dy = rng.standard_normal((r, c)).astype(np.float32)
+        want = np.zeros_like(y)
+        softmax_bwd.run_host(y, dy, want, max_tile=64)
+        padded = np.full((r + 1, c), 7.0, np.float32)  # one more row the kernel must not touch
+        got = padded[:r]
+        softmax_bwd.run_host(y, dy, got, max_tile=64 if one_chunk else 16, rows=4, one_chunk=one_chunk)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert (padded[r] == 7.0).all()
+
+
 @pytest.mark.parametrize("fmt,rows,cols,tile", [("f32", 4, 33, 64), ("f32", 3, 257, 64), ("f32", 1, 1, 1),
                                                 ("f16", 3, 257, 128), ("bf16", 5, 33, 16)])
 def test_softmax_bwd_matches_torch_autograd(fmt, rows, cols, tile):

@@ -163,28 +163,6 @@ def test_a_tuned_one_chunk_row_that_fills_its_chunk_records_the_width_as_a_const
     assert softmax.compiled()["recordings"] == 2
 
 
-def test_a_tuned_attention_whose_head_fills_its_tile_records_the_head_dimension(fake_gpu, monkeypatch):
-    """attention's head dimension is one cell of d_tile lanes: where D is the tile (64, 128) the
-    tuned call runs the program with D recorded, so 1/sqrt(D) is a constant (the device-computed
-    scale ran the benchmark's shape 4-6% slower, bench/results/attention_ab_h200.json); a head of
-    48 in a tile of 64 runs the run-time program. The mutant: q's marker without one_cell (no
-    twin made)."""
-    from tileir.kernels import attention as library_attention
-
-    att = KernelFn(library_attention.fn, library_attention.name, library_attention.grid_fn,
-                   library_attention.hints, library_attention.tuned)
-    monkeypatch.setattr(KernelFn, "tuned_config",
-                        lambda self, static, gpu, sizes=None: dict(static, bq=64, bk=64, d_tile=64))
-    for d in (64, 48):
-        q = torch.zeros(1, 2, 128, d, dtype=torch.float16).as_subclass(OnGpu0)
-        with pytest.raises(ti.TileirError):  # the full path refuses the CPU memory after preparing
-            att(q, q, q, torch.zeros_like(q).as_subclass(OnGpu0))
-    (twin,) = att._full_twins.values()
-    ((_, spec, _),) = list(twin._progs)
-    assert spec[-1] == 64  # the head dimension, recorded
-    assert att.compiled()["recordings"] == 2
-
-
 def test_one_cell_bounds_a_dyn_dim_extent_too():
     from tileir.ir import DYN_DIM
 

@@ -52,11 +52,7 @@ def _bk(bk, d_tile):
 
 
 def _q(fmt="f16", bq=128, d_tile=128):
-    # one_cell: a head is one tile (the launch refuses D > d_tile), and a tuned call whose D fills the
-    # tile (64, 128) runs the program with D recorded -- the scale 1/sqrt(D) a constant, no lane masked:
-    # with the scale computed on the device the benchmark's shape ran 4-6% slower
-    # (bench/results/attention_ab_h200.json)
-    return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero, one_cell=[3]))
+    return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
 
 
 def _k(fmt="f16"):

@@ -1,7 +1,8 @@
 """Row softmax backward: dx = y * (dy - sum(dy * y)) over the last dimension of row-major [R, C]
 matrices y (the forward's output), dy (the gradient of y) and dx, of f32, f16 or bf16 (``fmt``),
-computed in f32, one block a row. R and C are run-time sizes read off the arrays, so one cubin
-per configuration serves every shape, and each array may have a row stride of its own.
+computed in f32, ``rows`` rows a block (narrow rows share a block, as in the forward). R and C
+are run-time sizes read off the arrays, so one cubin per configuration serves every shape, and
+each array may have a row stride of its own.
 
 Why it is right: y_j = e_j / sum(e), so dy_j/dx_i = y_j (delta_ij - y_i) and
 dx_i = sum_j dy_j y_j (delta_ij - y_i) = y_i (dy_i - sum_j dy_j y_j).
@@ -26,8 +27,8 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-def _row_in(fmt="f32", max_tile=4096, one_chunk=False):
-    return In(fmt, cells(["R", "C"], [1, max_tile], along=[0, FREE_AXIS], pad=PadZero,
+def _row_in(fmt="f32", max_tile=4096, rows=1, one_chunk=False):
+    return In(fmt, cells(["R", "C"], [rows, max_tile], along=[0, FREE_AXIS], pad=PadZero,
                          one_cell=(1,) if one_chunk else ()))
 
 
@@ -35,25 +36,26 @@ def _dx(fmt="f32"):
     return Shared(fmt, ["R", "C"])
 
 
-@kernel(hints=entry_hints, tuned=("max_tile", "one_chunk", "warps", "occupancy"))
-def softmax_bwd(y=_row_in, dy=_row_in, dx=_dx, *, fmt: str = "f32", max_tile: int = 4096, one_chunk: bool = False,
-                warps: int = 0, occupancy: int = 0):
+@kernel(hints=entry_hints, tuned=("max_tile", "rows", "one_chunk", "warps", "occupancy"))
+def softmax_bwd(y=_row_in, dy=_row_in, dx=_dx, *, fmt: str = "f32", max_tile: int = 4096, rows: int = 1,
+                one_chunk: bool = False, warps: int = 0, occupancy: int = 0):
     """dx[r, :] = y[r, :] * (dy[r, :] - sum(dy[r, :] * y[r, :])) for [R, C] arrays of ``fmt`` (f32,
-    f16 or bf16; f32 arithmetic), any R and C; rows walked in chunks of ``max_tile``.
+    f16 or bf16; f32 arithmetic), any R and C; rows walked in chunks of ``max_tile``, ``rows`` rows
+    a block (a [rows, max_tile] cell; the rows past R read zeros and are never written).
     one_chunk: the program for rows of at most ``max_tile`` (no walk, nothing carried; a wider row
     is refused). warps / occupancy: entry hints (0: tileiras decides)."""
-    t = max_tile
+    t, n = max_tile, rows
     r = ti.block_id(0)
-    out = ti.partition_view(ti.array_view(dx), [1, t])
+    out = ti.partition_view(ti.array_view(dx), [n, t])
     if one_chunk:
         yc, dyc = ti.to(ti.load_at(y, [0]), F32), ti.to(ti.load_at(dy, [0]), F32)
         ti.store_view(out, [r, 0], ti.to(yc * (dyc - ti.reduce_sum(yc * dyc, keepdims=True)), fmt))
         return
     chunks = ti.blocks_of(y, 1)
     last = ti.idx_sub(chunks, 1)
-    dot = ti.carry(ti.full([1, t], 0.0, F32))
-    y_last = ti.carry(ti.full([1, t], 0.0, F32))
-    dy_last = ti.carry(ti.full([1, t], 0.0, F32))
+    dot = ti.carry(ti.full([n, t], 0.0, F32))
+    y_last = ti.carry(ti.full([n, t], 0.0, F32))
+    dy_last = ti.carry(ti.full([n, t], 0.0, F32))
     for j in ti.d_range(0, chunks):
         yc, dyc = ti.to(ti.load_at(y, [j]), F32), ti.to(ti.load_at(dy, [j]), F32)
         ti.set(dot, ti.get(dot) + yc * dyc)
