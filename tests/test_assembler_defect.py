@@ -237,3 +237,123 @@ def test_cli_args_follow_the_kernel(fma_defect, capsys):
     assert capsys.readouterr().out == "--gpu-name sm_90 --opt-level 0\n"
     assert main(["show", "vadd", "--emit", "args", "--arch", "sm_90"]) == 0
     assert capsys.readouterr().out == "--gpu-name sm_90\n"
+
+
+# ---- the fifth defect: a while loop that stops on its first iteration (docs/assembler-defect.md) -------------
+
+REPRO_U2 = Path(__file__).resolve().parents[1] / "bench" / "results" / "fuzz_repro_unexplained2"
+
+
+def _first_exit_loop(trips=0, n=256, init_from_data=False, in_for=False, literal=False):
+    """Campaign 2's 3439, recorded by hand: a [n] i32 tile carried through a d_loop whose body loads and
+    stores an f32 tile, the carry stored after the loop; the loop stops when its counter reaches
+    ``trips`` (0: on its first iteration, by its constants)."""
+    import tileir as ti
+    from tileir.diff.fuzzval import bini
+
+    def body():
+        pin, pout = ti.param(ti.I32, 0), ti.param(ti.I32, 1)
+        fin, fout = ti.param(ti.F32, 2), ti.param(ti.F32, 3)
+
+        def one():
+            x = ti.load(pin, ti.idx_const(0), [n])
+            c = ti.carry(x)
+            start = ti.reduce_min(ti.load(pin, ti.idx_const(0), [16]), 0) if init_from_data else ti.i_const(0)
+            cnt = ti.carry(start)
+
+            def step():
+                cur = ti.get(cnt)
+                stop = ti.ge_i(ti.i_const(0), ti.i_const(0)) if literal else ti.ge_i(cur, ti.i_const(trips))
+                ti.store(fout, ti.idx_const(0), ti.load(fin, ti.idx_const(0), [128]))
+                ti.set(c, bini("addi", ti.get(c), x))
+                ti.set(cnt, ti.add_i(cur, ti.i_const(1)))
+                return stop
+
+            ti.d_loop(step)
+            ti.store(pout, ti.idx_const(0), ti.get(c))
+
+        if in_for:
+            for _ in ti.d_range(0, 1):
+                one()
+        else:
+            one()
+
+    import tileir as ti2
+
+    return ti2.trace_kernel("k", (ti2.ByPtr(ti2.I32),) * 2 + (ti2.ByPtr(ti2.F32),) * 2, body)
+
+
+def _has_while(k) -> bool:
+    return "WhileLoop" in asm.instr_kinds(k)
+
+
+def test_a_loop_that_stops_on_its_first_iteration_is_its_body_once(monkeypatch):
+    """tileiras 13.4.92 (sm_90) fails to assemble campaign 2's 3439 at its default level and takes it at
+    -O0; the lowering writes the loop as its body once, which assembles, and the host (which runs the
+    recorded loop) answers what that straight line does: the store in the body happened, the carry is
+    what entered the loop."""
+    import tileir as ti
+    import tileir.families.loops as loops
+    from tileir.ref import run_host
+
+    prog = _first_exit_loop()
+    k = ti.lower(prog)
+    assert not _has_while(k)
+    assert asm.assemble(ti.encode_kernel(k), "sm_90", kernel="k", program=k, cache=False)[:4] == b"\x7fELF"
+    x = np.arange(256, dtype=np.int32)
+    f = np.linspace(-1, 1, 128, dtype=np.float32)
+    args = [x, np.zeros(256, np.int32), f, np.zeros(128, np.float32)]
+    run_host(prog, args, (1,))
+    assert np.array_equal(args[1], x) and np.array_equal(args[3], f)
+    # the defect itself, with the loop written as a loop: refused at the default level, taken at -O0
+    monkeypatch.setattr(loops, "stops_on_first_iteration", lambda prog, op: False)
+    k = ti.lower(prog)
+    assert _has_while(k)
+    data = ti.encode_kernel(k)
+    if asm.tileiras_version() == "13.4.92":
+        with pytest.raises(TileirError, match="failed to compile|exit -11"):
+            asm.assemble(data, "sm_90", kernel="k", program=k, cache=False)
+    assert asm.assemble(data, "sm_90", kernel="k", program=k, opt_level=0, cache=False)[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("seed", [3439, 3904, 9767])
+def test_the_second_campaigns_tileiras_failures_assemble_now(seed):
+    """The three shrunk on the H200 ('failed to compile Tile IR program' twice, a crash once): each a while
+    loop of 0 trips; written once they assemble at the default level (as a loop, at -O0 only)."""
+    import tileir as ti
+    from tileir.diff.fuzzbuild import build
+    from tileir.diff.shrink import read_reproducer
+
+    doc = read_reproducer(str(REPRO_U2 / f"fuzz_assemble_error_{seed}.json"))
+    assert doc["status"] == "assemble_error"
+    k = ti.lower(build(doc["desc"]).prog)
+    assert not _has_while(k)
+    assert asm.assemble(ti.encode_kernel(k), "sm_90", kernel="fuzz", program=k, cache=False)[:4] == b"\x7fELF"
+
+
+def test_only_a_loop_its_constants_stop_first_is_written_once():
+    """A loop that runs a second iteration, or whose first stop the data decides, stays a loop; a first
+    stop decided by constants is written once inside a for too, and a literal stop as well."""
+    import tileir as ti
+
+    assert _has_while(ti.lower(_first_exit_loop(trips=1)))
+    assert _has_while(ti.lower(_first_exit_loop(init_from_data=True)))
+    assert not _has_while(ti.lower(_first_exit_loop(in_for=True)))
+    assert not _has_while(ti.lower(_first_exit_loop(literal=True)))
+
+
+def test_the_atomic_crash_of_a_first_exit_loop_is_gone():
+    """docs/fuzz.md's CPU finding: a [32, 1] i32 carried through a while of 0 trips whose body does an
+    atomic_cas, then an atomic_red_view min of the loop's result, aborted tileiras ('Invalid AtomicType
+    and Op combination for nvvm.atomicrmw'); written once it assembles."""
+    import tileir as ti
+    from tileir.diff.fuzzbuild import build
+
+    desc = {"v": 1, "seed": 1, "grid": [1], "warps": 0, "fmts": ["i32"], "globals": [], "body": [
+        {"op": "load", "id": 1, "fmt": "i32", "shape": [32, 1], "dist": "small", "moving": False, "mask": False},
+        {"op": "while", "id": 2, "trips": 0, "carries": [1], "brk": None, "brk_at": 0, "cid": 3, "sets": [4],
+         "body": [{"op": "cas", "id": 4, "a": 3, "mul": 1, "add": 3}]},
+        {"op": "redview", "id": 6, "a": 2, "mode": "min", "grid": [1, 1], "idx": [0, 0]}]}
+    k = ti.lower(build(desc).prog)
+    assert not _has_while(k)
+    assert asm.assemble(ti.encode_kernel(k), "sm_90", kernel="fuzz", program=k, cache=False)[:4] == b"\x7fELF"

@@ -45,10 +45,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import ir
+from ..dtypes import BY_NAME
+from ..elementwise import OPS
+from ..hostmath import unsigned
 from ..lower.core import lowering
 from ..lower.tokens import READS, WRITES, param_of
 from ..prog import Attrs, Handle, Region
 from ..ref.core import _Return, interp
+from .arith import CmpI, Select
 from .control import _is_token, run_region
 from .recording import Recording
 
@@ -220,10 +224,66 @@ def _clash(a: dict, b: dict) -> str | None:
 # ---- lowering ----------------------------------------------------------------------------------
 
 
+def stops_on_first_iteration(prog, op) -> bool:
+    """Whether the d_loop ``op`` stops on its first iteration whatever the data: its stop condition,
+    with the carried values as they enter (the inits), holds by the recording's constants alone --
+    rank-0 compares and selects are followed; anything else is unknown and answers False."""
+    a = While.of(op)
+    (region,) = op.regions
+    known = {p: prog.consts[h] for p, h in zip(region.params, a.inits) if h in prog.consts}
+    defs = {r: o for o in region.ops for r in o.res}
+
+    def ev(h, depth=0):
+        if h in known:
+            return known[h]
+        if h in prog.consts:
+            return prog.consts[h]
+        o = defs.get(h)
+        if o is None or depth > 64 or prog.info[h].shape != ():
+            return None
+        if o.kind == "select":
+            s = Select.of(o)
+            c = ev(s.cond, depth + 1)
+            if c is None:
+                x, y = ev(s.a, depth + 1), ev(s.b, depth + 1)
+                return x if x is not None and x == y else None
+            return ev(s.a if c else s.b, depth + 1)
+        if o.kind == "cmpi":
+            m = CmpI.of(o)
+            x, y = ev(m.a, depth + 1), ev(m.b, depth + 1)
+            if x is None or y is None:
+                return None
+            xs, ys = np.asarray(int(x), np.int64), np.asarray(int(y), np.int64)
+            if not m.signed:
+                bits = BY_NAME[m.dtype].bits
+                xs, ys = unsigned(xs, bits), unsigned(ys, bits)
+            return bool(OPS[("cmpi", m.pred)].host(xs, ys))
+        return None
+
+    return a.cond is not None and bool(ev(a.cond))
+
+
+def _lower_once(lw, op):
+    """A d_loop that stops on its first iteration (``stops_on_first_iteration``) as what it is: its
+    body once, in the enclosing region, and the loop's results the values that entered it. Exact: the
+    loop answers the entering values and its body runs to its end every time. tileiras 13.4.92's
+    optimiser fails on such loops (docs/assembler-defect.md, the fifth defect)."""
+    a = While.of(op)
+    (region,) = op.regions
+    for p, h in zip(region.params, a.inits):
+        lw.bind(p, lw.tokens.entry if _is_token(lw, p) else lw.val(h))
+    lw.ops(region.ops)
+    for h, init in zip(op.res, a.inits):
+        lw.bind(h, lw.tokens.entry if _is_token(lw, h) else lw.val(init))
+
+
 @lowering("while")
 def _lower_while(lw, op):
     """WhileLoop: the body, then if cond { break <entering values, current tokens> } else { yield },
-    then continue <next values, current tokens>."""
+    then continue <next values, current tokens>. A loop that stops on its first iteration by its
+    constants is its body once (``_lower_once``)."""
+    if stops_on_first_iteration(lw.prog, op):
+        return _lower_once(lw, op)
     a = While.of(op)
     (region,) = op.regions
     keep = [i for i, p in enumerate(region.params) if not _is_token(lw, p)]
