@@ -128,6 +128,89 @@ def test_prints_and_asserts_are_judged_by_their_shapes():
     assert judge(fired["layout"], fired["host"], Answer(outs={}))["status"] == "differ"
 
 
+def test_a_constant_firing_assert_and_a_launch_failure_both_stopped():
+    """Generator 2's firing assert (x != x) ends on the H200 with CUDA_ERROR_LAUNCH_FAILED (campaign 2's 5630,
+    6991): both stopped, equal -- only beside such an assert. A data-dependent one (generator 3) must end
+    with CUDA_ERROR_ASSERT, and a launch failure beside it stays a difference."""
+    failed = Answer(error="TileirError: kernel 'fuzz': running the kernel (cuStreamSynchronize after the launch) "
+                          "failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")
+    const = _job(_desc([_load(1, "i32"), {"op": "assert", "id": 3, "a": 1, "fire": True}], ("i32",)))
+    assert const["layout"].const_fire and const["host"].asserted
+    assert judge(const["layout"], const["host"], failed)["status"] == "equal"
+    assert judge(const["layout"], const["host"], Answer(error="CUDA_ERROR_ILLEGAL_ADDRESS"))["status"] == "differ"
+    data = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": True}], ("i32",)))
+    assert not data["layout"].const_fire and data["host"].asserted
+    assert judge(data["layout"], data["host"], failed)["status"] == "differ"
+    assert judge(data["layout"], data["host"], fake_answer(data))["status"] == "equal"  # CUDA_ERROR_ASSERT
+
+
+def test_generator_3_asserts_stop_on_input_data_at_their_lane():
+    """x != ASSERT_MARK on a region of its own: drawn to fire, make_args puts the mark at the assert's lane
+    (the host stops); drawn to hold, no lane holds it (the host runs on). The condition is not a constant:
+    its operand is the load."""
+    from tileir.diff.fuzzspec import ASSERT_MARK
+
+    for fire in (True, False):
+        d = _desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": fire}, _load(4, "i32"),
+                   {"op": "store", "id": 5, "a": 4}], ("i32",))
+        b = build(d)
+        (reg,) = [r for r in b.regions if r.step == 3]
+        x = make_args(b)[[n for n, _ in b.params].index("in_i32")][reg.offset: reg.offset + reg.size]
+        assert (np.nonzero(x == ASSERT_MARK)[0].tolist() == [5]) == fire and (x != ASSERT_MARK).sum() >= 15
+        assert _job(d)["host"].asserted == fire
+        (cmp,) = [op for op in b.prog.walk() if op.kind == "cmpi"]
+        assert next(op for op in b.prog.walk() if cmp.a.a in op.res).kind == "load"
+
+
+def test_generator_3_draws_no_unordered_reduction_and_leaves_version_2_as_it_was():
+    """d_reduce leaves a take-the-element / take-the-accumulator fold's answer open (campaign 2's
+    reduce-order): generator 3 draws them only as scans and its asserts on data; generators 1 and 2 draw
+    the programs of their campaigns' seeds as before (the fingerprint of seeds 1-400, taken before
+    generator 3 existed)."""
+    import hashlib
+
+    from tileir.diff.fuzzspec import GENERATOR, Profile
+
+    assert GENERATOR == 3 and G.DEFAULT.version == 3
+    takes, asserts = {"reduce": 0, "scan": 0}, []
+    for seed in range(1, 1001):
+        for st in G.walk(G.generate(seed)["body"]):
+            if st["op"] in takes and str(st.get("f")).startswith("take"):
+                takes[st["op"]] += 1
+            if st["op"] == "assert":
+                asserts.append(st)
+    assert takes["reduce"] == 0 and takes["scan"] > 20
+    assert asserts and all("n" in a and 0 <= a["lane"] < a["n"] for a in asserts)
+    for version, want in ((1, "4473bf7bcb6f9e55"), (2, "897f963b1afd34c2")):
+        h = hashlib.sha256()
+        for seed in range(1, 401):
+            h.update(json.dumps(G.generate(seed, Profile(version=version)), sort_keys=True).encode())
+        assert h.hexdigest()[:16] == want, version
+
+
+def test_wide_f8_products_are_bounded_in_a_narrow_accumulators_units():
+    """An f8 product into f32 with M >= 64 and K >= 32 (Hopper's warpgroup mma) gets the bound of a
+    ~14-bit accumulator, 2 (K + 1) 2^-14 sum|a||b|; narrower shapes, f16 accumulation and every other
+    format keep theirs (f32: 2^-24)."""
+    from tileir.diff.fuzzjudge import _run, source_bounds
+    from tileir.families.mma import MmaF
+
+    def bound(fmt, acc, m, k):
+        d = _desc([_load(1, shape=(m, k)), _load(2, shape=(k, 8)),
+                   {"op": "mma", "id": 3, "fmt": fmt, "acc": acc, "a": 1, "b": 2, "c": None, "split": False},
+                   {"op": "store", "id": 4, "a": 3}], ("f32",))
+        b = build(d)
+        it = _run(b.prog, make_args(b), b.grid)
+        (op,) = [o for o in b.prog.walk() if isinstance(o.a, MmaF)]
+        x = np.abs(np.asarray(it.val(op.a.a), np.float64)) @ np.abs(np.asarray(it.val(op.a.b), np.float64))
+        return float(np.max(source_bounds(it, op)[0] / (2 * (k + 1) * x)))
+
+    assert bound("f8E4M3FN", "f32", 64, 32) == bound("f8E5M2", "f32", 128, 64) == 2.0 ** -14
+    assert bound("f8E4M3FN", "f32", 32, 32) == bound("f8E5M2", "f32", 64, 16) == 2.0 ** -24
+    assert bound("f8E4M3FN", "f16", 64, 32) == 2.0 ** -11
+    assert bound("f16", "f32", 64, 32) == 2.0 ** -11 and bound("tf32", "f32", 64, 32) == 2.0 ** -24
+
+
 # ---- shrinking ------------------------------------------------------------------------------------------
 
 

@@ -23,6 +23,7 @@ from tileir.dev import dev
 
 from .fuzzgen import BIN_APPROX, FLOATS, INTS, STORABLE, UN_APPROX, UN_JUMPS
 from .fuzzmem import MemorySteps
+from .fuzzspec import ASSERT_MARK
 from .fuzzval import ALIGN, UN_FN, BuilderCore, Built, Val, bini, fits_shape, ftof_ok, h, operand, split_tf32, take
 
 Tile = ti.Tile
@@ -371,7 +372,8 @@ def build(desc: dict, name: str = "fuzz") -> Built:
     with np.errstate(over="ignore"):  # a constant past a narrow format's range is rounded to infinity
         prog = ti.trace_kernel(name, [ti.ByPtr(f) for _, f in b.params], b.body, entry_hints(desc))
     sizes = {n: max(ALIGN, b.next_off.get(n, 0)) for n, _ in b.params}
-    return Built(desc, prog, list(b.params), (b.grid,), list(b.regions.values()), sizes, sorted(b.skipped))
+    return Built(desc, prog, list(b.params), (b.grid,), list(b.regions.values()), sizes, sorted(b.skipped),
+                 b.const_fire)
 
 
 # ---- the inputs -----------------------------------------------------------------------------------------
@@ -427,7 +429,11 @@ def make_args(built: Built, seed: int | None = None) -> list:
         n = built.sizes[name]
         arr = values(r, fmt, n, "sentinel" if name.startswith("out") else "small")
         for reg in sorted(by_buf.get(name, ()), key=lambda x: x.offset):
-            if reg.dist != "sentinel":
+            if reg.dist.startswith("assert"):  # a generator-3 assert's data: small values, the mark to fire
+                arr[reg.offset: reg.offset + reg.size] = values(r, fmt, reg.size, "small")
+                if ":" in reg.dist:  # at one lane of block 0's copy
+                    arr[reg.offset + int(reg.dist.split(":")[1])] = ASSERT_MARK
+            elif reg.dist != "sentinel":
                 arr[reg.offset: reg.offset + reg.size] = values(r, fmt, reg.size, reg.dist)
         out.append(np.ascontiguousarray(arr))
     return out

@@ -185,6 +185,14 @@ class MemoryDraws:
                         "conv": [self.r.choice(("%f", "%.3e", "%g")) for _ in args]})
 
     def s_assert(self, out, pool, ctx):
+        if self.p.version >= 3:  # on input data of its own: x != ASSERT_MARK, the mark at ``lane`` to fire
+            if ctx.get("in_if"):
+                return
+            n = self.r.choice((8, 16, 32, 64))
+            fire = self.r.random() < self.p.fire_asserts
+            self.use_fmt("i32")
+            out.append({"op": "assert", "id": self.fresh(), "n": n, "lane": self.r.randrange(n), "fire": fire})
+            return
         a = self.pick(pool, lambda v: v.exact and v.fmt == "i32" and v.shape)
         if a is not None:
             fire = self.r.random() < self.p.fire_asserts

@@ -18,6 +18,7 @@ import tileir as ti
 from tileir.dev import dev
 
 from .fuzzgen import FLOATS, STORABLE
+from .fuzzspec import ASSERT_MARK
 from .fuzzval import PAD, BuilderCore, Val, clamp, operand, split_tf32
 
 
@@ -325,11 +326,22 @@ class MemorySteps(BuilderCore):
         return []
 
     def b_assert(self, s, scope):
+        if "n" in s:  # generator 3: on input data of its own, the mark at lane ``lane`` when drawn to fire
+            p = self.param("in", "i32")
+            if p is None or self.in_if:
+                return None
+            n = int(s["n"])
+            reg = self.region(s, "in", "in", "i32", n, dist=f"assert:{int(s['lane']) % n}" if s.get("fire") else
+                              "assert")
+            x = ti.load(p, self.base(reg), [n])
+            ti.d_assert(ti.ne_i(x, ti.i_const(ASSERT_MARK)), f"fz{s['id']}")
+            return []
         a = self.get(scope, s["a"], lambda v: v.exact and v.fmt == "i32" and v.shape)
         if a is None:
             return None
         if s.get("fire"):
             cond = ti.ne_i(a.tile, a.tile)
+            self.const_fire = True
         else:
             cond = ti.ge_i(ti.and_i(a.tile, ti.i_const(255)), ti.i_const(0))
         ti.d_assert(cond, f"fz{s['id']}")

@@ -51,7 +51,13 @@ FTOF_V1 = {
     "f8E4M3FN": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("f16", _NE), ("bf16", _NE), ("f8E5M2", _NE)),
     "f8E5M2": (("f64", _NE), ("f32", _NE), ("tf32", _NE), ("f16", _NE), ("bf16", _NE), ("f8E4M3FN", _NE)),
 }
-GENERATOR = 2  # the generator's version: 2 draws the ftof modes of FTOF, 1 those of FTOF_V1 (campaign 1)
+# the generator's version: 3 draws no reduction that takes the element or the accumulator (d_reduce leaves
+# their answer open: campaign 2's reduce-order) and writes every assert's condition on input data of its own
+# (``x != ASSERT_MARK``; drawn to fire, the mark sits at a known lane) where 2 drew x != x, a constant
+# tileiras stops on with CUDA_ERROR_LAUNCH_FAILED (campaign 2's 5630, 6991); 2 draws campaign 2's programs
+# again, 1 campaign 1's (the ftof modes of FTOF_V1)
+GENERATOR = 3
+ASSERT_MARK = 123456789  # the input value a version-3 assert stops on (inputs are drawn in [-100, 100])
 BITS = {"f64": 64, "f32": 32, "tf32": 32, "f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8, "i64": 64, "i32": 32,
         "i16": 16, "i8": 8, "i4": 4, "i1": 1}
 # the step kinds and their default weights; a profile may boost some (the mutant check's focus)
@@ -87,6 +93,13 @@ MUTANT_FOCUS = {
     "print-args-reversed": (("print",), ()), "assert-dropped": (("assert",), ()), "if-branches-swapped": (("if",), ()),
     "cat-operands-swapped": (("shape",), ()), "mmai-unsigned": (("mmai",), ()),
 }
+# mutants no program of the newest generator can tell from the plain lowering: the mutant check reports them
+# "equivalent" instead of running them (layer 2's families still run them: tests/test_diff.py)
+EQUIVALENT = {
+    "reduce-args-swapped": "a reduction's region arguments in the other order change only a body that is not "
+                           "commutative, and generator 3 draws none (d_reduce leaves their answer open: campaign 2's "
+                           "reduce-order); its witnesses on the H200 were such reductions",
+}
 SIZE_WEIGHTS = {1: 2, 2: 3, 4: 4, 8: 5, 16: 5, 32: 3, 64: 2, 128: 1, 256: 1}
 
 
@@ -102,7 +115,7 @@ class Profile:
     only: tuple = ()  # when given, the only step kinds drawn (with loads and stores, which feed and keep them)
     prefer: tuple = ()  # (choice point, value): drawn there 60% of the time where it is legal
     fire_asserts: float = 0.02  # the share of assert steps whose condition is false on purpose
-    version: int = 2  # the generator's version (GENERATOR): 1 draws campaign 1's programs again
+    version: int = GENERATOR  # the generator's version: 2 draws campaign 2's programs again, 1 campaign 1's
 
 
 DEFAULT = Profile()

@@ -66,6 +66,7 @@ class Built:
     regions: list
     sizes: dict  # buffer name -> elements
     skipped: list = field(default_factory=list)  # ids of steps that recorded nothing
+    const_fire: bool = False  # it holds an assert drawn to fire whose condition is a constant (generator 2)
 
     def kparams(self) -> list:
         return [(fmt, True) for _, fmt in self.params]
@@ -91,6 +92,7 @@ class BuilderCore:
         self.done: set = set()
         self.depth = 0  # regions entered (loops, ifs)
         self.in_if = 0  # ifs entered: no memory operation is allowed there
+        self.const_fire = False  # an assert recorded to fire on a constant condition (generator 2's x != x)
 
     # -- memory layout -------------------------------------------------------------------------------
     def param(self, kind: str, fmt: str):
