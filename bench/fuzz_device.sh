@@ -10,6 +10,9 @@
 #                                   # shrunk (docs/fuzz.md, "Next on the device", step 2): ~6 min
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # strided loads; and the layer-2 ftof family with the new modes: ~6 min
+#   bench/fuzz_device.sh after2     # campaign 2's triage checked on the device (docs/fuzz.md, "Next on the
+#                                   # device", step 1): the first-exit loops written once, the judge's new
+#                                   # rules, the 2 device errors left shrunk, assert-dropped: ~8 min
 #
 # Run from the repository root, e.g. with the device tool: command "bench/fuzz_device.sh campaign",
 # carry [".tc"] (the toolchain, git-ignored: ../shared/device/toolchain.sh makes .tc/tc.tar.xz;
@@ -17,7 +20,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -32,9 +35,10 @@ campaign)
   # compile and run: ~130 s at 78 programs/s; --time-limit stops drawing at 300 s whatever the rate;
   # shrinking: known causes (diff/fuzzknown.py) are not shrunk, at most 8 others (2 of a class),
   # 30 s each, 120 s in all
+  # (generator 3; campaign 2's report is bench/results/fuzz_h200.json: this one gets a name of its own)
   timeout 470 python3 -m tileir.diff fuzz --programs 10000 --seed 1 --time-limit 300 \
     --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
-    --out "$OUT/fuzz_h200.json" --repro-dir "$WORK/fuzz_repro"
+    --out "$OUT/fuzz_campaign3_h200.json" --repro-dir "$WORK/fuzz_repro"
   pack fuzz_repro
   ;;
 mutants)
@@ -82,8 +86,31 @@ focus)
   # on the host rule before any device measured them (families/convert.py UNMEASURED_FTOF)
   timeout 60 python3 -m tileir.diff run --families ftof --out "$OUT/diff_ftof_h200.json"
   ;;
+after2)
+  # the 14 failures of campaign 2 whose while loop stops on its first iteration (3 tileiras failures, 9
+  # regions unwritten, 2 hangs): the lowering writes those loops as their body once now; all equal is
+  # the workaround confirmed, any failure is shrunk (the cause no longer matches a run with it)
+  timeout 150 python3 -m tileir.diff fuzz --seeds 3439,3904,9767,4223,9212,6,1316,2319,2512,4846,6668,8133,8853,9309 \
+    --gen-version 2 --max-shrink 3 --max-shrink-per-class 3 --shrink-s 30 --shrink-total-s 90 \
+    --out "$OUT/fuzz_while_once_h200.json" --repro-dir "$WORK/while_once_repro"
+  pack while_once_repro
+  # the judge's new rules on the device's answers: the wide f8 products (bound in 2^-14 units), the
+  # constant asserts (both stopped), the softmax row (the envelope's draw: still a difference, known)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 3403,8979,5630,6991,8236 --gen-version 2 --max-shrink 0 \
+    --out "$OUT/fuzz_judge2_h200.json"
+  # the two device errors no workaround touches, shrunk with a short hang limit: 5682 (hangs at both
+  # levels: a take-the-accumulator reduction, two-operand scans of one element, an if) and 2926
+  # (misaligned address: two allocas in a while loop, warps 8, 2 blocks)
+  timeout 200 python3 -m tileir.diff fuzz --seeds 5682,2926 --gen-version 2 --hang-s 5 --max-shrink 2 \
+    --max-shrink-per-class 2 --shrink-s 90 --shrink-total-s 180 \
+    --out "$OUT/fuzz_errors2_h200.json" --repro-dir "$WORK/errors2_repro"
+  pack errors2_repro
+  # assert-dropped with generator 3's data-dependent asserts (half of them drawn to fire)
+  timeout 60 python3 -m tileir.diff fuzz --mutants --only assert-dropped --mutant-programs 200 --seed 1 \
+    --out "$OUT/fuzz_mutant_assert_h200.json"
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2" >&2
   exit 2
   ;;
 esac

@@ -7,7 +7,10 @@ that explains it:
 * ``fixed-host``: the host now answers, on every listed lane, what the device answered then (a
   host-reference error since fixed), or a host error that no longer raises;
 * ``fixed-judge``: every listed lane is no longer judged (a judgement that was too strict);
-* a cause of ``diff.fuzzknown.CAUSES`` whose model reproduces the device's answer (its matcher);
+* a cause of ``diff.fuzzknown.CAUSES`` whose model reproduces the device's answer (its matcher; a
+  worked-around cause is matched as the report's run had it: its ``workarounds``, or
+  ``fuzzknown.OLD_WORKAROUNDS`` for a report without them);
+* ``fixed-judge`` again: the judge as it is now calls the device's listed answer right;
 * ``tf32-k4``: a tf32 product with K = 4 the lowering leaves unpadded (docs/assembler-defect.md's
   third defect; the lowering pads them to K = 8 now, and a padded one is no explanation);
 * ``unknown``, with a ``hypothesis`` where the program holds what failed alike elsewhere (a while
@@ -38,9 +41,11 @@ import numpy as np
 
 from tileir.diff.fuzzgen import generate as _generate
 from tileir.diff.fuzzgen import walk
+from tileir.diff.fuzzknown import OLD_WORKAROUNDS
 from tileir.diff.fuzzspec import Profile
 
 VERSION = [1]  # the generator version of the report being triaged (a report without one is campaign 1's)
+RAN_WITH = list(OLD_WORKAROUNDS)  # the lowering's workarounds the report's run had (fuzzknown.WORKAROUNDS' names)
 
 
 def generate(seed: int) -> dict:
@@ -166,6 +171,16 @@ def hypothesis(desc: dict, row: dict):
     padded = [p[:3] for p in tf32_k4_products(desc) if p[3]]
     if padded:
         ev["tf32_k4_padded"] = padded
+    takes = sorted({s["f"] for s in walk(desc["body"]) if s["op"] == "reduce" and str(s.get("f")).startswith("take")})
+    if takes:
+        ev["unordered_reductions"] = takes
+    redviews = sorted({s.get("mode") for s in walk(desc["body"]) if s["op"] == "redview"})
+    if redviews:
+        ev["atomic_view_reductions"] = redviews
+    if first:
+        from tileir.diff.fuzzknown import once_loops
+
+        ev["written_once_now"] = once_loops(desc)
     if row["status"] in ("assemble_error", "device_error") and first:
         return "while-first-exit?", ev
     if ev.get("allocas_in_while"):
@@ -177,6 +192,23 @@ def hypothesis(desc: dict, row: dict):
     if padded:
         return "tf32-k4-padded?", ev
     return "unknown", ev
+
+
+def judged_right_now(desc: dict, row: dict, h) -> str | None:
+    """Why the judge as it is now calls the device's recorded answer right, or None: an assert stop
+    against the device's error text, or every listed lane within the tolerance of the host's answer now."""
+    from tileir.diff.fuzzbuild import build
+    from tileir.diff.fuzzjudge import Answer, Layout, judge
+    from tileir.diff.fuzzknown import _listed_within_now
+
+    detail = str(row.get("detail") or "")
+    if row["status"] == "differ" and not row.get("regions") and ": " in detail:
+        dev = Answer(error=detail.split("the device did not: ", 1)[-1])
+        if h.asserted and judge(Layout.of(build(desc)), h, dev)["status"] == "equal":
+            return "both stopped now: " + judge(Layout.of(build(desc)), h, dev)["detail"][:160]
+        return None
+    got = _listed_within_now(desc, {"verdict": {"regions": row.get("regions", [])}})
+    return "every listed lane within the tolerance now" if got and got[0] else None
 
 
 def triage_one(row: dict) -> dict:
@@ -204,11 +236,15 @@ def triage_one(row: dict) -> dict:
     if listed and all(n in h.unjudged and bool(h.unjudged[n][i]) for n, i, _t, _d in listed):
         out["group"], out["why"] = "fixed-judge", "every listed lane is unjudged now (an order-dependent overflow)"
         return out
-    outcome = {"status": row["status"], "detail": row.get("detail"),
-               "verdict": {"regions": row.get("regions", []), "bad": row.get("bad")}}
+    outcome = {"status": row["status"], "detail": row.get("detail"), "workarounds": list(RAN_WITH),
+               "verdict": {"regions": row.get("regions", []), "bad": row.get("bad"), "lanes": row.get("lanes")}}
     k = known_cause(outcome, desc)
     if k:
         out["group"], out["why"], out["evidence"] = k["cause"], k["state"], k["evidence"]
+        return out
+    now_right = judged_right_now(desc, row, h)
+    if now_right:
+        out["group"], out["why"] = "fixed-judge", now_right
         return out
     if VERSION[0] == 1 and tf32_k4_products(desc):  # campaign 1 ran before the lowering padded K = 4
         out["group"], out["why"] = "tf32-k4", "a tf32 product with K = 4 (padded to 8 by the lowering since)"
@@ -262,6 +298,7 @@ def main(argv=None) -> int:
     with open(a.report) as f:
         rep = json.load(f)
     VERSION[0] = int(rep.get("generator") or 1)
+    RAN_WITH[:] = rep.get("workarounds", OLD_WORKAROUNDS)
     rows = [triage_one(r) for r in rep["differences"]]
     groups = collections.defaultdict(list)
     for t in rows:

@@ -405,6 +405,24 @@ def test_the_mutant_check_finds_a_mutant_the_device_runs():
     assert rep["summary"]["not_found"] == ["cat-operands-swapped"]
 
 
+def test_the_mutant_check_finds_a_dropped_assert_and_skips_an_equivalent_mutant():
+    """Generator 3's asserts stop on data at a known lane: a device that lowers d_assert to nothing when
+    the job was lowered with assert-dropped runs on where the host stops -- found. reduce-args-swapped
+    changes no program generator 3 draws (no reduction with a body that is not commutative): reported
+    equivalent, not run, not counted as not found."""
+
+    def answer(job):
+        return fake_answer(job, {"assert": lambda it, op: None} if job.get("mutant") == "assert-dropped" else None)
+
+    rep = mutant_check(60, 3, device=InProcessDevice(answer), workers=0, per_mutant=8,
+                       names=["assert-dropped", "reduce-args-swapped"], log=lambda *a: None, assemble=False)
+    by = {r["mutant"]: r for r in rep["mutants"]}
+    assert by["assert-dropped"]["status"] == "found"
+    assert "the device did not" in by["assert-dropped"]["example"]["detail"]
+    assert by["reduce-args-swapped"]["status"] == "equivalent" and by["reduce-args-swapped"]["programs"] == 0
+    assert rep["summary"]["not_found"] == [] and rep["summary"]["equivalent"] == ["reduce-args-swapped"]
+
+
 @pytest.mark.parametrize("k", [1, 7, 64])
 def test_f32_mma_host_model_is_f32_products_summed_in_k_order(k):
     r = np.random.default_rng(k)

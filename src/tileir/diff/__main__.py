@@ -34,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--ops", default=None, help="comma-separated step kinds: draw only these (with loads and "
                    "stores), e.g. vstore,if,atomic")
     z.add_argument("--focus", default=None, help="comma-separated step kinds drawn 8x as often")
-    z.add_argument("--gen-version", type=int, default=None, help="the generator's version (default: the newest); 1 "
-                   "draws campaign 1's programs (bench/results/fuzz_h200.json) again")
+    z.add_argument("--gen-version", type=int, default=None, help="the generator's version (default: the newest); 2 "
+                   "draws campaign 2's programs (bench/results/fuzz_h200.json) again, 1 campaign 1's "
+                   "(bench/results/fuzz_campaign1_h200.json)")
     z.add_argument("--shrink-known", action="store_true", help="shrink failures with a known cause too (to "
                    "study an open one)")
     z.add_argument("--seeds", default=None, help="comma-separated program seeds to run (and shrink) instead of "

@@ -33,7 +33,9 @@ import time
 
 from . import mutants as M
 from .fuzzgen import DEFAULT, MUTANT_FOCUS, Profile
+from .fuzzknown import WORKAROUNDS
 from .fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
+from .fuzzspec import EQUIVALENT
 from .shrink import FAILURES, Shrinker, Tester, core_steps, failure_class, write_reproducer
 
 BATCH = 256  # programs handed to the GPU worker at a time
@@ -329,7 +331,8 @@ class Campaign:
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
             "tileiras": version, "opt_level": "tileiras default" if self.opt_level is None else self.opt_level,
-            "seed": self.seed, "generator": self.profile.version, "interrupted": self.interrupted,
+            "seed": self.seed, "generator": self.profile.version, "workarounds": list(WORKAROUNDS),
+            "interrupted": self.interrupted,
             "programs_requested": self.programs, "programs": generated, "recorded": recorded,
             "recorded_share": round(recorded / generated, 4) if generated else None, "refused": st["refused"],
             "assembled": st["ready"] + st["host_error"], "assemble_errors": st["assemble_error"],
@@ -385,6 +388,10 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
                 rows.append({"mutant": m.name, "family": m.family, "programs": 0, "changed": 0, "ran_clean_plain": 0,
                              "differing": 0, "status": "not run", "example": None})
                 continue
+            if m.name in EQUIVALENT:
+                rows.append({"mutant": m.name, "family": m.family, "programs": 0, "changed": 0, "ran_clean_plain": 0,
+                             "differing": 0, "status": "equivalent", "why": EQUIVALENT[m.name], "example": None})
+                continue
             kinds, prefer = MUTANT_FOCUS.get(m.name, ((), ()))
             prof = Profile(focus=kinds, prefer=prefer, fire_asserts=0.5 if m.name == "assert-dropped" else 0.02)
             base = {"arch": arch, "profile": prof.__dict__, "assemble": assemble}
@@ -426,7 +433,8 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
         datetime.timezone.utc).isoformat(timespec="seconds"), "device": _device_label(device), "arch": arch,
         "seed": seed, "seconds": round(time.time() - t0, 1), "mutants": rows,
         "summary": {"mutants": len(rows), "found": sum(r["status"] == "found" for r in rows),
-                    "not_found": [r["mutant"] for r in rows if r["status"] != "found"]}}
+                    "not_found": [r["mutant"] for r in rows if r["status"] not in ("found", "equivalent")],
+                    "equivalent": [r["mutant"] for r in rows if r["status"] == "equivalent"]}}
 
 
 def write_json(path: str, doc: dict) -> None:
