@@ -65,7 +65,7 @@ class Tileiras:
 
 def fresh(kern: KernelFn) -> KernelFn:
     """A copy of a library kernel with nothing recorded, assembled or prepared yet."""
-    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned)
+    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned, kern.exact)
 
 
 # ---- torch's answers -----------------------------------------------------------------------------

@@ -38,6 +38,8 @@ class Sweep:
     device: dict = field(default_factory=dict)  # the one GPU configuration (tiles: the library's)
     runs: tuple = ()  # (module, kernel name): the kernels a case of several launches runs (else its own)
     recordings: dict | None = None  # kernel name -> recordings the host sweep makes (None: its one kernel, 1)
+    recorded: object = None  # size -> the values of the sizes the kernel records (@kernel(exact=...)): one
+    #                          recording per distinct value
 
 
 def extent(rng, hi: int, edges=EDGES) -> int:
@@ -102,9 +104,15 @@ def _fmt(name):
     return {}
 
 
+def _head_shape(size):
+    """attention records its head shape (D, H, H_kv); the batch and the sequence lengths are run-time."""
+    b, h, s, d, h_kv, s_kv = size
+    return d, h, h_kv
+
+
 def _attention_sweep(name):
     flags = dict(_fmt(name) or {"fmt": "f16"}, causal=name.endswith("_causal"), d_tile=64)
-    return Sweep(_attention, dict(flags, bq=32, bk=16), flags)
+    return Sweep(_attention, dict(flags, bq=32, bk=16), flags, recorded=_head_shape)
 
 
 SWEEPS: dict[str, Sweep] = {
@@ -160,4 +168,6 @@ def recordings(name: str, kernel_name: str) -> dict:
         return dict(sweep.recordings)
     if sweep.runs:
         return {k: 1 for _, k in sweep.runs}
+    if sweep.recorded is not None:
+        return {kernel_name: len({sweep.recorded(s) for s in sizes_of(name)})}
     return {kernel_name: 1}

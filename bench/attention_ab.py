@@ -17,6 +17,7 @@ import datetime
 import json
 import math
 import os
+import random
 import statistics
 
 import torch
@@ -47,21 +48,36 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--which", default="programs",
+                   help="programs: the library, scale given, fixed-size, 2026-11-29's, SDPA; constants: the "
+                        "library beside programs with some sizes recorded (which constant pays)")
     args = p.parse_args()
     torch.manual_seed(0)
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)
     exact = attention.specialised()
+    loops = attention.specialised(["S", "S_kv"])  # the loops' bounds and the query blocks' edge
+    sizes = attention.specialised(attention.size_labels())  # every size, the strides still run-time
+    heads = attention.specialised(["D", "H", "H_kv"])  # a model's constants (not the batch or the lengths)
     records = []
     for causal in (False, True):
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-        impls = {
-            "library": lambda c=causal: attention(q, k, v, o, causal=c),
-            "library_scale_given": lambda c=causal: attention(q, k, v, o, causal=c, scale=1 / math.sqrt(D)),
-            "fixed_size": lambda c=causal: exact(q, k, v, o, causal=c),
-            "program_2026_11_29": (lambda f=old_program(causal): f(q, k, v, o)),
-            "sdpa": lambda c=causal: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c),
-        }
+        if args.which == "constants":
+            impls = {
+                "library": lambda c=causal: attention(q, k, v, o, causal=c),
+                "S_S_kv_recorded": lambda c=causal: loops(q, k, v, o, causal=c),
+                "sizes_recorded": lambda c=causal: sizes(q, k, v, o, causal=c),
+                "D_H_H_kv_recorded": lambda c=causal: heads(q, k, v, o, causal=c),
+                "sdpa": lambda c=causal: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c),
+            }
+        else:
+            impls = {
+                "library": lambda c=causal: attention(q, k, v, o, causal=c),
+                "library_scale_given": lambda c=causal: attention(q, k, v, o, causal=c, scale=1 / math.sqrt(D)),
+                "fixed_size": lambda c=causal: exact(q, k, v, o, causal=c),
+                "program_2026_11_29": (lambda f=old_program(causal): f(q, k, v, o)),
+                "sdpa": lambda c=causal: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=c),
+            }
         right = {}
         for name, fn in impls.items():
             o.zero_()
@@ -70,12 +86,15 @@ def main():
             out = got if name == "sdpa" else o
             right[name] = bool(torch.allclose(out.float(), ref.float(), atol=2e-2, rtol=2e-2))
         rounds = {name: [] for name in impls}
-        names = list(impls)
-        for r in range(args.rounds):
-            # each round starts one further along: a program timed right after SDPA's (or first, on a
-            # cool GPU) ran up to 12% apart from its own other rounds (attention_ab_h200.json's first
-            # runs), so every program takes every place in turn
-            for name in names[r % len(names):] + names[:r % len(names)]:
+        order = random.Random(1 + causal)
+        for _ in range(args.rounds):
+            # a fresh order each round: a program timed first (on a cool GPU) ran up to 12% faster than
+            # its other rounds, and one timed right after SDPA's 3-10% slower -- a rotated order keeps
+            # that neighbour, which is how attention_ab_h200.json .. attention_constants3_h200.json
+            # measured "library" (always after SDPA) slow
+            names = list(impls)
+            order.shuffle(names)
+            for name in names:
                 rounds[name].append(median_ms(impls[name], reps=30))
         flops = 4 * B * H * S * S * D * (0.5 if causal else 1.0)
         rec = {"causal": causal, "right": right,
@@ -86,7 +105,7 @@ def main():
         records.append(rec)
     out = {"date": datetime.date.today().isoformat(), "gpu": torch.cuda.get_device_name(0),
            "shape": [B, H, S, D],
-           "timer": f"tileir.runtime.timing.median_ms, 30 reps, {args.rounds} rounds, the order rotated each round",
+           "timer": f"tileir.runtime.timing.median_ms, 30 reps, {args.rounds} rounds, a fresh order each round",
            "records": records}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)

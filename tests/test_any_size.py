@@ -36,7 +36,7 @@ SW = _sweeps()
 
 def fresh(kern: KernelFn) -> KernelFn:
     """A copy of a library kernel with nothing recorded yet, so its recordings can be counted."""
-    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned)
+    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned, kern.exact)
 
 
 @pytest.mark.parametrize("name", sorted(SW.SWEEPS))

@@ -595,27 +595,30 @@ class _CallSite:
 
 @overload
 def kernel(fn: Callable[..., object], *, name: str | None = None, grid: _GridFn | None = None, hints: _Hints = (),
-           tuned: Iterable[str] = ()) -> KernelFn: ...
+           tuned: Iterable[str] = (), exact: Iterable[str] = ()) -> KernelFn: ...
 
 
 @overload
 def kernel(fn: None = None, *, name: str | None = None, grid: _GridFn | None = None, hints: _Hints = (),
-           tuned: Iterable[str] = ()) -> Callable[[Callable[..., object]], KernelFn]: ...
+           tuned: Iterable[str] = (), exact: Iterable[str] = ()) -> Callable[[Callable[..., object]], KernelFn]: ...
 
 
 def kernel(fn: Callable[..., object] | None = None, *, name: str | None = None, grid: _GridFn | None = None,
-           hints: _Hints = (), tuned: Iterable[str] = ()) -> KernelFn | Callable[[Callable[..., object]], KernelFn]:
+           hints: _Hints = (), tuned: Iterable[str] = (),
+           exact: Iterable[str] = ()) -> KernelFn | Callable[[Callable[..., object]], KernelFn]:
     """Make ``fn`` a kernel: its positional parameters' markers are the entry's parameters, its
     keyword-only parameters its configuration (one recording each).
 
     ``grid``: a function answering the launch grid, called with the configuration, the by-value
     arguments and the named run-time sizes it takes by name (default: from the cells' extents);
     ``hints``: the entry's optimization hints, or a function of the configuration answering them;
-    ``tuned``: configuration keys a GPU call leaves to ``autotune.best`` when it names none of them.
+    ``tuned``: configuration keys a GPU call leaves to ``autotune.best`` when it names none of them;
+    ``exact``: run-time sizes recorded as each call's values (one program per value) -- for sizes
+    that take few values in a program and measurably pay as constants, as ``specialised`` does.
     Usable bare (``@kernel``) or with arguments (``@kernel(grid=...)``)."""
     if fn is None:
-        return lambda f: KernelFn(f, name, grid, hints, tuned)
-    return KernelFn(fn, name, grid, hints, tuned)
+        return lambda f: KernelFn(f, name, grid, hints, tuned, exact)
+    return KernelFn(fn, name, grid, hints, tuned, exact)
 
 
 def trace_kernel(name: str, params, body, hints=()):
