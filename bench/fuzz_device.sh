@@ -9,7 +9,8 @@
 #   bench/fuzz_device.sh unexplained2  # campaign 2's reproducers again, then its 12 unexplained failures
 #                                   # shrunk (docs/fuzz.md, "Next on the device", step 2): ~6 min
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
-#                                   # strided loads; and the layer-2 ftof family with the new modes: ~6 min
+#                                   # allocas in while loops, strided loads; and the layer-2 ftof family
+#                                   # with the new modes: ~7 min
 #   bench/fuzz_device.sh after2     # campaign 2's triage checked on the device (docs/fuzz.md, "Next on the
 #                                   # device", step 1): the first-exit loops written once, the judge's new
 #                                   # rules, the 2 device errors left shrunk, assert-dropped: ~8 min
@@ -78,6 +79,11 @@ focus)
     --time-limit 70 --max-shrink 3 --shrink-s 15 --shrink-total-s 45 \
     --out "$OUT/fuzz_while_h200.json" --repro-dir "$WORK/while_repro"
   pack while_repro
+  # allocas in while loops (2926's misaligned address: what decides, warps 8 or the loop)
+  timeout 70 python3 -m tileir.diff fuzz --programs 1000 --seed 400000 --ops alloca,while,shape --focus alloca,while \
+    --time-limit 35 --max-shrink 2 --shrink-s 12 --shrink-total-s 24 \
+    --out "$OUT/fuzz_alloca_while_h200.json" --repro-dir "$WORK/alloca_repro"
+  pack alloca_repro
   timeout 100 python3 -m tileir.diff fuzz --programs 2000 --seed 300000 --ops vload,cas,shape \
     --time-limit 60 --max-shrink 2 --shrink-s 15 --shrink-total-s 30 \
     --out "$OUT/fuzz_strided_h200.json" --repro-dir "$WORK/strided_repro"
@@ -98,11 +104,15 @@ after2)
   # constant asserts (both stopped), the softmax row (the envelope's draw: still a difference, known)
   timeout 60 python3 -m tileir.diff fuzz --seeds 3403,8979,5630,6991,8236 --gen-version 2 --max-shrink 0 \
     --out "$OUT/fuzz_judge2_h200.json"
-  # the two device errors no workaround touches, shrunk with a short hang limit: 5682 (hangs at both
-  # levels: a take-the-accumulator reduction, two-operand scans of one element, an if) and 2926
-  # (misaligned address: two allocas in a while loop, warps 8, 2 blocks)
-  timeout 200 python3 -m tileir.diff fuzz --seeds 5682,2926 --gen-version 2 --hang-s 5 --max-shrink 2 \
-    --max-shrink-per-class 2 --shrink-s 90 --shrink-total-s 180 \
+  # the two device errors no workaround touches: 5682 hangs at both levels, its if's condition a
+  # take-the-accumulator reduction (unordered: warps may disagree and part of them wait at a barrier
+  # in a branch the others skip?) -- generator 3 draws the same program with a min there; 2926
+  # (misaligned address: two allocas in a while loop, warps 8) likewise with a max for its take_elem
+  timeout 60 python3 -m tileir.diff fuzz --seeds 5682,2926 --gen-version 3 --hang-s 5 --max-shrink 0 \
+    --out "$OUT/fuzz_errors2_v3_h200.json"
+  # ... and as campaign 2 drew them, shrunk with a short hang limit
+  timeout 180 python3 -m tileir.diff fuzz --seeds 5682,2926 --gen-version 2 --hang-s 5 --max-shrink 2 \
+    --max-shrink-per-class 2 --shrink-s 80 --shrink-total-s 160 \
     --out "$OUT/fuzz_errors2_h200.json" --repro-dir "$WORK/errors2_repro"
   pack errors2_repro
   # assert-dropped with generator 3's data-dependent asserts (half of them drawn to fire)
