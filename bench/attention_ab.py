@@ -1,5 +1,6 @@
 """Attention forward at the benchmark's shape (f16, B4 H32 S4096 D128), the programs side by side in
-one process, interleaved over rounds: the library's call (run-time sizes), the same with the scale
+one process, interleaved over rounds: the library's call (batch and lengths run-time, the head
+shape recorded since attention_constants3_h200.json; all run-time before), the same with the scale
 given (a constant instead of rsqrt(D) on the device), the fixed-size program (every size and
 stride recorded), and 2026-11-29's program (3-D views over B*H, constant trip count; its bytecode
 in bench/data/, made by that commit's code), assembled here by the same tileiras. SDPA beside them.
@@ -56,7 +57,9 @@ def main():
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
     o = torch.empty_like(q)
     exact = attention.specialised()
-    loops = attention.specialised(["S", "S_kv"])  # the loops' bounds and the query blocks' edge
+    # the loops' bounds and the query blocks' edge recorded too (with the head shape the library records;
+    # before attention recorded it, this was S and S_kv alone: attention_constants*_h200.json)
+    loops = attention.specialised(["S", "S_kv"])
     sizes = attention.specialised(attention.size_labels())  # every size, the strides still run-time
     heads = attention.specialised(["D", "H", "H_kv"])  # a model's constants (not the batch or the lengths)
     records = []
@@ -88,7 +91,7 @@ def main():
         rounds = {name: [] for name in impls}
         order = random.Random(1 + causal)
         for _ in range(args.rounds):
-            # a fresh order each round: a program timed first (on a cool GPU) ran up to 12% faster than
+            # a fresh order each round: a program timed first (on a cool GPU) ran up to 15% faster than
             # its other rounds, and one timed right after SDPA's 3-10% slower -- a rotated order keeps
             # that neighbour, which is how attention_ab_h200.json .. attention_constants3_h200.json
             # measured "library" (always after SDPA) slow

@@ -134,10 +134,12 @@ class KernelFn:
     def specialised(self, exact: Iterable[str] | str = "all") -> KernelFn:
         """This kernel with the named run-time sizes -- or ``"all"``: every size and stride -- recorded
         as each call's values, so every new value records and assembles again, as when sizes were
-        configuration. The same name, configuration and tune entries; caches of its own. What
-        run-time sizes cost is measured against it (bench/h200.py's ``tileir_exact`` column)."""
+        configuration. The sizes the kernel already records (``@kernel(exact=...)``) stay recorded.
+        The same name, configuration and tune entries; caches of its own. What run-time sizes cost
+        is measured against it (bench/h200.py's ``tileir_exact`` column)."""
         twin = copy.copy(self)
-        twin.exact = (exact,) if isinstance(exact, str) else tuple(exact)
+        named = (exact,) if isinstance(exact, str) else tuple(exact)
+        twin.exact = self.exact + tuple(n for n in named if n not in self.exact)
         unknown = set(twin.exact) - {"all"} - set(self.size_labels())
         if unknown:
             raise TileirError(f"specialised({sorted(unknown)}): not run-time sizes of this kernel", kernel=self.name,
@@ -572,7 +574,7 @@ class _CallSite:
         this variant serves has the same size there -- its key holds the size's power-of-two bucket
         and whether the size is the bucket (``_size_class``), and the tile is at least the bucket --
         so the constant holds for all of them. Measured: layernorm f16 8192^2 ran 1.10x slower with
-        the width run-time than recorded (bench/results/exact_sizes_rounds_h200.json, 7 rounds).
+        the width run-time than recorded (bench/results/exact_sizes_rounds_h200.json: the masked program, 5 rounds).
         TILEIR_SPECIALISE_SIZES=0 turns it off with the other size claims."""
         fn = self.fn
         if not (self.tuned and plan.size_slots and not plan.exact_slots and not self.checked

@@ -1,18 +1,20 @@
 """Fused attention forward (flash-attention style): O = softmax(Q K^T * scale [+ causal mask]) V for
 torch's layout, Q and O [B, H, S, D], K and V [B, H_kv, S_kv, D], of f16 or bf16.
 
-Every extent is a run-time size read off the arrays, and every stride but the last dimension's
-is passed too, so one cubin per configuration serves every batch, head count, sequence length
-and head dimension, and a ``[B, S, H, D]`` tensor's ``.transpose(1, 2)`` is read in place. The
+Every extent is read off the arrays, and every stride but the last dimension's is passed too, so
+a ``[B, S, H, D]`` tensor's ``.transpose(1, 2)`` is read in place. The batch and both sequence
+lengths are run-time sizes: one cubin per configuration and head shape serves every batch and
+length. The head shape (D, H, H_kv: a model's constants) is recorded as each call's values, one
+program per value (``@kernel(exact=...)``; the measurement is beside the decorator). The
 head dimension D is covered by one tile of ``d_tile`` lanes (a power of two >= D, configuration;
 the lanes past D read zero, which adds nothing to a dot product, and O's are not written).
 K and V may have fewer heads than Q (grouped-query attention: query head h reads K/V head
-h // (H / H_kv), computed on the device) and a sequence length of their own (cross-attention).
+h // (H / H_kv)) and a sequence length of their own (cross-attention).
 
 One block computes a [bq, D] block of O: grid axis 0 walks the query blocks, axis 1 the heads,
 axis 2 the batch. The loop over key blocks keeps an online softmax in f32 carries -- the running
 row maximum m, the running sum l and the [bq, d_tile] accumulator -- with exp2 and the scale
-folded in (scale * log2(e); scale 1/sqrt(D) computed on the device unless given); p is converted
+folded in (scale * log2(e); scale 1/sqrt(D) unless given, a constant with D recorded); p is converted
 to the operand format for the second mma. K^T is read straight from memory through a partition
 view whose dim_map puts the key dimension last (a [1, 1, d_tile, bk] tile of K), so no tile is
 transposed in registers.
