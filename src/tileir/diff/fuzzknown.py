@@ -160,31 +160,22 @@ def reversed_fold(it, op) -> None:
 
 
 def narrow_f8_sum(group: int = 16, frac: int = 13):
-    """f8 mma into f32 as an accumulator narrower than f32 (campaign 2's 3403, 8979): per ``group``
-    of k, the exact products and the running sum aligned to the largest of them and truncated (toward
-    zero) to ``frac`` bits below its leading one, then added. An emulation for the record: it answers 6
-    of the 6 device values 3403's verdicts list and 2 of 8979's 3, not every bad-lane count (128 of the
-    shrunk 3403's 132, 1249 of 8979's 1255); the judge's bound (fuzzjudge.F8_WIDE_UNIT) does not rest on it."""
+    """f8 mma into f32 as an accumulator narrower than f32 (campaign 2's 3403, 8979): the host rule of
+    fuzzjudge.narrow_f8_mma (per ``group`` of k, the exact products and the running sum aligned to the
+    largest of them and truncated toward zero to ``frac`` bits below its leading one, then added). It
+    answers 6 of the 6 device values 3403's verdicts list and 2 of 8979's 3 (the third 2^-9 away), not every
+    bad-lane count (128 of the shrunk 3403's 132, 1249 of 8979's 1255); the judge's bound for such a
+    product (fuzzjudge.f8_wide_bound) is this emulation's answer +- fuzzjudge.F8_WIDE_ULPS of its ulps."""
     from ..dtypes import BY_NAME, to_format
     from ..families.mma import MmaF
     from ..ref.core import RULES
-
-    def lead(v):
-        with np.errstate(divide="ignore"):
-            return np.floor(np.log2(np.where(v != 0, np.abs(v), 1.0)))
+    from .fuzzjudge import narrow_f8_mma
 
     def rule(it, op):
         a = MmaF.of(op)
         if not a.dtype.startswith("f8") or a.acc != "f32":
             return RULES["mmaf"](it, op)
-        x = np.asarray(it.val(a.a)).astype(np.float64)
-        y = np.asarray(it.val(a.b)).astype(np.float64)
-        acc = np.array(it.val(a.c), dtype=np.float64)
-        for k0 in range(0, x.shape[1], group):
-            t = x[:, k0:k0 + group, None] * y[None, k0:k0 + group, :]
-            e = np.maximum(np.where(t != 0, lead(t), -np.inf).max(axis=1), np.where(acc != 0, lead(acc), -np.inf))
-            q = np.exp2(np.where(np.isfinite(e), e, 0.0) - frac)
-            acc = np.trunc(acc / q) * q + (np.trunc(t / q[:, None, :]) * q[:, None, :]).sum(axis=1)
+        acc = narrow_f8_mma(it.val(a.a), it.val(a.b), it.val(a.c), group, frac)
         it.set(op.res[0], to_format(BY_NAME["f32"], acc))
 
     return rule
@@ -536,7 +527,7 @@ def _listed_within_now(desc: dict, outcome: dict, seed: int | None = None):
 def match_f8_narrow_accumulation(outcome: dict, desc: dict):
     """An f8 product into f32 of warpgroup shape (fuzzjudge.f8_wide: M >= 64, K >= 32) judged, when
     the verdict was made, by f32's bound: every differing region approximate and every device value it
-    lists within the judge's bound now (2^-14 units for such a product: fuzzjudge.F8_WIDE_UNIT). The
+    lists within the judge's bound now (for such a product: fuzzjudge.f8_wide_bound). The
     emulation ``narrow_f8_sum`` is reported beside it (how many listed values it answers bit for bit)."""
     if outcome.get("status") != "differ" or desc is None:
         return None
@@ -561,8 +552,8 @@ def match_f8_narrow_accumulation(outcome: dict, desc: dict):
             for lane_text, _host, dev in r.get("first") or []:
                 lane = _lane(lane_text)
                 same += bool(lane and _show(alt.outs[lane[0]].reshape(-1)[lane[1]]) == dev)
-    return {"products": wide, "listed_lanes": got[1], "model": "fuzzjudge.F8_WIDE_UNIT (2^-14)",
-            "emulation_answers_listed": same}
+    return {"products": wide, "listed_lanes": got[1],
+            "model": "fuzzjudge.f8_wide_bound (the emulation +- F8_WIDE_ULPS)", "emulation_answers_listed": same}
 
 
 ENVELOPE_DRAWS = 8  # match_envelope_draw: the other draws of the envelope's random signs tried
@@ -667,8 +658,8 @@ CAUSES = (
           "the H200 sums f8 products into f32 of warpgroup shape (M >= 64, K >= 32) in an accumulator of about "
           "14 significant bits, not f32 (DeepSeek-V3's report measured 14 on H800; campaign 2's 3403 and 8979: "
           "errors of 230-1120 u sum|a||b|, u = 2^-24, where f32's bound allows 2 (K + 1)); the judge bounds them "
-          "in 2^-14 units now (fuzzjudge.F8_WIDE_UNIT): this matches a verdict made before, every listed lane within "
-          "the bound now",
+          "by the emulation of that accumulator +- a few of its ulps now (fuzzjudge.f8_wide_bound): this matches a "
+          "verdict made before, every listed lane within the bound now",
           status="differ", match=match_f8_narrow_accumulation),
     Cause("assert-constant-stop", JUDGE, "fixed",
           "generator 2 draws a firing assert as x != x, a constant: the H200 stopped with "
