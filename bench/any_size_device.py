@@ -36,7 +36,6 @@ import any_sizes as SW  # noqa: E402
 
 import tileir.assemble as assemble_module  # noqa: E402
 from tileir.assemble import gpu_name_of_device, tileiras_version  # noqa: E402
-from tileir.kernel import KernelFn  # noqa: E402
 from tileir.kernels import CASES  # noqa: E402
 from tileir.runtime.arrays import numpy_to_torch, torch_to_numpy  # noqa: E402
 
@@ -62,10 +61,6 @@ class Tileiras:
     def mark(self):
         return self.runs, self.seconds
 
-
-def fresh(kern: KernelFn) -> KernelFn:
-    """A copy of a library kernel with nothing recorded, assembled or prepared yet."""
-    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned, kern.exact)
 
 
 # ---- torch's answers -----------------------------------------------------------------------------
@@ -147,11 +142,11 @@ def run_case(name: str, counter: Tileiras) -> dict:
     sweep, case = SW.SWEEPS[name], CASES[name]
     kept = {(module, attr): getattr(module, attr) for module, attr in sweep.runs}
     if sweep.runs:  # a case of several launches: its module's kernels replaced by fresh copies
-        kernels = {attr: fresh(getattr(module, attr)) for module, attr in sweep.runs}
+        kernels = {attr: getattr(module, attr).fresh() for module, attr in sweep.runs}
         for module, attr in sweep.runs:
             setattr(module, attr, kernels[attr])
     else:
-        kernels = {case.kernel.name: fresh(case.kernel)}
+        kernels = {case.kernel.name: case.kernel.fresh()}
     sizes = SW.sizes_of(name)
     rng = np.random.default_rng(11)
     runs0, secs0 = counter.mark()

@@ -18,7 +18,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 from timing import median_ms as _median_ms  # noqa: E402
 
 from tileir.assemble import gpu_name_of_device, tileiras_version
-from tileir.kernel import KernelFn
 from tileir.kernels import matmul_bf16, vadd
 from tileir.kernels import softmax as library_softmax
 
@@ -34,8 +33,7 @@ def main():
     arch = gpu_name_of_device()
     rows = []
     # one softmax cubin (per stride claim), several row counts and row lengths: a fresh copy counts them
-    softmax = KernelFn(library_softmax.fn, library_softmax.name, library_softmax.grid_fn, library_softmax.hints,
-                       library_softmax.tuned)
+    softmax = library_softmax.fresh()
     for cols in (1000, 8192, 20000):
         for nrows in (1, 333, 4096):
             x = torch.randn(nrows, cols, device="cuda") * 4

@@ -52,9 +52,6 @@ def static_matmul(fmt):
                     grid=lambda m, n, tm, tn: (cdiv(m, tm) * cdiv(n, tn),), hints=entry_hints)
 
 
-def fresh(kern):
-    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned)
-
 
 def ms(fn):
     return do_bench(fn, warmup=25, rep=200, return_mode="median")
@@ -67,9 +64,9 @@ def compare(kern, fmt, tdt, s):
     want = a @ b
     st = static_matmul(fmt)
     c1, c2, c3 = (torch.empty_like(want) for _ in range(3))
-    dyn = fresh(kern)
+    dyn = kern.fresh()
     sizes.SPECIALISE = False
-    plain = fresh(kern)
+    plain = kern.fresh()
     plain(a, b, c3, **CONFIG)  # its call site is made (and keeps) no claims
     sizes.SPECIALISE = True
     st(a, b, c1, m=s, n=s, k=s, **CONFIG)
@@ -98,7 +95,7 @@ def main():
             rows.append(compare(kern, fmt, tdt, s))
             print(json.dumps(rows[-1]))
     # one recording, many shapes: the plain library call (its table's configuration) at odd sizes
-    kern = fresh(matmul_f16)
+    kern = matmul_f16.fresh()
     shapes = [(1, 4096, 4096), (16, 4096, 4096), (257, 129, 65), (1000, 1000, 1000), (3000, 5000, 1000),
               (128, 11008, 4096), (4097, 33, 4096), (7, 7, 7), (2048, 2048, 2048), (8192, 8192, 8192)]
     odd = []

@@ -21,7 +21,7 @@ import torch.nn.functional as F  # noqa: N812
 from timing import median_ms
 
 from tileir import kernels as K
-from tileir.kernel import KernelFn, _CallSite
+from tileir.kernel import _CallSite
 
 SHAPES = [(8192, 8192), (4096, 4096), (32768, 1024), (8192, 5120)]
 
@@ -37,7 +37,7 @@ def main() -> None:
     records = []
     for name in ("layernorm", "rmsnorm"):
         lib = getattr(K, name)
-        masked = KernelFn(lib.fn, lib.name, lib.grid_fn, lib.hints, lib.tuned)
+        masked = lib.fresh()
         kinds = {"runtime": lib, "runtime_masked": masked, "exact_C": lib.specialised(["C"]),
                  "exact_all": lib.specialised("all")}
         for r, c in shapes:

@@ -223,6 +223,9 @@ def main():
     only = set(filter(None, args.workloads.split(",")))
     base = {"gpu": torch.cuda.get_device_name(0), "tileiras": tileiras_version(), "opt_level": "tileiras default",
             "date": datetime.date.today().isoformat(), "arch": gpu_name_of_device()}
+    known = [w["name"] for w in workloads()]
+    if only - set(known):
+        p.error(f"--workloads: {sorted(only - set(known))} are not workloads; they are {', '.join(known)}")
     records = []
     # each workload's tileir also as the fixed-size program (every size and stride a constant), in the
     # same run: what run-time sizes cost (the 2% criterion of docs/design.md, "Run-time sizes")

@@ -733,7 +733,10 @@ def load(path: Path) -> dict:
 def save(doc: dict, path: Path) -> None:
     doc["summary"] = summary(doc["records"])
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    # one record a line: the file holds ~600 of them and travels with every device call
+    head = json.dumps({k: v for k, v in doc.items() if k != "records"}, indent=1)[:-2]
+    rows = ",\n".join(json.dumps(r) for r in doc["records"])
+    tmp.write_text(f'{head},\n "records": [\n{rows}\n]\n}}\n')
     os.replace(tmp, path)
 
 

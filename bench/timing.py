@@ -48,11 +48,10 @@ def record_encode_ms(kernel, reps: int = 20, **config) -> float:
     """The median milliseconds to record, lower and encode ``kernel`` under ``config`` from nothing:
     a fresh KernelFn of the same function each time, so no cache helps."""
     from tileir.bytecode import encode_kernel
-    from tileir.kernel import KernelFn
 
     times = []
     for _ in range(reps):
-        k = KernelFn(kernel.fn, kernel.name, kernel.grid_fn, kernel.hints, kernel.tuned)
+        k = kernel.fresh()
         t = time.perf_counter()
         encode_kernel(k.kernel(**config))
         times.append((time.perf_counter() - t) * 1e3)

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from tileir import TileirError
-from tileir.kernel import KernelFn
 from tileir.kernels import CASES, attention, conv1d, layernorm, matmul_f16, matmul_i8, rmsnorm, softmax, vadd
 from tileir.kernels.attention import reference as attention_reference
 
@@ -34,10 +33,6 @@ def _sweeps():
 SW = _sweeps()
 
 
-def fresh(kern: KernelFn) -> KernelFn:
-    """A copy of a library kernel with nothing recorded yet, so its recordings can be counted."""
-    return KernelFn(kern.fn, kern.name, kern.grid_fn, kern.hints, kern.tuned, kern.exact)
-
 
 @pytest.mark.parametrize("name", sorted(SW.SWEEPS))
 def test_every_size_from_one_recording(name, monkeypatch):
@@ -45,10 +40,10 @@ def test_every_size_from_one_recording(name, monkeypatch):
     if sweep.runs:  # a runner of several launches: its module's kernels replaced by fresh copies
         kernels = {}
         for module, attr in sweep.runs:
-            kernels[attr] = fresh(getattr(module, attr))
+            kernels[attr] = getattr(module, attr).fresh()
             monkeypatch.setattr(module, attr, kernels[attr])
     else:
-        kernels = {case.kernel.name: fresh(case.kernel)}
+        kernels = {case.kernel.name: case.kernel.fresh()}
     sizes = SW.sizes_of(name)
     assert len(set(sizes)) >= 30
     rng = np.random.default_rng(11)
@@ -309,17 +304,12 @@ def test_an_int_for_a_float_configuration_is_the_same_recording():
     y = np.zeros_like(x)
     from tileir.kernels import layernorm
 
-    ln = ti_kernel_copy(layernorm)
+    ln = layernorm.fresh()
     w, b = np.ones(5, np.float32), np.zeros(5, np.float32)
     ln.run_host(x, w, b, y, eps=0)
     ln.run_host(x, w, b, y, eps=0.0)
     assert ln.compiled()["recordings"] == 1
 
-
-def ti_kernel_copy(k):
-    from tileir.kernel import KernelFn
-
-    return KernelFn(k.fn, k.name, k.grid_fn, k.hints, k.tuned)
 
 
 def test_a_slice_for_a_parameter_read_as_dense_rows_is_refused_not_misread():

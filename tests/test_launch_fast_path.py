@@ -127,8 +127,7 @@ def test_a_tuned_one_chunk_entry_narrower_than_the_bucket_runs_the_defaults(fake
     from tileir.kernels import softmax as library_softmax
 
     # a fresh copy: no recordings from other tests of this process
-    softmax = KernelFn(library_softmax.fn, library_softmax.name, library_softmax.grid_fn, library_softmax.hints,
-                       library_softmax.tuned)
+    softmax = library_softmax.fresh()
     monkeypatch.setattr(KernelFn, "tuned_config",
                         lambda self, static, gpu, sizes=None: dict(static, max_tile=16, one_chunk=True))
     x, y = (torch.zeros(4, 100).as_subclass(OnGpu0) for _ in range(2))
@@ -146,8 +145,7 @@ def test_a_tuned_one_chunk_row_that_fills_its_chunk_records_the_width_as_a_const
     twin never made (no constant), its recordings not counted."""
     from tileir.kernels import softmax as library_softmax
 
-    softmax = KernelFn(library_softmax.fn, library_softmax.name, library_softmax.grid_fn, library_softmax.hints,
-                       library_softmax.tuned)
+    softmax = library_softmax.fresh()
     monkeypatch.setattr(KernelFn, "tuned_config",
                         lambda self, static, gpu, sizes=None: dict(static, max_tile=128, one_chunk=True))
     for cols in (128, 112, 128, 112):  # 112: a multiple of 16 too (the same stride and size claims)

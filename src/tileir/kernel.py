@@ -127,6 +127,7 @@ class KernelFn:
         self._markers = LRU()
         self._plans = LRU()
         self._made = {"recordings": 0, "cubins": 0}  # how many were made (an eviction makes one again)
+        self._full_twins: dict = {}  # the one-cell sizes recorded -> the twin that records them (_full_cells)
 
     def __repr__(self) -> str:
         return f"<tileir kernel {self.name}>"
@@ -137,13 +138,19 @@ class KernelFn:
         configuration. The sizes the kernel already records (``@kernel(exact=...)``) stay recorded.
         The same name, configuration and tune entries; caches of its own. What run-time sizes cost
         is measured against it (bench/h200.py's ``tileir_exact`` column)."""
-        twin = copy.copy(self)
+        twin = self.fresh()
         named = (exact,) if isinstance(exact, str) else tuple(exact)
         twin.exact = self.exact + tuple(n for n in named if n not in self.exact)
         unknown = set(twin.exact) - {"all"} - set(self.size_labels())
         if unknown:
             raise TileirError(f"specialised({sorted(unknown)}): not run-time sizes of this kernel", kernel=self.name,
                               what="exact", fix=f"names among {self.size_labels()}, or 'all'")
+        return twin
+
+    def fresh(self) -> KernelFn:
+        """This kernel with nothing recorded, assembled or prepared yet (its own caches and counts):
+        what a benchmark or a test counts recordings and cubins on."""
+        twin = copy.copy(self)
         twin._fresh_caches()
         return twin
 
@@ -587,7 +594,7 @@ class _CallSite:
                 full.append(plan.hidden[e[1]].label)
         if not full:
             return fn, spec
-        twins = fn.__dict__.setdefault("_full_twins", {})
+        twins = fn._full_twins
         twin = twins.get(tuple(full))
         if twin is None:
             twin = twins[tuple(full)] = fn.specialised(full)
