@@ -16,13 +16,16 @@
 #              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   training-rows  the same for softmax, layernorm and rmsnorm alone -> training_rows_h200.json
+#   matmul     the product's probe (bench/matmul_probe.py: tiles, splits, padded rows, gemm's host time),
+#              the suite's matmul families into suite_matmul_h200.json (a fresh file: merge it into
+#              suite_h200.json), then 07_training.py's curves and tokens/s
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -35,6 +38,15 @@ fi
 export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 TILEIR_CACHE_DIR=${TILEIR_CACHE_DIR:-/tmp/tcache}
 
 case "$STEP" in
+matmul)
+  timeout 110 python3 bench/matmul_probe.py --out "$OUT/matmul_probe_after_h200.json" --budget-s 90 > "$OUT/matmul_probe.log" 2>&1
+  grep "^{'shape'" "$OUT/matmul_probe.log"
+  timeout 300 python3 bench/suite.py --out "$OUT/suite_matmul_h200.json" --families matmul_f16,matmul_bf16,matmul_tf32,bmm \
+    --budget-s 260 > "$OUT/suite_matmul.log" 2>&1
+  tail -8 "$OUT/suite_matmul.log"
+  timeout 150 python3 examples/07_training.py --device cuda --out "$OUT/training_curves_h200.json" > "$OUT/training_example.log" 2>&1
+  tail -5 "$OUT/training_example.log"
+  ;;
 tests)
   timeout 500 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
     > "$OUT/gpu_tests.log" 2>&1

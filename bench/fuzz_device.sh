@@ -118,6 +118,10 @@ after2)
   # assert-dropped with generator 3's data-dependent asserts (half of them drawn to fire)
   timeout 60 python3 -m tileir.diff fuzz --mutants --only assert-dropped --mutant-programs 200 --seed 1 \
     --out "$OUT/fuzz_mutant_assert_h200.json"
+  # the 9 while-stale-carries failures at -O0 (docs/fuzz.md, "Next on the device", step 2): all right
+  # there makes -O0 a candidate workaround for a while loop that runs a second iteration
+  timeout 45 python3 -m tileir.diff fuzz --seeds 85,217,2374,4138,6651,7290,7529,8215,9254 \
+    --gen-version 2 --opt-level 0 --max-shrink 0 --out "$OUT/fuzz_while_O0_h200.json"
   ;;
 *)
   echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2" >&2

@@ -482,7 +482,7 @@ def smoke_shapes() -> list[Shape]:
     rule gives one of the suite's shapes (``like``), so the variants the device will run -- split-K,
     several rows a block, the head tile of 64, 3xtf32 -- are exercised on the CPU."""
     out = []
-    out += matmul_shapes("matmul_f16", {(16, 96, 300): {"M": 16, "N": 4096, "K": 4096},
+    out += matmul_shapes("matmul_f16", {(16, 96, 300): {"M": 16, "N": 1024, "K": 4096},
                                         (100, 130, 70): {"M": 8192, "N": 8192, "K": 8192}})
     out += matmul_shapes("matmul_bf16", {(33, 65, 129): {"M": 128, "N": 11008, "K": 4096}})
     out += matmul_shapes("matmul_tf32", {(20, 40, 70): {"M": 512, "N": 4096, "K": 4096}})
@@ -810,6 +810,8 @@ def main(argv=None) -> int:
     p.add_argument("--redo-errors", action="store_true", help="run again the shapes whose record has an error")
     p.add_argument("--list", action="store_true", help="print the shapes per family and exit")
     p.add_argument("--plots-only", action="store_true", help="redraw the figures from the file and exit")
+    p.add_argument("--merge", metavar="OTHER", help="take OTHER's records of its families in place of this file's "
+                   "(a later run of some families, written to a fresh file), add its runs, redraw, and exit")
     p.add_argument("--cpu-smoke", action="store_true", help="a handful of tiny shapes on the host reference")
     args = p.parse_args(argv)
     t_start = time.time()
@@ -829,6 +831,15 @@ def main(argv=None) -> int:
         print("total", len(shapes))
         return 0
     doc = load(out)
+    if args.merge:
+        other = load(Path(args.merge))
+        fams = {r["family"] for r in other["records"]}
+        doc["records"] = [r for r in doc["records"] if r["family"] not in fams] + other["records"]
+        doc["runs"] = doc["runs"] + [dict(run, merged_from=Path(args.merge).name) for run in other["runs"]]
+        save(doc, out)
+        print(json.dumps({f: v for f, v in summary(doc["records"]).items() if f in fams}, indent=1))
+        plot(doc, out)
+        return 0
     if args.plots_only:
         print(json.dumps(summary(doc["records"]), indent=1))
         plot(doc, out)

@@ -35,8 +35,10 @@ def test_every_shape_builds_its_inputs_and_configuration():
     todo, failed = suite.configurations(shapes, "sm_90")
     assert failed == []
     kernels = Counter(name for name, _, _ in todo)
-    # the variants the rule chooses are among them: split-K, several rows a block, f8
-    assert kernels["matmul_partial"] and kernels["splitk_reduce"] and kernels["matmul_f8"]
+    # the variants the rule chooses are among them: several rows a block, f8 (split-K is not: the
+    # model fitted to bench/results/matmul_probe_h200.json gives one pass at every suite shape; the
+    # probe timed one, 16 x 4096 x 11008, where two splits ran faster: docs/speed.md)
+    assert kernels["matmul_f8"] and kernels["softmax"]
     assert len(todo) < 300  # shapes share configurations: one cubin serves many
 
 

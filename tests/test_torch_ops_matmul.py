@@ -123,7 +123,8 @@ def test_an_unknown_precision_is_refused(precision):
 def _as_on(gpu):
     """gemm's plan as on ``gpu`` for host tensors too (the rule answers one pass without a GPU)."""
     real = gemm_mod.plan
-    return mock.patch.object(gemm_mod, "plan", lambda a, b, g=None, precision="tf32": real(a, b, gpu, precision))
+    return mock.patch.object(gemm_mod, "plan",
+                             lambda a, b, g=None, precision="tf32", fmt=None: real(a, b, gpu, precision, fmt))
 
 
 @pytest.mark.parametrize("dtype, shape, tol", [

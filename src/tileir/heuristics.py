@@ -57,10 +57,11 @@ HBM_BYTES_PER_S = {"sm_90": 4.0e12}  # the H200's 4.8 TB/s, at what a streaming 
 # dense tensor-core multiply-adds per second per SM, by operand format (the datasheet's dense
 # TFLOP/s / 2 / 132; f32 without tensor cores: the FMA rate)
 MAC_PER_S_PER_SM = {"sm_90": {"f16": 3.75e12, "bf16": 3.75e12, "tf32": 1.87e12, "f8": 7.5e12, "f32": 0.25e12}}
-# the share of HBM bandwidth one SM's blocks can pull on their own (estimate: about 100 of the
-# 132 SMs saturate it)
-SM_BANDWIDTH_SHARE = 1.0 / 100
+# the share of HBM bandwidth one SM's blocks can pull on their own (fitted with TILE_EFFICIENCY below:
+# about 60 of the 132 SMs saturate it)
+SM_BANDWIDTH_SHARE = 1.0 / 60
 SECOND_LAUNCH_S = 2e-6  # the split-K reduction's launch and drain (estimate)
+SPLIT_GAIN = 0.75  # split K only where the model gives it under this share of one pass's time
 
 # below these (bucketed) sizes a problem is launch-bound whatever its tiles: the rule answers None
 SMALL_MACS = 1 << 25  # M * N * K of a matrix product
@@ -69,7 +70,11 @@ SMALL_ROWS = 1 << 16  # R * C of a row kernel
 
 # relative throughput of one SM running blocks of a tile when every SM is busy (estimates: bigger
 # cells reuse each byte loaded more; 128 x 256 is what the sweeps measured fastest at 8192^3)
-TILE_EFFICIENCY = {(128, 256): 1.0, (128, 128): 0.85, (64, 256): 0.75, (64, 128): 0.7, (64, 64): 0.5}
+# fitted to bench/results/matmul_probe_h200.json (f16, 14 shapes with 16-element rows, 5 tiles each
+# timed): the picks of these values (and SM_BANDWIDTH_SHARE 1/60) ran 1.4% slower than each shape's
+# fastest tile on average, those of the estimates before (128 x 128 at 0.85, 64 x 128 at 0.7,
+# 1/100) 5.4% -- 128 x 256 where 128 x 128 ran 1.07-1.2x faster (512 x 11008, 1000 x 14336)
+TILE_EFFICIENCY = {(128, 256): 1.0, (128, 128): 0.97, (64, 256): 0.75, (64, 128): 0.6, (64, 64): 0.5}
 
 _BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "f8": 1, "f8E4M3FN": 1, "f8E5M2": 1}
 _TK = {1: 128, 2: 64, 4: 32}  # a K slice of 128 bytes a row
@@ -88,7 +93,14 @@ def pow2_at_least(n: int) -> int:
 
 
 def _bucketed(config: dict) -> dict:
-    return {k: pow2_at_least(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in config.items()}
+    """``config`` with its ints at their power-of-two buckets, and under INEXACT the names of those
+    that were not already one (a tuned call's variant key tells the two apart: kernel._size_class)."""
+    out = {k: pow2_at_least(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in config.items()}
+    out[INEXACT] = frozenset(k for k, v in config.items() if out[k] != v)
+    return out
+
+
+INEXACT = "_inexact"
 
 
 # ---- the matrix product model --------------------------------------------------------------------
@@ -120,9 +132,22 @@ def _tile_candidates(m: int, precision: str = "tf32") -> list[tuple[int, int]]:
     return cands
 
 
-def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32") -> tuple[int, int]:
-    """The candidate tile of least estimated time; a tile within 3% of the best and larger wins."""
-    scored = [(t, _estimate(gpu, fmt, m, n, k, *t, batch=batch)) for t in _tile_candidates(m, precision)]
+# where in its power-of-two bucket a size that is not the bucket is sampled: one tile serves all of
+# them, and its whole waves of blocks differ across them (N 8193-16383 covers 11008 and 14336 alike)
+BUCKET_SAMPLES = (0.625, 0.75, 0.875, 1.0)
+
+
+def _bucket_points(v: int, inexact: bool) -> list[int]:
+    return [max(1, round(v * f)) for f in BUCKET_SAMPLES[:-1]] if inexact and v > 64 else [v]
+
+
+def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset()) -> tuple[int, int]:
+    """The candidate tile of least estimated time: at ``m`` and ``n`` (power-of-two buckets), or
+    summed over the sizes below the top of the bucket of those named in ``inexact`` ("M", "N": the
+    calls the tile serves); a tile within 3% of the best and larger wins."""
+    points = [(mi, ni) for mi in _bucket_points(m, "M" in inexact) for ni in _bucket_points(n, "N" in inexact)]
+    scored = [(t, sum(_estimate(gpu, fmt, mi, ni, k, *t, batch=batch) for mi, ni in points))
+              for t in _tile_candidates(m, precision)]
     fastest = min(s for _, s in scored)
     return max((t for t, s in scored if s <= fastest * 1.03), key=lambda t: t[0] * t[1])
 
@@ -157,13 +182,13 @@ def _matmul(gpu, name, cfg, measured):
     precision = cfg.get("precision", "tf32") if name == "matmul_tf32" else "tf32"
     if precision == "ieee":
         return {"tm": 64, "tn": 64, "tk": 32, "group": 0, "warps": 0}
-    if precision == "tf32" and name != "matmul_f8" and _small(m, n, k):
-        return None  # launch-bound: the measured entry (and its cubin) serves
+    # small problems get the rule's tile too: the measured 128 x 256 entry (one block for 1-128 x 1024)
+    # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if name == "matmul_f8" and not measured:
         measured = dict(_MEASURED_BIG, tk=128)
     if precision == "3xtf32":
         measured = None  # its own tiles: see the module docstring
-    tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision)
+    tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()))
     blocks_m = cdiv(m, tm)
     waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
     return _tile_config(fmt, tm, tn, measured, blocks_m, waves)
@@ -174,10 +199,29 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
     from the call's own lookup) or {"splits": S, "config": matmul_partial's tuned keys, "reduce":
     splitk_reduce's}, the split count minimising the model (S in 2..16, each split at least four K
     slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
-    fmt = {"f32": "tf32"}.get(fmt, fmt)
-    if gpu not in SMS or fmt not in ("f16", "bf16", "tf32") or precision == "ieee":
+    # asked once per problem (the model's answer depends on the sizes' powers of two only). Worked out
+    # afresh it cost 50-100 us of host time a call (this repository's CPU), which bench/suite.py's
+    # small products measured as their time (2026-12-01: every (1024, 1024) product ~65 us on the H200)
+    key = (gpu, fmt, m, n, k, precision)
+    got = _SPLIT_PLANS.get(key)
+    if got is None:
+        f = {"f32": "tf32"}.get(fmt, fmt)
+        if gpu not in SMS or f not in ("f16", "bf16", "tf32") or precision == "ieee":
+            got = {"splits": 1}
+        else:
+            got = _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision)
+        if len(_SPLIT_PLANS) >= 4096:  # a bound: a stream of distinct shapes does not grow it forever
+            _SPLIT_PLANS.clear()
+        _SPLIT_PLANS[key] = got
+    if got["splits"] == 1:
         return {"splits": 1}
-    bm, bn, bk = pow2_at_least(m), pow2_at_least(n), pow2_at_least(k)
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in got.items()}  # the caller's own copy
+
+
+_SPLIT_PLANS: dict[tuple, dict] = {}
+
+
+def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> dict:
     if _small(bm, bn, bk):
         return {"splits": 1}
     tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)
@@ -188,7 +232,10 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
             break
         for t in _tile_candidates(bm, precision):
             est = _estimate(gpu, fmt, bm, bn, bk, *t, splits=s)
-            if est < best_t * 0.9:  # a split must win clearly: it costs a second launch and a workspace
+            # a split must win clearly: it costs a second launch and a workspace. At 0.9 it split M <= 64
+            # x 4096 x 4096 in two (model: 0.79-0.87 of one pass), which ran 0.62-0.65x torch against
+            # one pass's 0.86-0.96x (bench/results/matmul_probe_h200.json); 4096 x 11008 (model 0.68) won
+            if est < best_t * SPLIT_GAIN:
                 best_s, best_t, tm, tn = s, est, *t
     if best_s == 1:
         return {"splits": 1}

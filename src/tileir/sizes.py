@@ -35,6 +35,19 @@ SPECIALISE = os.environ.get("TILEIR_SPECIALISE_STRIDES", "1") not in ("0", "")
 SPECIALISE_SIZES = os.environ.get("TILEIR_SPECIALISE_SIZES", "1") not in ("0", "")
 
 
+def claim_of(v: int):
+    """The divisibility a launch claims of a stride or contiguous size ``v``: True for a multiple of
+    SPECIALISE_DIVISOR elements, else 8 or 4 where that is the largest of them dividing it (a row of
+    1000 f16 is 2000 bytes: 16-byte rows, what the bulk copy engine needs), else False. Measured on
+    the H200: an f16 product whose rows are 1000 and 5000 elements ran at 0.06-0.09x torch with no
+    claim, 0.98x on the same data with its rows padded to 16 elements (bench/results/matmul_probe_h200.json)."""
+    if v % SPECIALISE_DIVISOR == 0:
+        return True
+    if v % 4:
+        return False
+    return v & -v
+
+
 def specialising() -> bool:
     """Whether launches specialise on the stride claims (SPECIALISE; tests and benches flip it)."""
     return SPECIALISE
@@ -304,14 +317,15 @@ class SizePlan:
     def div16(self, values, arrays=None) -> tuple:
         """The claims a launch with these values specialises on: per claimable hidden value
         (``claim_slots``: the strides and the contiguous dimensions' sizes), whether it is a
-        multiple of SPECIALISE_DIVISOR elements, then per array parameter (``array_params``),
+        multiple of SPECIALISE_DIVISOR elements (True), else of 8 or 4 (that number: ``claim_of``),
+        then per array parameter (``array_params``),
         whether its first element's address is 16-byte aligned (a slice at an odd column is not;
         its program then makes no alignment claim for it). With SPECIALISE off, no claims on
         values (and the pointers claimed aligned). Last, the values of the exact sizes (``exact_slots``:
         a specialised kernel's, whatever SPECIALISE says)."""
         if not SPECIALISE:
             return self.exact_only(values) if arrays is not None else (False,) * len(self.claim_slots)
-        strides = tuple(values[k] % SPECIALISE_DIVISOR == 0 for k in self.claim_slots)
+        strides = tuple(claim_of(values[k]) for k in self.claim_slots)
         if arrays is None:
             return strides
         return (strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
@@ -345,4 +359,4 @@ def flat_span(a):
     return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(a.itemsize,), writeable=a.flags.writeable)
 
 
-__all__ = ["SizePlan", "Hidden", "shape_strides", "flat_span", "SIZE_LIMIT", "SPECIALISE_DIVISOR"]
+__all__ = ["SizePlan", "Hidden", "shape_strides", "flat_span", "SIZE_LIMIT", "SPECIALISE_DIVISOR", "claim_of"]

@@ -20,6 +20,8 @@ current stream (the two launches in order).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
@@ -126,16 +128,17 @@ def matmul_split_k(a, b, c, *, splits: int, precision: str = "tf32", config: dic
     return c
 
 
-def plan(a, b, gpu: str | None = None, precision: str = "tf32") -> dict:
+def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None = None) -> dict:
     """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call)
     or {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
-    ``heuristics.matmul_split`` for ``gpu`` (this machine's when None; no GPU: one pass)."""
+    ``heuristics.matmul_split`` for ``gpu`` (this machine's when None; no GPU: one pass).
+    ``fmt``: A's format where the caller has it (fmt_of's)."""
     if gpu is None and not on_host(a):
         gpu = autotune.this_gpu()
     if gpu is None:
         return {"splits": 1}
-    m, k = (int(x) for x in a.shape)
-    return matmul_split(gpu, fmt_of(a), m, int(b.shape[1]), k, precision=precision)
+    m, k = a.shape
+    return matmul_split(gpu, fmt or fmt_of(a), m, b.shape[1], k, precision)
 
 
 def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, splits: int | None = None):
@@ -144,14 +147,17 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
     tensors run on the GPU (asynchronously), host arrays on the host reference; ``gpu`` names the
     target whose rule is followed (this machine's by default). Answers C."""
     fmt = fmt_of(a)
-    extra = {"precision": precision} if fmt == "f32" and precision is not None else {}
+    extra: dict[str, Any] = {"precision": precision} if fmt == "f32" and precision is not None else {}
     p: dict  # plan's: {"splits": S} and, split, the two kernels' configurations
     if splits is not None:
         p = {"splits": int(splits)}
     else:
-        p = plan(a, b, gpu, precision or "tf32")
+        p = plan(a, b, gpu, precision or "tf32", fmt)
     if p["splits"] <= 1:
-        launch(_PLAIN[fmt], a, b, c, **extra)
+        if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
+            _PLAIN[fmt](a, b, c, **extra)
+        else:
+            launch(_PLAIN[fmt], a, b, c, **extra)
         return c
     return matmul_split_k(a, b, c, splits=p["splits"], precision=precision or "tf32", config=p.get("config"),
                           reduce_config=p.get("reduce"))

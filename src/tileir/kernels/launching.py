@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..heuristics import pow2_at_least
+
 _FMTS = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
 
 
@@ -62,10 +64,6 @@ def zeros(like, shape, fmt: str):
     else:
         a.zero_()
     return a
-
-
-def pow2_at_least(n: int) -> int:
-    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
 __all__ = ["on_host", "launch", "fmt_of", "empty", "zeros", "pow2_at_least"]

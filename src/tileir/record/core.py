@@ -172,7 +172,7 @@ class RecorderCore(_dev.Dev):
 
     def read_hidden(self, div16=()) -> None:
         """The hidden parameters' handles, made at the entry before the body runs (so every region
-        may use them); a stride or size the launch found a multiple of 16 carries that claim, an array
+        may use them); a stride or size the launch found a multiple of 16 (or 8, or 4) carries that claim, an array
         whose address is not 16-byte aligned is left out of the alignment claim, and an exact size is
         the call's value as a constant (``div16``: ``SizePlan.div16``'s layout)."""
         if self.sizes is None:
@@ -191,8 +191,9 @@ class RecorderCore(_dev.Dev):
                 h = self.t_idx_const(self.hidden_exact[k])
             else:
                 h = self.t_scalar(base + k, "i32")
-                if claims.get(k):
-                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR), "i32", (), h)
+                claim = int(claims.get(k) or 0)  # sizes.claim_of's: True (SPECIALISE_DIVISOR), 8, 4
+                if claim:
+                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR if claim == 1 else claim), "i32", (), h)
             self.hidden_h.append(h)
         self.span_h = {p: self.hidden_h[k] for p, k in plan.span.items()}
 

@@ -112,7 +112,9 @@ def reader(plan, params, n_user: int):
     if size_conds:
         lines.append("    if not (" + " and ".join(size_conds) + "):\n        return None")
     lines.append("    values = [" + ", ".join(outs) + "]")
-    claims = [f"values[{k}] % {SPECIALISE_DIVISOR} == 0" for k in plan.claim_slots]
+    # sizes.claim_of, inline: True, 8, 4 or False
+    claims = [f"(True if values[{k}] % {SPECIALISE_DIVISOR} == 0 else (values[{k}] & -values[{k}] if "
+              f"values[{k}] % 4 == 0 else False))" for k in plan.claim_slots]
     claims += [f"p{p} % {SPECIALISE_DIVISOR} == 0" for p in plan.array_params]
     claims += [f"values[{k}]" for k in plan.exact_slots]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]

@@ -1,0 +1,78 @@
+"""The launch's size claims at 16, 8 and 4 elements, and the generated grid of a kernel with its own
+grid function -- both on the CPU (the device measured what they are worth: bench/matmul_probe.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tileir as ti
+from tileir import F32, In, Out, cells
+from tileir.kernel import _user_grid
+from tileir.kernels import matmul_f16
+from tileir.runtime import fastpath
+from tileir.sizes import claim_of
+
+
+@ti.kernel
+def vadd(a=In(F32, cells(["N"], [256])), b=In(F32, cells(["N"], [256])), c=Out(F32, cells(["N"], [256]))):
+    ti.store_cell(c, ti.load_cell(a) + ti.load_cell(b))
+
+
+def test_claim_of_names_the_largest_of_16_8_4_that_divides():
+    # the mutant: a claim of 8 for 1004 (a stride of 4 elements' multiple only) would promise too much
+    assert [claim_of(v) for v in (4096, 1008, 1000, 5000, 1004, 1002, 1001)] == [True, True, 8, 8, 4, False, False]
+
+
+@pytest.mark.parametrize("n", [1000, 1008, 1004, 1002, 4096])
+def test_the_generated_reader_claims_what_the_plan_claims(n):
+    torch = pytest.importorskip("torch")
+
+    class OnGpu0(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+        def get_device(self):
+            return 0
+
+    arrays = tuple(torch.zeros(n).as_subclass(OnGpu0) for _ in range(3))
+    cfg = vadd.config()
+    plan = vadd.plan(cfg)
+    read = fastpath.reader(plan, [(kp.dtype, kp.by_ptr) for kp in vadd.kparams(cfg)], 3)
+    got = read(arrays)
+    assert got is not None
+    assert got[3] == plan.div16(plan.values(arrays), arrays)  # the mutant: the reader still claiming only 16
+
+
+def test_a_size_claim_of_8_is_recorded_as_div_by_8():
+    cfg = vadd.config()
+    plan = vadd.plan(cfg)
+    arrays = [np.zeros(1000, np.float32) for _ in range(3)]
+    claims = plan.div16(plan.values(arrays), arrays)
+    assert 8 in claims
+    text = vadd.mlir(div16=claims)
+    assert "div_by<8>" in text  # the mutant: any claim recorded as div_by<16> (a false promise)
+    assert "div_by<8>" not in vadd.mlir(div16=plan.div16(plan.values([np.zeros(1024, np.float32)] * 3),
+                                                          [np.zeros(1024, np.float32)] * 3))
+
+
+@pytest.mark.parametrize("group", [0, 8])
+@pytest.mark.parametrize("m, n, k", [(1000, 5000, 1000), (1, 4096, 4096), (8192, 8192, 8192), (129, 257, 64)])
+def test_the_generated_grid_of_a_grid_function_is_the_checked_one(group, m, n, k):
+    cfg = matmul_f16.config(group=group)
+    plan = matmul_f16.plan(cfg)
+    arrays = [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
+    values = plan.values(arrays)
+    want = matmul_f16._grid_of(cfg, plan, arrays, values)
+    fast = _user_grid(matmul_f16, cfg, plan)
+    assert fast is not None
+    # the mutant: the configuration's tiles bound once from the defaults, not this configuration's
+    assert fast(values) == tuple(want) + (1,) * (3 - len(want))
+
+
+def test_a_grid_function_of_a_by_value_argument_keeps_the_checked_way():
+    @ti.kernel(grid=lambda n: (n,))
+    def fill(x=Out(F32, cells(["N"], [128])), n=ti.ByValue("i32")):
+        ti.store_cell(x, ti.full([128], 1.0, F32))
+
+    cfg = fill.config()
+    assert _user_grid(fill, cfg, fill.plan(cfg)) is None  # read off the call: the generic way serves it
