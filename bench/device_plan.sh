@@ -16,16 +16,18 @@
 #              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   training-rows  the same for softmax, layernorm and rmsnorm alone -> training_rows_h200.json
-#   matmul     the product's probe (bench/matmul_probe.py: tiles, splits, padded rows, gemm's host time),
-#              the suite's matmul families into suite_matmul_h200.json (a fresh file: merge it into
-#              suite_h200.json), then 07_training.py's curves and tokens/s
+#   matmul     the product's probe (PROBE=1: bench/matmul_probe.py: tiles, splits, padded rows, gemm's host
+#              time), the host time of the suite's slowest shapes (bench/host_bound.py), the suite's matmul families into suite_matmul_h200.json (a fresh file: merge it into
+#              suite_h200.json), then 07_training.py's curves and tokens/s and a profile of its step
+#              (bench/training_profile.py); figures, logs and curves come back in matmul_step.tgz
+#   campaign-suite  the fuzzer's campaign 3 cut to ~4 minutes, then the suite's row and matrix families
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -39,13 +41,35 @@ export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 TILEIR_CACHE_DIR=${TILEI
 
 case "$STEP" in
 matmul)
-  timeout 110 python3 bench/matmul_probe.py --out "$OUT/matmul_probe_after_h200.json" --budget-s 90 > "$OUT/matmul_probe.log" 2>&1
-  grep "^{'shape'" "$OUT/matmul_probe.log"
+  if [ -n "${PROBE:-}" ]; then
+    timeout 110 python3 bench/matmul_probe.py --out "$OUT/matmul_probe_after_h200.json" --budget-s 90 > "$OUT/matmul_probe.log" 2>&1
+    grep "^{'shape'" "$OUT/matmul_probe.log"
+  fi
+  timeout 120 python3 bench/host_bound.py --out "$OUT/host_bound_h200.json" > "$OUT/host_bound.log" 2>&1
+  cat "$OUT/host_bound.log"
   timeout 300 python3 bench/suite.py --out "$OUT/suite_matmul_h200.json" --families matmul_f16,matmul_bf16,matmul_tf32,bmm \
     --budget-s 260 > "$OUT/suite_matmul.log" 2>&1
   tail -8 "$OUT/suite_matmul.log"
   timeout 150 python3 examples/07_training.py --device cuda --out "$OUT/training_curves_h200.json" > "$OUT/training_example.log" 2>&1
   tail -5 "$OUT/training_example.log"
+  timeout 90 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  tail -30 "$OUT/training_profile.log"
+  # a call brings back at most 8 files: the figures, logs and curves in one archive
+  (cd "$OUT" && tar -czf matmul_step.tgz ./*.png ./*.log training_curves_h200.json 2>/dev/null && rm -f ./*.png ./*.log training_curves_h200.json)
+  ;;
+campaign-suite)
+  # the fuzzer's campaign 3 (generator 3, the workarounds of today: 10,000 programs from seed 1, shrinking
+  # cut short), then the suite's row and matrix families again into a fresh file (merge it:
+  # bench/suite.py --merge); the figures come back in suite_figures.tgz (a call brings back 8 files)
+  timeout 300 python3 -m tileir.diff fuzz --programs 10000 --seed 1 --time-limit 220 --max-shrink 6 \
+    --max-shrink-per-class 2 --shrink-s 20 --shrink-total-s 60 --out "$OUT/fuzz_campaign3_h200.json" \
+    --repro-dir "$OUT/campaign3_repro" > "$OUT/campaign3.log" 2>&1
+  tail -c 1500 "$OUT/campaign3.log"
+  (cd "$OUT" && [ -d campaign3_repro ] && tar -czf campaign3_repro.tgz campaign3_repro && rm -rf campaign3_repro)
+  timeout 240 python3 bench/suite.py --out "$OUT/suite_more_h200.json" --budget-s 200 \
+    --families softmax,layernorm,rmsnorm,matmul_f16,matmul_bf16,matmul_tf32,bmm > "$OUT/suite_more.log" 2>&1
+  grep -E '"(geomean|min|min_shape)"|^ "[a-z_0-9]+": \{' "$OUT/suite_more.log" | tail -30
+  (cd "$OUT" && tar -czf suite_figures.tgz ./*.png ./*.log && rm -f ./*.png ./*.log)
   ;;
 tests)
   timeout 500 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \

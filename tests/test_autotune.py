@@ -69,12 +69,15 @@ def test_the_default_table_for_sm90():
     best = autotune.best
     for size in ((64, 64, 64), (8192, 8192, 8192), (1, 7, 65)):
         cfg = dict(zip("MNK", size))  # the run-time sizes, as a call passes them
+        assert best("matmul_i8", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 64, "warps": 8}  # no rule: the table
+        if size != (8192, 8192, 8192):  # small products get the rule's tile, not the 8192^3 entry's 128 x 256
+            assert [best(k, "sm_90", **cfg)["tm"] for k in ("matmul_f16", "matmul_bf16", "matmul_tf32")] == [64] * 3
+            continue
         assert best("matmul_f16", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
         assert best("matmul_bf16", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8,
                                                        "occupancy": 1}
         assert best("matmul_tf32", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8,
                                                        "occupancy": 0}
-        assert best("matmul_i8", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 64, "warps": 8}
     # the most specific entry wins: causal has its own (the same winner, measured on its own)
     data = json.loads(autotune.DEFAULTS_FILE.read_text())
     causal = [e for e in data["entries"] if e["when"] == {"D": 128, "causal": True}]
@@ -141,16 +144,16 @@ def test_the_default_table_cites_measurements_that_say_so():
 
 def test_best_without_a_gpu_answers_none(cache, on):
     on(None)
-    assert autotune.best("matmul_f16", M=64, N=64, K=64) is None
+    assert autotune.best("matmul_f16", M=8192, N=8192, K=8192) is None
     on("sm_90")
-    assert autotune.best("matmul_f16", M=64, N=64, K=64)["tm"] == 128
+    assert autotune.best("matmul_f16", M=8192, N=8192, K=8192)["tm"] == 128
 
 
 def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     from tileir.kernels import attention, matmul_f16, softmax
 
     # nothing named: the table's winner for the call's run-time sizes; anything named: the caller's choice whole
-    sizes = {"M": 64, "N": 64, "K": 64}
+    sizes = {"M": 8192, "N": 8192, "K": 8192}
     assert matmul_f16.tuned_config({}, "sm_90", sizes) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
     assert matmul_f16.tuned_config({"tm": 64}, "sm_90", sizes) == {"tm": 64}
     assert matmul_f16.tuned_config({}, None, sizes) == {}
@@ -199,7 +202,7 @@ def test_a_new_winner_reaches_calls_prepared_before_it(cache, monkeypatch):
     # the cache's winner, whole: what was measured (occupancy left to the kernel's default)
     assert prepared[-1]["max_tile"] == 4096 and prepared[-1]["occupancy"] == 0
     softmax(np.zeros((4, 100), np.float32), np.zeros((4, 100), np.float32), arch="sm_90")
-    assert prepared[-1]["max_tile"] == 8192  # another size bucket: the table's again
+    assert prepared[-1]["max_tile"] == 128  # another size bucket: not the winner (the rule's: its own width)
     softmax.forget()
 
 
@@ -214,7 +217,8 @@ def test_a_call_with_its_own_grid_keeps_its_configuration(cache, monkeypatch):
     matmul_f16(a, a, a, grid=matmul_f16.grid(a, a, a), arch="sm_90")
     assert prepared[-1]["tn"] == 128 and prepared[-1]["group"] == 0  # the kernel's own defaults
     matmul_f16(a, a, a, arch="sm_90")
-    assert prepared[-1]["tn"] == 256 and prepared[-1]["group"] == 8  # the table's
+    want = autotune.best("matmul_f16", "sm_90", M=256, N=256, K=256)
+    assert {k: prepared[-1][k] for k in want} == want and want["tn"] != 128  # best's (the rule's here)
     matmul_f16.forget()
 
 
@@ -338,7 +342,7 @@ def test_a_damaged_cache_reads_as_empty(cache):
     cache.write_text("{not json")
     with pytest.warns(autotune.TuneCacheWarning, match="not JSON"):  # naming the file
         assert autotune.read_cache() == {}
-    assert autotune.best("matmul_bf16", "sm_90", M=8, N=8, K=8)["tn"] == 256  # the table's
+    assert autotune.best("matmul_bf16", "sm_90", M=8192, N=8192, K=8192)["tn"] == 256  # the table's
 
 
 def test_tune_refuses_to_time_without_a_gpu(on):
@@ -365,13 +369,13 @@ def test_the_matmul_cases_take_their_tiles_from_best(cache, on):
     on(None)  # no GPU: no tiles, the kernel's own defaults
     assert case.config((200, 136, 300)) == {}
     assert tile_for(matmul_f16, 200, 136, 300) == {}
-    on("sm_90")  # the default table: 128x256x32 tiles in groups of 8 block rows, 8 warps
+    on("sm_90")  # best's: the rule's tile for a product this small (64 x 64 here)
     cfg = case.config((200, 136, 300))
-    assert cfg == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8}
-    assert matmul_f16.config(**cfg) == dict(matmul_f16.config(), tn=256, tk=32, group=8, warps=8)
+    assert cfg == autotune.best("matmul_f16", "sm_90", M=200, N=136, K=300) and cfg["tm"] == 64
+    assert matmul_f16.config(**cfg) == dict(matmul_f16.config(), **cfg)
     assert matmul_f16.tuned_config({}, "sm_90", {"M": 200, "N": 136, "K": 300}) == cfg  # a call's the same
-    assert CASES["matmul_tf32"].config(64)["tn"] == 256
-    assert CASES["matmul_i8"].config(64)["tn"] == 256
+    assert CASES["matmul_tf32"].config(64)["tn"] == 64  # the rule's, within the 64 x 64 problem
+    assert CASES["matmul_i8"].config(64)["tn"] == 256  # no rule for i8: the table's
     # a tuned winner for the bucket wins, and only the tuned keys are taken
     run, timer, _ = _fake({64: 1.0, 128: 2.0})
     autotune.tune(matmul_f16, [{"tm": 128, "tn": 128, "tk": 64}, {"tm": 64, "tn": 128, "tk": 32}], [], run=run,

@@ -129,20 +129,36 @@ def test_prints_and_asserts_are_judged_by_their_shapes():
     assert judge(fired["layout"], fired["host"], Answer(outs={}))["status"] == "differ"
 
 
-def test_a_constant_firing_assert_and_a_launch_failure_both_stopped():
-    """Generator 2's firing assert (x != x) ends on the H200 with CUDA_ERROR_LAUNCH_FAILED (campaign 2's 5630,
-    6991): both stopped, equal -- only beside such an assert. A data-dependent one (generator 3) must end
-    with CUDA_ERROR_ASSERT, and a launch failure beside it stays a difference."""
-    failed = Answer(error="TileirError: kernel 'fuzz': running the kernel (cuStreamSynchronize after the launch) "
-                          "failed: CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")
+H200_ASSERT_STOP = ("TileirError: kernel 'fuzz': running the kernel (cuStreamSynchronize after the launch) failed: "
+                    "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")  # campaign 2's 5630, 6991 word for word
+
+
+def test_a_firing_assert_and_a_launch_failure_both_stopped():
+    """tileiras writes an assert as a printf and a trap, and the H200 reports the trap as CUDA_ERROR_LAUNCH_FAILED
+    whatever the condition: generator 2's constant x != x (campaign 2's 5630, 6991) and a data-dependent one alike
+    (the bounds check's assert; generator 3's x != ASSERT_MARK): both stopped, equal. Only beside a host assert stop:
+    another error there stays a difference, a launch failure where the host ran on a device error, and "assert"
+    elsewhere in the text (an AssertionError, a kernel called assert_fires) is no assert stop."""
+    failed = Answer(error=H200_ASSERT_STOP)
     const = _job(_desc([_load(1, "i32"), {"op": "assert", "id": 3, "a": 1, "fire": True}], ("i32",)))
     assert const["layout"].const_fire and const["host"].asserted
     assert judge(const["layout"], const["host"], failed)["status"] == "equal"
     assert judge(const["layout"], const["host"], Answer(error="CUDA_ERROR_ILLEGAL_ADDRESS"))["status"] == "differ"
     data = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": True}], ("i32",)))
     assert not data["layout"].const_fire and data["host"].asserted
-    assert judge(data["layout"], data["host"], failed)["status"] == "differ"
-    assert judge(data["layout"], data["host"], fake_answer(data))["status"] == "equal"  # CUDA_ERROR_ASSERT
+    assert judge(data["layout"], data["host"], failed)["status"] == "equal"
+    assert judge(data["layout"], data["host"], Answer(error="CUDA_ERROR_ASSERT"))["status"] == "equal"
+    assert judge(data["layout"], data["host"], Answer(outs={}))["status"] == "differ"  # it ran on
+    assert judge(data["layout"], data["host"], Answer(error="CUDA_ERROR_ILLEGAL_ADDRESS"))["status"] == "differ"
+    assert judge(data["layout"], data["host"], Answer(error="AssertionError: in the launcher"))["status"] == "differ"
+    fake = fake_answer(data)  # the fake device stops as the H200 does
+    assert "CUDA_ERROR_LAUNCH_FAILED" in fake.error and judge(data["layout"], data["host"], fake)["status"] == "equal"
+    holds = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": False}, _load(4, "i32"),
+                        {"op": "store", "id": 5, "a": 4}], ("i32",)))
+    assert not holds["host"].asserted
+    assert judge(holds["layout"], holds["host"], failed)["status"] == "device_error"
+    named = Answer(error=H200_ASSERT_STOP.replace("'fuzz'", "'assert_fires'"))
+    assert not named.asserted and judge(holds["layout"], holds["host"], named)["status"] == "device_error"
 
 
 def test_generator_3_asserts_stop_on_input_data_at_their_lane():
@@ -449,6 +465,29 @@ def test_the_mutant_check_finds_a_dropped_assert_and_skips_an_equivalent_mutant(
     assert "the device did not" in by["assert-dropped"]["example"]["detail"]
     assert by["reduce-args-swapped"]["status"] == "equivalent" and by["reduce-args-swapped"]["programs"] == 0
     assert rep["summary"]["not_found"] == [] and rep["summary"]["equivalent"] == ["reduce-args-swapped"]
+
+
+def test_the_mutant_check_kills_assert_dropped_on_a_device_that_traps_at_a_firing_assert():
+    """Kills assert-dropped. The H200 ran it against generator 3 (2026-12-02: survived, 0 of 12 differ, 24 of 200
+    changed): its firing asserts stop the launch with CUDA_ERROR_LAUNCH_FAILED (tileiras' trap), which the judge
+    counted as a difference beside a data-dependent assert -- so no plain program whose assert fires ran clean,
+    and the 12 that did hold no assert that fires (dropping it changes no answer). A device that stops so, and
+    runs on where the job was lowered with the mutant: each plain program runs clean, and each whose assert
+    fires differs mutated."""
+
+    def h200(job):
+        ans = fake_answer(job, {"assert": lambda it, op: None} if job.get("mutant") == "assert-dropped" else None)
+        if ans.error and ("CUDA_ERROR_LAUNCH_FAILED" in ans.error or "d_assert failed" in ans.error):
+            # the fake's stop at a firing assert, in the H200's own words
+            ans.error = H200_ASSERT_STOP
+        return ans
+
+    rep = mutant_check(60, 3, device=InProcessDevice(h200), workers=0, per_mutant=8, names=["assert-dropped"],
+                       log=lambda *a: None, assemble=False)
+    (row,) = rep["mutants"]
+    assert row["status"] == "found" and row["changed"] > 0, row
+    assert row["ran_clean_plain"] == row["changed"] and row.get("plain_not_clean") is None, row
+    assert "the host stopped at an assert, the device did not" in row["example"]["detail"]
 
 
 @pytest.mark.parametrize("k", [1, 7, 64])

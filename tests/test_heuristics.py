@@ -281,7 +281,7 @@ def test_the_rule_for_attention():
 def test_the_rule_defers_where_it_has_nothing_to_say():
     assert rule("matmul_f16", "sm_80", {"M": 16, "N": 4096, "K": 4096}) is None  # another GPU
     assert rule("vadd", "sm_90", {"N": 1 << 20}) is None  # a kernel it does not know
-    assert rule("softmax", "sm_90", {"R": 4, "C": 100}) is None
+    assert rule("softmax", "sm_90", {"R": 4, "C": 100})["max_tile"] == 128  # small: a chunk of its width
     assert rule("attention", "sm_90", {"S": 4096, "D": 64}) is None  # no batch or heads: no grid to fill
 
 

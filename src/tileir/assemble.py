@@ -169,11 +169,12 @@ def tileiras_version(path: str | None = None) -> str:
 # ---------------------------------------------------------------------------------------------
 # Arguments, and the assembler defects they work around
 
-# The known tileiras defects (docs/assembler-defect.md): one Defect per (tileiras version, target) known. ``trigger``
-# is a predicate over an ir.Kernel naming the kernels that reach it (EVERY_KERNEL if it cannot be
-# narrowed). Only reproduced defects are entries; what was searched and not found is in
-# docs/assembler-defect.md. Change defects here and only here; tests/test_assembler_defect.py holds
-# the decision.
+# The known tileiras defects (docs/assembler-defect.md): one Defect per (tileiras version, target) known
+# (DEFECTS), and one per version for a defect of its optimiser that every target reaches
+# (VERSION_DEFECTS). ``trigger`` is a predicate over an ir.Kernel naming the kernels that reach it
+# (EVERY_KERNEL if it cannot be narrowed). Only reproduced defects are entries; what was searched and
+# not found is in docs/assembler-defect.md. Change defects here and only here;
+# tests/test_assembler_defect.py holds the decision.
 
 
 def _walk(body):
@@ -245,6 +246,15 @@ def token_chained_unaligned_view_loads(kernel) -> bool:
     return False
 
 
+def holds_while_loop(kernel) -> bool:
+    """The trigger of the while-loop defects (docs/assembler-defect.md, the sixth): the ``ir.Kernel``
+    holds a ``WhileLoop`` anywhere, in regions too. That is a ``d_loop`` the lowering keeps as a loop: one
+    whose constants stop it on its first iteration it writes as its body once (the fifth defect's
+    workaround, families/loops.py ``stops_on_first_iteration``), so only loops whose trip count the data
+    decides, or that run past their first iteration, are left."""
+    return "WhileLoop" in instr_kinds(kernel)
+
+
 @dataclass(frozen=True)
 class Defect:
     trigger: Callable[[object], bool]  # over an ir.Kernel: the kernels that reach the defect
@@ -272,39 +282,76 @@ DEFECTS: dict[tuple[str, str], Defect] = {
 }
 
 
+# tileiras 13.4.92's optimiser and while loops, on every target: the device fuzzer's campaign 2 on an H200
+# (sm_90) found loops whose trip count the data decides answering an earlier iteration's carried values
+# (diff.fuzzknown's while-stale-carries: 9 programs, all 9 equal at --opt-level 0 in
+# bench/results/fuzz_while_O0_h200.json) and a misaligned address from two allocas in a loop of 3 trips
+# (seed 2926: right at -O0, bench/results/fuzz_errors2_h200.json); the loops that stop on their first
+# iteration, which tileiras fails to assemble at -O1 to -O3 and takes at -O0, fail so for sm_80, sm_86,
+# sm_90, sm_100 and sm_120 alike (on the CPU): an optimiser every target shares, so every target gets it.
+_WHILE_13_4_92 = (
+    "tileiras 13.4.92 gives wrong answers at its default level and right ones at -O0 for while loops that run "
+    "past their first iteration (seen on an H200, sm_90: a loop answering the carried values of an earlier "
+    "iteration in 9 fuzz programs, a misaligned address from allocas in a loop in one), and its optimiser "
+    "fails on while loops for every target it was tried on, so kernels that hold a while loop are assembled "
+    "with --opt-level 0 on every target; docs/assembler-defect.md and tests/test_assembler_defect.py hold it.")
+VERSION_DEFECTS: dict[str, Defect] = {
+    "13.4.92": Defect(holds_while_loop, ("--opt-level", "0"), _WHILE_13_4_92),
+}
+
+
+def defects_of(tileiras: str, gpu_name: str) -> tuple[Defect, ...]:
+    """The reproduced defects of tileiras version ``tileiras`` for ``gpu_name``: the target's
+    (``DEFECTS``), then the version's on every target (``VERSION_DEFECTS``)."""
+    found = (DEFECTS.get((tileiras, gpu_name)), VERSION_DEFECTS.get(tileiras))
+    return tuple(d for d in found if d is not None)
+
+
+def while_loops_at_O0(tileiras: str, gpu_name: str) -> bool:
+    """Whether tileiras version ``tileiras`` for ``gpu_name`` assembles a kernel that holds a while loop
+    at -O0 unless a level is forced (the fuzzer's ``while-O0`` workaround, diff/fuzzknown.py)."""
+    return any(d.trigger is holds_while_loop for d in defects_of(tileiras, gpu_name))
+
+
 def assembler_defect(tileiras: str, gpu_name: str) -> str | None:
     """Why arguments are added for tileiras version ``tileiras`` on ``gpu_name`` (to every kernel,
-    or to the kernels that reach the trigger): one sentence naming the version, the target, the
-    defect as reproduced and what tracks it; None where nothing is added."""
-    d = DEFECTS.get((tileiras, gpu_name))
-    return d.sentence if d is not None else None
+    or to the kernels that reach a trigger): per defect one sentence naming the version, the target,
+    the defect as reproduced and what tracks it, joined by a space; None where nothing is added."""
+    found = defects_of(tileiras, gpu_name)
+    return " ".join(d.sentence for d in found) if found else None
 
 
 def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = None) -> list[str]:
     """The tileiras arguments before ``-o`` for one ``ir.Kernel``: --gpu-name, then the level a
-    user forces (``opt_level`` wins over any workaround) or, when the kernel reaches a reproduced
-    defect of this combination, its workaround. ``kernel`` None (bytes we cannot inspect) gets the
-    workaround of any reproduced defect."""
+    user forces (``opt_level`` wins over any workaround) or, for each reproduced defect of this
+    combination that the kernel reaches, its workaround (once where two defects share one). A kernel
+    that holds a while loop reaches tileiras 13.4.92's while-loop defect on every target
+    (``holds_while_loop``: -O0). ``kernel`` None (bytes we cannot inspect) gets the workaround of any
+    reproduced defect.
+
+    A forced ``opt_level`` other than 0 on a kernel that reaches a defect risks that defect (for a
+    while loop: stale carried values, a misaligned address)."""
     args = ["--gpu-name", gpu_name]
     if opt_level is not None:
         if isinstance(opt_level, bool) or opt_level not in OPT_LEVELS:
             raise TileirError(f"opt_level must be one of {OPT_LEVELS} (tileiras --opt-level), not {opt_level!r}.")
         return args + ["--opt-level", str(int(opt_level))]
-    d = DEFECTS.get((tileiras, gpu_name))
-    if d is None:
-        return args
-    if kernel is None or d.trigger is EVERY_KERNEL or d.trigger(kernel):
-        return args + list(d.workaround)
-    return args
+    extra: list[tuple[str, ...]] = []
+    for d in defects_of(tileiras, gpu_name):
+        if (kernel is None or d.trigger is EVERY_KERNEL or d.trigger(kernel)) and d.workaround not in extra:
+            extra.append(d.workaround)
+    return args + [a for w in extra for a in w]
 
 
 def tileiras_args(tileiras: str, gpu_name: str) -> list[str]:
     """The arguments before ``-o <cubin> <bytecode>`` that every kernel gets for tileiras version
     ``tileiras`` on ``gpu_name``: --gpu-name, and a workaround only where a reproduced defect's
     trigger is every kernel (``kernel_args`` answers for one kernel)."""
-    d = DEFECTS.get((tileiras, gpu_name))
-    extra = list(d.workaround) if d is not None and d.trigger is EVERY_KERNEL else []
-    return ["--gpu-name", gpu_name, *extra]
+    extra: list[tuple[str, ...]] = []
+    for d in defects_of(tileiras, gpu_name):
+        if d.trigger is EVERY_KERNEL and d.workaround not in extra:
+            extra.append(d.workaround)
+    return ["--gpu-name", gpu_name, *(a for w in extra for a in w)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,10 +429,14 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
     """The cubin tileiras makes from ``bytecode`` for ``gpu_name`` (e.g. ``"sm_90"``).
 
     ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only
-    if this kernel reaches the defect (``kernel_args``). ``opt_level`` forces ``--opt-level``
-    (replacing any workaround); ``extra_args`` go after the chosen arguments. With ``cache`` the
-    answer is kept in this process (an LRU) and on disk (``cubin_cache``), and a key is compiled
-    once while other threads and processes asking for it wait.
+    if this kernel reaches the defect (``kernel_args``): with tileiras 13.4.92 a kernel that holds a
+    while loop is assembled at ``--opt-level 0`` on every target (docs/assembler-defect.md, the
+    sixth defect). ``opt_level`` forces ``--opt-level`` (replacing any workaround: a level other than 0
+    for such a kernel risks the defect it works around); ``extra_args`` go after the chosen
+    arguments. The arguments are part of the cache key (``cache_key``), so a cubin made at one level
+    is never answered for another. With ``cache`` the answer is kept in this process (an LRU) and on
+    disk (``cubin_cache``), and a key is compiled once while other threads and processes asking for
+    it wait.
     """
     if not isinstance(gpu_name, str) or not re.fullmatch(r"sm_\d+[a-z]?", gpu_name):
         raise TileirError(f"the target must be an sm_XY name such as 'sm_90', not {gpu_name!r}.",

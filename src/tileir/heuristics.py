@@ -146,8 +146,11 @@ def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset()
     summed over the sizes below the top of the bucket of those named in ``inexact`` ("M", "N": the
     calls the tile serves); a tile within 3% of the best and larger wins."""
     points = [(mi, ni) for mi in _bucket_points(m, "M" in inexact) for ni in _bucket_points(n, "N" in inexact)]
-    scored = [(t, sum(_estimate(gpu, fmt, mi, ni, k, *t, batch=batch) for mi, ni in points))
-              for t in _tile_candidates(m, precision)]
+    cands = _tile_candidates(m, precision)
+    # no wider cell than the problem where a narrower one is a candidate (a tie among launch-bound
+    # tiles would otherwise take the largest: 64 x 256 for 64 x 64)
+    cands = [t for t in cands if t[0] <= max(64, m) and t[1] <= max(64, n)] or cands
+    scored = [(t, sum(_estimate(gpu, fmt, mi, ni, k, *t, batch=batch) for mi, ni in points)) for t in cands]
     fastest = min(s for _, s in scored)
     return max((t for t, s in scored if s <= fastest * 1.03), key=lambda t: t[0] * t[1])
 
@@ -273,8 +276,8 @@ def _rows(gpu, name, cfg, measured):
     r, c = cfg.get("R"), cfg.get("C")
     if not (r and c):
         return None
-    if r * c <= SMALL_ROWS:
-        return None  # launch-bound: the measured entry serves
+    # small problems get a chunk of their own width too: the measured 8192-lane entry took 21-23 us for
+    # softmax of 1 x 128 and 64 x 512 on the H200, torch 5-6 (bench/results/host_bound_h200.json)
     base = dict(measured) if measured else {"max_tile": ROW_LANES, "occupancy": BLOCKS_PER_SM}
     lanes = base.get("max_tile", ROW_LANES)
     if c >= lanes:  # the measured: one row a block in chunks of its lanes; one chunk where it is one

@@ -10,7 +10,9 @@ The evidence, in the order it is weighed:
    over Python's unbounded integers), a host answer that disagrees is a HOST-REFERENCE ERROR.
 2. **-O0 against tileiras' default level.** The same bytes assembled at -O0: right there and wrong
    at the default level is a TILEIRAS WRONG ANSWER (its optimiser's), as the two defects of
-   docs/assembler-defect.md were.
+   docs/assembler-defect.md were. Not for a program that keeps a while loop in a run with the
+   while-O0 workaround (``fuzzknown.assembled_at_O0``): that run's level was -O0 already, so the
+   rule cannot say it; such a failure goes to 3 (``evidence.assembled_at_O0``).
 3. Otherwise the lowering and tileiras at every level remain: the classification says so and hands
    over the lowered Tile IR beside the host rule of each operation (``ops``: the recorded kind, the
    host rule's module and function, and the lowered lines), for a reader to hold one to the other.
@@ -38,7 +40,7 @@ from ..families.convert import Convert
 from ..families.reduce import Reduce
 from ..prog import attr_items
 from . import exact as X
-from .fuzzknown import CAUSES, known_cause, tf32_k4_products
+from .fuzzknown import CAUSES, assembled_at_O0, known_cause, tf32_k4_products
 
 HOST = "host-reference error"
 TILEIRAS = "tileiras wrong answer"
@@ -285,10 +287,18 @@ def classify(desc: dict, outcome: dict, tester_o0=None) -> dict:
         d = disagree[0]
         return {"class": HOST, "why": f"the host reference's {d['op']} ({d['attrs']}) disagrees with the exact "
                 f"answer on {d['lanes']} of {d['of']} lanes", "evidence": ev, **(known or {})}
-    if ev.get("at_O0") == "equal":
+    at_o0 = assembled_at_O0(outcome, desc)
+    if at_o0:  # the run's level was -O0 already (while-O0): the -O0 re-run is the same cubin
+        ev["assembled_at_O0"] = "the program keeps a while loop: the run had the while-O0 workaround"
+    if ev.get("at_O0") == "equal" and not at_o0:
         return {"class": TILEIRAS, "why": "right at -O0, wrong at tileiras' default level (its optimiser's)",
                 "evidence": ev, **(known or {})}
     ev["ops"] = op_evidence(desc)
+    if at_o0:
+        again = " (and right when run again at -O0: not repeatable)" if ev.get("at_O0") == "equal" else ""
+        return {"class": LOWERING, "why": "wrong at -O0, where the while-O0 workaround assembled it" + again +
+                ", and the host agrees with every independent answer it has: not tileiras' optimiser; hold the "
+                "lowered lines to the host rule of each operation (evidence.ops)", "evidence": ev, **(known or {})}
     return {"class": LOWERING, "why": "wrong at every level tried and the host agrees with every independent answer "
             "it has: hold the lowered lines to the host rule of each operation (evidence.ops)", "evidence": ev,
             **(known or {})}

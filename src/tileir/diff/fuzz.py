@@ -33,7 +33,7 @@ import time
 
 from . import mutants as M
 from .fuzzgen import DEFAULT, MUTANT_FOCUS, Profile
-from .fuzzknown import WORKAROUNDS
+from .fuzzknown import run_workarounds
 from .fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
 from .fuzzspec import EQUIVALENT
 from .shrink import FAILURES, Shrinker, Tester, core_steps, failure_class, write_reproducer
@@ -225,19 +225,25 @@ class Campaign:
         self.results = {i: r for i, r in list(self.results.items())
                         if (r.get("verdict") or {}).get("detail") != INTERRUPTED}
 
+    def workarounds(self, tileiras: str | None = None) -> list:
+        """The workarounds this run has (fuzzknown.run_workarounds: while-O0 only at tileiras' own level)."""
+        return list(run_workarounds(self.opt_level, self.arch, tileiras))
+
     def differences(self) -> list:
-        """Every failing program: device differences and errors, and the CPU half's failures."""
+        """Every failing program: device differences and errors, and the CPU half's failures, each with
+        the run's ``workarounds`` (the known causes' matchers read them)."""
         out = []
+        ws = self.workarounds()
         for c in self.compiled:
             if c["status"] in ("assemble_error", "host_error", "record_crash", "lower_crash"):
                 out.append({"index": c["index"], "seed": c["seed"], "status": c["status"], "detail": c.get("detail"),
-                            "desc": c["desc"], "verdict": {}})
+                            "desc": c["desc"], "verdict": {}, "workarounds": ws})
             elif c["status"] == "ready":
                 r = self.results.get(c["index"])
                 if r is not None and r["status"] in FAILURES:
                     v = r.get("verdict", {})
                     out.append({"index": c["index"], "seed": c["seed"], "status": r["status"], "desc": c["desc"],
-                                "detail": v.get("detail"), "verdict": v})
+                                "detail": v.get("detail"), "verdict": v, "workarounds": ws})
         return out
 
     def shrink_all(self, diffs, pool, device, repro_dir, max_shrink, shrink_s, total_s=1e9, per_class_max=4,
@@ -331,7 +337,7 @@ class Campaign:
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
             "tileiras": version, "opt_level": "tileiras default" if self.opt_level is None else self.opt_level,
-            "seed": self.seed, "generator": self.profile.version, "workarounds": list(WORKAROUNDS),
+            "seed": self.seed, "generator": self.profile.version, "workarounds": self.workarounds(version),
             "interrupted": self.interrupted,
             "programs_requested": self.programs, "programs": generated, "recorded": recorded,
             "recorded_share": round(recorded / generated, 4) if generated else None, "refused": st["refused"],
@@ -406,11 +412,16 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
             compiled = list(mapper(compile_task, run_tasks))
             ready = [c for c in compiled if c["status"] == "ready"]
             res = {r["index"]: r for r in (dev.run(ready) if ready else [])}
-            found, example, ran = 0, None, 0
+            found, example, ran, unclean = 0, None, 0, None
             for j in range(len(changed)):
                 p, q = res.get(2 * j), res.get(2 * j + 1)
                 qc: dict = next((c for c in compiled if c["index"] == 2 * j + 1), {})
                 if p is None or p["status"] != "equal":
+                    if unclean is None:  # the first plain program that did not run clean, and why: a mutant
+                        # that survives for want of clean runs says so (assert-dropped on the H200, 2026-12-02)
+                        pc: dict = next((c for c in compiled if c["index"] == 2 * j), {})
+                        unclean = {"seed": pc.get("seed"), "status": (p or pc).get("status"),
+                                   "detail": ((p or {}).get("verdict") or {}).get("detail") or pc.get("detail")}
                     continue
                 ran += 1
                 bad = (q is not None and q["status"] in ("differ", "device_error")) or \
@@ -423,7 +434,8 @@ def mutant_check(programs: int, seed: int, arch: str = "sm_90", device="gpu", wo
                                    "first": v.get("first", [])[:2], "detail": (v.get("detail") or qc.get("detail"))}
             status = "found" if found else ("not reached" if not changed else "survived")
             rows.append({"mutant": m.name, "family": m.family, "programs": programs, "changed": len(changed),
-                         "ran_clean_plain": ran, "differing": found, "status": status, "example": example})
+                         "ran_clean_plain": ran, "differing": found, "status": status, "example": example,
+                         "plain_not_clean": unclean})
             log(f"[mutants] {m.name}: {status} ({found} of {ran} differ; {len(changed)} of {programs} changed)")
     finally:
         dev.close()

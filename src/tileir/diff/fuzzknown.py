@@ -3,12 +3,13 @@ that recognises a new failure as that cause (docs/fuzz.md, "The first campaign",
 campaign").
 
 A cause is OPEN (the defect is there and nothing works around it yet: a failure it matches is
-recorded as known and not shrunk), WORKED AROUND (the lowering avoids it: a failure matches only
-where the workaround is not applied -- or where the run predates it, ``outcome["workarounds"]`` --
-so one that shows up anyway stays unexplained) or FIXED (ours: listed in FIXED for the record; a
-regression is caught by the classifier's host-against-independent check, not matched here). A
-FIXED cause in CAUSES is one of the judge or the generator whose old verdicts (campaign 2's) its
-matcher still recognises: the judge or the generator no longer makes them.
+recorded as known and not shrunk), WORKED AROUND (the lowering, or the level tileiras is given, avoids
+it: a failure matches only where the workaround is not applied -- or where the run predates it or
+forced a level past it, ``outcome["workarounds"]`` -- so one that shows up anyway stays unexplained)
+or FIXED (ours: listed in FIXED for the record; a regression is caught by the classifier's
+host-against-independent check, not matched here). A FIXED cause in CAUSES is one of the judge or the
+generator whose old verdicts (campaign 2's) its matcher still recognises: the judge or the generator
+no longer makes them.
 
 Matchers take the failing outcome (``status``, ``detail``, ``verdict`` with its regions) and the
 program's description, and answer evidence (a dict) or None. They run the host reference only: a
@@ -28,10 +29,32 @@ import numpy as np
 HOST = "host-reference error"
 TILEIRAS = "tileiras wrong answer"
 JUDGE = "judge too strict"
-# the workarounds the lowering applies now (a campaign report records them: "workarounds"); a report
-# without the key ran with OLD_WORKAROUNDS (campaign 2, the re-runs of its failures)
-WORKAROUNDS = ("tf32-k4", "while-first-exit")
+# the workarounds the lowering and the assembler apply now (a campaign report records them: "workarounds";
+# an outcome may carry its run's: ``run_workarounds``); a report without the key ran with OLD_WORKAROUNDS
+# (campaign 2, the re-runs of its failures). WHILE_O0: a program whose lowering keeps a while loop is
+# assembled at -O0 (assemble.holds_while_loop; docs/assembler-defect.md's sixth defect) -- only where no
+# level is forced and the tileiras version has that defect.
+WHILE_O0 = "while-O0"
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0)
 OLD_WORKAROUNDS = ("tf32-k4",)
+
+
+def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
+    """WORKAROUNDS as a run has them: without WHILE_O0 where the run forces a level other than 0
+    (``opt_level``, which wins over the workaround) or where tileiras version ``tileiras`` (None: the
+    installed one, if any) assembles while loops for ``gpu_name`` at its own level. A run forced to -O0
+    keeps it: its while loops were assembled at -O0 all the same."""
+    from .. import assemble as asm
+
+    if opt_level is not None:
+        return WORKAROUNDS if opt_level == 0 else tuple(w for w in WORKAROUNDS if w != WHILE_O0)
+    if tileiras is None:
+        try:
+            tileiras = asm.tileiras_version()
+        except Exception:  # no tileiras: nothing is assembled; the workaround stands as written
+            return WORKAROUNDS
+    return WORKAROUNDS if asm.while_loops_at_O0(tileiras, gpu_name) else \
+        tuple(w for w in WORKAROUNDS if w != WHILE_O0)
 
 
 @dataclass(frozen=True)
@@ -372,21 +395,45 @@ def once_loops(desc: dict) -> list:
     return sorted(op.num for op in prog.walk() if op.kind == "while" and stops_on_first_iteration(prog, op))
 
 
+def keeps_while_loop(desc: dict) -> bool:
+    """Whether ``desc``'s lowered program holds a while loop (assemble.holds_while_loop: the loops the
+    lowering does not write once), so that a run with WHILE_O0 assembled it at -O0."""
+    from .. import lower
+    from ..assemble import holds_while_loop
+    from .fuzzbuild import build
+
+    try:
+        return holds_while_loop(lower(build(desc).prog))
+    except Exception:
+        return False
+
+
+def assembled_at_O0(outcome: dict, desc: dict | None) -> bool:
+    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by the WHILE_O0 workaround
+    (its ``workarounds``; none listed: WORKAROUNDS) because its program keeps a while loop: there a
+    re-run at -O0 is the same cubin, and "right at -O0, wrong at the default level" cannot be said."""
+    return desc is not None and WHILE_O0 in outcome.get("workarounds", WORKAROUNDS) and keeps_while_loop(desc)
+
+
 def match_while_first_exit(outcome: dict, desc: dict):
-    """A while loop that stops on its first iteration. Where the run predates the workaround (the
-    lowering now writes such a loop, when its constants decide it, as its body once) or the lowering
-    keeps the loop: a tileiras failure (campaign 2's 3439 3904 9767, CPU-reproduced: they assemble at
-    -O0 and, written once, at the default level), or every differing region left as it was before the
-    launch, whole -- the host's answer with those regions unwritten is the device's verdict (campaign
-    2: 9 programs; the shrunk 6 and 2319 are right at -O0)."""
+    """A while loop that stops on its first iteration. Where the run predates the workaround (the lowering
+    now writes such a loop, when its constants decide it, as its body once) or the lowering keeps the
+    loop in a run without WHILE_O0 (which assembles a kept loop at -O0): a tileiras failure (campaign
+    2's 3439 3904 9767, CPU-reproduced: they assemble at -O0 and, written once, at the default level),
+    or every differing region left as it was before the launch, whole -- the host's answer with those
+    regions unwritten is the device's verdict (campaign 2: 9 programs; the shrunk 6 and 2319 are right
+    at -O0)."""
     if outcome.get("status") not in ("differ", "assemble_error") or desc is None:
         return None
     first = sorted(n for n, ex in while_exits(desc).items() if 0 in ex)
     if not first:
         return None
     once = once_loops(desc)
-    if "while-first-exit" in outcome.get("workarounds", WORKAROUNDS) and set(first) <= set(once):
-        return None  # written once by the lowering: a failure now is not this loop's
+    ran = outcome.get("workarounds", WORKAROUNDS)
+    written_once = set(once) if "while-first-exit" in ran else set()
+    at_o0 = set(first) - written_once if WHILE_O0 in ran else set()  # kept as loops, assembled at -O0
+    if set(first) <= written_once | at_o0:
+        return None  # written once by the lowering, or kept and assembled at -O0: a failure now is not this loop's
     if outcome["status"] == "assemble_error":
         return {"while_ops_stopping_first": first, "written_once_now": once,
                 "model": "tileiras 13.4.92 fails to assemble (or crashes on) the loop at its default level"}
@@ -418,8 +465,13 @@ def match_while_first_exit(outcome: dict, desc: dict):
 def match_while_stale_carries(outcome: dict, desc: dict):
     """A while loop that ran more than one iteration answers, for all its results or one of them,
     the carried values entering an EARLIER iteration (diff.fuzzknown.stale_while): the model
-    reproduces every differing region."""
+    reproduces every differing region. Not in a run with the WHILE_O0 workaround: every loop this
+    model can explain runs past its first iteration, so the lowering keeps it and the run assembled it
+    at -O0, where campaign 2's nine were all right (bench/results/fuzz_while_O0_h200.json): a failure
+    there is news."""
     if outcome.get("status") != "differ" or desc is None:
+        return None
+    if WHILE_O0 in outcome.get("workarounds", WORKAROUNDS):
         return None
     loops = {n: ex for n, ex in while_exits(desc).items() if max(ex) >= 1}
     if not loops:
@@ -624,18 +676,21 @@ CAUSES = (
           "unwritten -- stores in the loop, after it, even before it (4846) -- campaign 2's seeds 6 1316 2319 "
           "2512 4846 6668 8133 8853 9309, each differing region exactly the host's answer with it unwritten "
           "(187 other programs with such a loop were right). The lowering writes such a loop as its body once "
-          "(families/loops.py stops_on_first_iteration; docs/assembler-defect.md's fifth defect): this matches "
-          "only a run before that, or a loop the lowering keeps. The 2 hangs with such a loop (4223 9212) are "
+          "(families/loops.py stops_on_first_iteration; docs/assembler-defect.md's fifth defect), and a loop it keeps "
+          "(its first stop decided by data) is assembled at -O0 (while-O0, the sixth): this matches only a run "
+          "before those, or at a forced level. The 2 hangs with such a loop (4223 9212) are "
           "not matched: no model says what they did",
           match=match_while_first_exit),
-    Cause("while-stale-carries", TILEIRAS, "open",
-          "tileiras 13.4.92 (sm_90, right at -O0 for the shrunk 85 and 217): a while loop that runs more than one "
-          "iteration answers, for its results or one of them, the carried values entering an EARLIER iteration "
-          "than the last (diff.fuzzknown.stale_while reproduces every differing region): campaign 2's seeds 85 "
-          "217 4138 6651 7290 9254 (the last but one), 7529 (the second of four), 8215 (one result of two, the "
-          "last but one), 2374 (one result of two, the second of five); all but 7529 and 2374 stop on their "
-          "second iteration and write memory in the body, as 13 loops that were right do too: the trigger is not "
-          "known",
+    Cause("while-stale-carries", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90, its optimiser: all 9 right at -O0, bench/results/fuzz_while_O0_h200.json): a "
+          "while loop that runs more than one iteration answers, for its results or one of them, the carried "
+          "values entering an EARLIER iteration than the last (diff.fuzzknown.stale_while reproduces every "
+          "differing region): campaign 2's seeds 85 217 4138 6651 7290 9254 (the last but one), 7529 (the second "
+          "of four), 8215 (one result of two, the last but one), 2374 (one result of two, the second of five); "
+          "all but 7529 and 2374 stop on their second iteration and write memory in the body, as 13 loops that "
+          "were right do too: the trigger is not known. A kernel that holds a while loop is assembled at -O0 now "
+          "(assemble.holds_while_loop, docs/assembler-defect.md's sixth defect): this matches only a run without "
+          "that workaround (before it, or at a forced level)",
           status="differ", match=match_while_stale_carries),
     Cause("view-store-pitch-gap", TILEIRAS, "open",
           "tileiras 13.4.92 (sm_90): a view store into a tensor with a padded pitch writes the lanes of the pitch "
@@ -663,9 +718,10 @@ CAUSES = (
           status="differ", match=match_f8_narrow_accumulation),
     Cause("assert-constant-stop", JUDGE, "fixed",
           "generator 2 draws a firing assert as x != x, a constant: the H200 stopped with "
-          "CUDA_ERROR_LAUNCH_FAILED where the host stopped at the assert (campaign 2's 5630 6991; a "
-          "data-dependent firing assert reports CUDA_ERROR_ASSERT, layer 2's assert family). The judge counts "
-          "both stops equal there now (fuzzjudge.judge); generator 3 draws data-dependent asserts",
+          "CUDA_ERROR_LAUNCH_FAILED where the host stopped at the assert (campaign 2's 5630 6991). tileiras' "
+          "assert is a printf and a trap, which the H200 reports so whatever the condition (a data-dependent one "
+          "too: the bounds check's). The judge counts both stops equal beside any host assert stop now "
+          "(fuzzjudge.judge); generator 3 draws data-dependent asserts",
           status="differ", detail="the host stopped at an assert, the device did not: .*CUDA_ERROR_LAUNCH_FAILED",
           match=match_assert_constant_stop),
     Cause("envelope-draw", JUDGE, "open",
@@ -722,4 +778,5 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "tf32_k4_products", "match_view_store_tail", "match_tf32_k4_unpadded", "match_while_first_exit",
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
-           "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS"]
+           "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "run_workarounds",
+           "keeps_while_loop", "assembled_at_O0"]

@@ -40,6 +40,10 @@ from .fuzzjudge import Answer, Layout, host_answer, judge
 
 KERNEL = "fuzz"
 FAKE = "TILEIR_FUZZ_FAKE"  # set in a worker's environment: answer with the host reference (no GPU)
+# the fake device's answer where the host reference stops at an assert: the words the H200's launch fails with
+# (tileiras' assert is a printf and a trap, which the driver reports so), then where the host stopped
+FAKE_ASSERT_STOP = ("TileirError: kernel 'fuzz': running the kernel (cuStreamSynchronize after the launch) failed: "
+                    "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure) [fake device: the host stopped")
 
 
 # ---- the CPU half ------------------------------------------------------------------------------------
@@ -206,8 +210,8 @@ def fake_answer(job: dict, rules=None) -> Answer:
         ans.printed = "".join(it.printed)
     except Exception as e:
         ans.error = f"{type(e).__name__}: {e}"
-        if "d_assert failed" in ans.error:
-            ans.error = "CUDA_ERROR_ASSERT (fake device): " + ans.error
+        if "d_assert failed" in ans.error:  # stopped as the H200 stops at a firing assert (fuzzjudge.LAUNCH_FAILED)
+            ans.error = FAKE_ASSERT_STOP + ans.error.split("d_assert failed", 1)[1].rstrip() + "]"
     lay = job["layout"]
     ans.outs = {lay.params[i][0]: args[i] for i in lay.outputs()}
     return ans
@@ -401,4 +405,4 @@ class InProcessDevice:
 
 
 __all__ = ["compile_task", "device_answer", "fake_answer", "run_job", "worker_main", "GpuWorker", "InProcessDevice",
-           "KERNEL", "FAKE"]
+           "KERNEL", "FAKE", "FAKE_ASSERT_STOP"]

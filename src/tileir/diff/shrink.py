@@ -21,6 +21,7 @@ import re
 import time
 
 from .fuzzgen import walk
+from .fuzzknown import run_workarounds
 from .fuzzrun import compile_task
 
 FAILURES = ("differ", "device_error", "assemble_error", "host_error", "record_crash", "lower_crash")
@@ -47,13 +48,14 @@ class Tester:
         self.runs += len(descs)
         by_index = {r["index"]: r for r in (self.device.run(ready) if ready else [])}
         out = []
+        ws = list(run_workarounds(self.opt_level, self.arch))  # the known causes' matchers read them
         for c in done:
             if c["status"] == "ready":
                 r = by_index.get(c["index"], {"status": "device_error", "verdict": {"detail": "no result"}})
                 v = r.get("verdict", {})
-                out.append({"status": r["status"], "detail": v.get("detail"), "verdict": v})
+                out.append({"status": r["status"], "detail": v.get("detail"), "verdict": v, "workarounds": ws})
             else:
-                out.append({"status": c["status"], "detail": c.get("detail"), "verdict": {}})
+                out.append({"status": c["status"], "detail": c.get("detail"), "verdict": {}, "workarounds": ws})
         return out
 
 
@@ -311,7 +313,8 @@ def write_reproducer(path: str, desc: dict, outcome: dict, classification: dict 
     doc = {"tool": "tileir fuzz reproducer", "rerun": f"PYTHONPATH=src python -m tileir.diff fuzz-repro {path}",
            "status": outcome["status"], "detail": outcome.get("detail"),
            "verdict": {k: v for k, v in (outcome.get("verdict") or {}).items() if k != "first"},
-           "classification": classification, "desc": desc, "steps": sum(1 for _ in walk(desc["body"])), **extra,
+           "classification": classification, "desc": desc, "steps": sum(1 for _ in walk(desc["body"])),
+           **({"workarounds": outcome["workarounds"]} if "workarounds" in outcome else {}), **extra,
            **program_text(desc)}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1, default=str)
