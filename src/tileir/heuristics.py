@@ -5,15 +5,16 @@ configuration measured at the benchmark's shape for every shape.
 ``autotune.best`` asks, in order: the tune cache (a measurement on the user's own shape bucket),
 the default table's entries whose ``when`` names something (a measurement that says where it
 holds), **this rule**, and last the table's catch-all entries (measured at one large shape). The
-rule answers None where it has nothing to say -- another GPU, a kernel it does not know, a problem
-so small that the launch dominates whatever the tiles (``small_*``: there the measured entry is
-kept, which also keeps the cubin count down) -- and the next source answers.
+rule answers None where it has nothing to say -- another GPU, a kernel it does not know -- and the
+next source answers. Small problems get the rule's tiles too: the measured entries' large tiles left
+them one block (docs/speed.md, "Every shape").
 
 The rule lives beside ``autotune``, not in the library: every tuned call asks ``autotune.best``,
 which asks this, so it imports nothing of tileir (``kernels.gemm`` reads ``matmul_split`` from it).
 
-Every choice is made from the shape *bucket* (each size rounded up to a power of two, what the
-call site keys its prepared variants by), so one bucket always gets one configuration.
+Every choice is made from the shape *bucket* (each size rounded up to a power of two, and whether
+the size is the bucket's own: what the call site keys its prepared variants by), so one variant
+always gets one configuration.
 
 What the rule knows about sm_90 (the H200 and H100 SXM: 132 SMs), and what it assumes. All of
 its speed claims are hypotheses until ``bench/suite.py`` measures them
@@ -63,10 +64,9 @@ SM_BANDWIDTH_SHARE = 1.0 / 60
 SECOND_LAUNCH_S = 2e-6  # the split-K reduction's launch and drain (estimate)
 SPLIT_GAIN = 0.75  # split K only where the model gives it under this share of one pass's time
 
-# below these (bucketed) sizes a problem is launch-bound whatever its tiles: the rule answers None
+# below these (bucketed) sizes a product is launch-bound whatever its split: split-K is not weighed
 SMALL_MACS = 1 << 25  # M * N * K of a matrix product
 SMALL_OPERAND = 1 << 21  # N * K or M * K
-SMALL_ROWS = 1 << 16  # R * C of a row kernel
 
 # relative throughput of one SM running blocks of a tile when every SM is busy (estimates: bigger
 # cells reuse each byte loaded more; 128 x 256 is what the sweeps measured fastest at 8192^3)
@@ -334,5 +334,4 @@ def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dic
     return fn(gpu, name, _bucketed(config), dict(measured) if measured else None)
 
 
-__all__ = ["rule", "matmul_split", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND",
-           "SMALL_ROWS"]
+__all__ = ["rule", "matmul_split", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND"]
