@@ -53,6 +53,9 @@ def test_a_size_claim_of_8_is_recorded_as_div_by_8():
     assert "div_by<8>" in text  # the mutant: any claim recorded as div_by<16> (a false promise)
     assert "div_by<8>" not in vadd.mlir(div16=plan.div16(plan.values([np.zeros(1024, np.float32)] * 3),
                                                           [np.zeros(1024, np.float32)] * 3))
+    four = [np.zeros(1004, np.float32)] * 3
+    text = vadd.mlir(div16=plan.div16(plan.values(four), four))
+    assert "div_by<4>" in text and "div_by<8>" not in text  # the mutant: a claim of 4 recorded as 8
 
 
 @pytest.mark.parametrize("group", [0, 8])
@@ -67,6 +70,19 @@ def test_the_generated_grid_of_a_grid_function_is_the_checked_one(group, m, n, k
     assert fast is not None
     # the mutant: the configuration's tiles bound once from the defaults, not this configuration's
     assert fast(values) == tuple(want) + (1,) * (3 - len(want))
+
+
+def test_a_grid_function_answering_numpy_ints_takes_the_generated_grid():
+    @ti.kernel(grid=lambda N: (np.int64(N // 128 + 1), np.int32(1)))
+    def ones(x=Out(F32, cells(["N"], [128]))):
+        ti.store_cell(x, ti.full([128], 1.0, F32))
+
+    cfg = ones.config()
+    plan = ones.plan(cfg)
+    values = plan.values([np.zeros(1000, np.float32)])
+    fast = _user_grid(ones, cfg, plan)
+    assert fast(values) == (8, 1, 1)  # the mutant: numpy ints sent the checked way every launch
+    assert _user_grid(ti.kernel(grid=lambda N: (True,))(ones.fn), cfg, plan)(values) is None  # a bool is no count
 
 
 def test_a_grid_function_of_a_by_value_argument_keeps_the_checked_way():

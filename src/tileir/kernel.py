@@ -23,6 +23,7 @@ import copy
 import functools
 import inspect
 import math
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -625,8 +626,17 @@ def _user_grid(fn: KernelFn, cfg: Mapping[str, object], plan: SizePlan):
             kw[n] = values[k]
         g = grid_fn(**kw)
         g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
-        if not 1 <= len(g) <= 3 or not all(type(x) is int and x > 0 for x in g):
+        counts = []
+        for x in g:  # ints, numpy's too; not bools or floats (the checked way words those)
+            if isinstance(x, bool):
+                return None
+            try:
+                counts.append(operator.index(x))
+            except TypeError:
+                return None
+        if not 1 <= len(counts) <= 3 or min(counts) <= 0:
             return None
+        g = tuple(counts)
         g = g + (1,) * (3 - len(g))
         return g if g[0] < 2**31 and g[1] <= 65535 and g[2] <= 65535 else None
 

@@ -354,8 +354,10 @@ def judge(layout: Layout, host: Answer, dev: Answer) -> dict:
         elif host.asserted and LAUNCH_FAILED in (dev.error or ""):
             # Both stopped. tileiras writes an assert as a printf of its message and a trap, and the H200
             # reports the trap as an unspecified launch failure, not CUDA_ERROR_ASSERT, whatever the condition:
-            # generator 2's constant x != x (campaign 2's 5630 and 6991) and a data-dependent assert alike
-            # (tests/test_check_bounds.py's bounds assert on the H200, 2026-12-01). Layer 2's assert family
+            # generator 2's constant x != x (campaign 2's 5630 and 6991) and generator 3's data-dependent ones
+            # alike (the 12 firing ones of bench/results/fuzz_mutant_assert_gen3_h200.json's plain runs were
+            # all judged so). Not checked: that such a launch failure is the assert's and not another fault
+            # of the same program (the device's printf of the message is not read). Layer 2's assert family
             # never showed otherwise: its check reads "ASSERT" anywhere in the error, and its kernel is called
             # assert_fires. The H200's assert-dropped run (2026-12-02) fits: 12 of its 24 changed programs stop at
             # an assert on the host and exactly 12 ran clean plain -- those whose assert never fires -- so the
