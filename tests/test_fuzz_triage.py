@@ -320,7 +320,7 @@ def test_the_campaigns_host_errors_answer_the_devices_lanes_now(seed):
     (3298, "view-store-pitch-gap", "open"), (8970, "view-store-pitch-gap", "open"),
     (663, "strided-load-past-edge", "open"), (5979, "reduce-order", "fixed"), (8344, "reduce-order", "fixed"),
     (3403, "f8-narrow-accumulation", "fixed"), (8979, "f8-narrow-accumulation", "fixed"),
-    (5630, "assert-constant-stop", "fixed"), (6991, "assert-constant-stop", "fixed"), (8236, "envelope-draw", "open")])
+    (5630, "assert-constant-stop", "fixed"), (6991, "assert-constant-stop", "fixed"), (8236, "envelope-draw", "fixed")])
 def test_the_second_campaigns_causes_match_their_failures(seed, cause, state):
     out, desc = _recorded(seed)
     k = known_cause(out, desc)
@@ -418,7 +418,7 @@ def test_the_second_campaign_triages_to_its_groups():
     """bench/fuzz_triage.py's answer over campaign 2 (bench/results/fuzz_triage_campaign2.json),
     committed: 148 failures; 106 the 16-byte tail, 6 host errors fixed, 12 first-exit loops (worked
     around now), 13 in three open tileiras causes, and 7 of the judge or the generator (reduce-order, the
-    f8 accumulator, the constant asserts: fixed; the envelope's draw: open); 4 unexplained -- device errors,
+    f8 accumulator, the constant asserts, the envelope's draw: fixed); 4 unexplained -- device errors,
     with what their programs hold. (It reads the committed file: bench/fuzz_triage.py reproduces it.)"""
     with open(os.path.join(ROOT, "bench", "results", "fuzz_triage_campaign2.json")) as f:
         tri = json.load(f)

@@ -321,6 +321,7 @@ class Campaign:
                          "detail": (d.get("detail") or "")[:300], "bad": v.get("bad"), "lanes": v.get("lanes"),
                          "regions": [{k: r.get(k) for k in ("buf", "step", "op", "taint", "bad", "first")}
                                      for r in v.get("regions", [])[:4]],
+                         **({"envelope_draws": v["envelope_draws"]} if v.get("envelope_draws") else {}),
                          **same, **({"reproducer": s.get("reproducer"), "classification": s.get("classification"),
                                      "steps_after_shrinking": s.get("steps"), "steps_before": s.get("steps_before"),
                                      "core": s.get("core")} if s.get("classification") else {})})
@@ -333,6 +334,9 @@ class Campaign:
         explained = sum(1 for r in rows if (r.get("classification") or {}).get("known"))
         causes = collections.Counter((r.get("classification") or {}).get("cause") for r in rows
                                      if (r.get("classification") or {}).get("known"))
+        # the verdicts the judge drew the envelope again for (an approximate lane out of the one draw's
+        # tolerance: fuzzjudge.judge), and how many of them the wider envelope made equal
+        redrawn = [r for r in self.results.values() if (r.get("verdict") or {}).get("envelope_draws")]
         return {
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
@@ -347,6 +351,7 @@ class Campaign:
             "device_errors": dev["device_error"], "worker_errors": dev["worker_error"],
             "failures": len(rows), "failures_known": explained, "failures_unexplained": len(rows) - explained,
             "known_causes": dict(causes),
+            "envelope_redrawn": {"verdicts": len(redrawn), "equal_after": sum(r["status"] == "equal" for r in redrawn)},
             "seconds": {"compile_and_run": round(t_run, 1), "total": round(time.time() - self.t0, 1),
                         "device": round(getattr(self, "gpu_seconds", 0.0), 1)},
             "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,

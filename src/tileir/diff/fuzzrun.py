@@ -36,7 +36,7 @@ import numpy as np
 
 from . import mutants as M
 from .fuzzgen import DEFAULT, Profile, generate, op_kinds, walk
-from .fuzzjudge import Answer, Layout, host_answer, judge
+from .fuzzjudge import ENVELOPE_DRAWS, Answer, Layout, host_answer, judge
 
 KERNEL = "fuzz"
 FAKE = "TILEIR_FUZZ_FAKE"  # set in a worker's environment: answer with the host reference (no GPU)
@@ -217,11 +217,39 @@ def fake_answer(job: dict, rules=None) -> Answer:
     return ans
 
 
+# the GPU worker's sign of life while it judges a job (drawing the envelope again takes up to seconds for a
+# large program): it touches the batch's results file, whose time the campaign's hang timer reads as an answer
+_ALIVE: list = []
+
+
+def _alive() -> None:
+    for f in _ALIVE:
+        f()
+
+
+def wide_host(job: dict) -> Answer:
+    """The host's answer of a ready job with its envelope over ENVELOPE_DRAWS draws of the random signs
+    (its first draw the job's own), kept in the job once made."""
+    if "host_wide" not in job:
+        from .fuzzbuild import build
+
+        built = build(job["desc"], KERNEL)
+        job["host_wide"] = host_answer(built.prog, job["layout"], job["args"], job.get("seed", 0), ENVELOPE_DRAWS,
+                                       tick=_alive)
+    return job["host_wide"]
+
+
+def judge_job(job: dict, dev: Answer) -> dict:
+    """``dev`` judged against a ready job's host answer, the envelope drawn again (``wide_host``) where
+    an approximate lane is out of tolerance under the job's one draw (fuzzjudge.judge)."""
+    return judge(job["layout"], job["host"], dev, redraw=lambda: wide_host(job))
+
+
 def run_job(job: dict, answer=device_answer) -> dict:
     """Launch and judge one ready job: a result line (no arrays)."""
     t = time.time()
     dev = answer(job)
-    v = judge(job["layout"], job["host"], dev)
+    v = judge_job(job, dev)
     res = {"index": job["index"], "seed": job["seed"], "status": v["status"], "verdict": v,
            "t_device": round(time.time() - t, 4), "sticky": bool(dev.error)}
     return res
@@ -238,6 +266,7 @@ def worker_main(resp_fd: int) -> int:
         jobs_path, results_path = line.rstrip("\n").split("\t")
         with open(jobs_path, "rb") as f:
             jobs = pickle.load(f)
+        _ALIVE[:] = [lambda path=results_path: os.utime(path)]
         with open(results_path, "a") as out:
             for job in jobs:
                 try:
@@ -375,7 +404,7 @@ class GpuWorker:
     def _wait(self, results_path: str) -> str:
         proc, resp = self.proc, self.resp
         assert proc is not None and resp is not None  # a worker runs: run() started it
-        seen, last = 0, time.time()
+        seen, last, touched = 0, time.time(), 0.0
         while True:
             ready, _, _ = select.select([resp], [], [], 1.0)
             if ready:
@@ -385,8 +414,9 @@ class GpuWorker:
                 return f"died (exit {proc.returncode})"
             with open(results_path) as f:
                 n = sum(1 for _ in f)
-            if n > seen:
-                seen, last = n, time.time()
+            mtime = os.path.getmtime(results_path) if os.path.exists(results_path) else 0.0
+            if n > seen or mtime > touched:  # a new answer, or the worker's sign of life (_alive)
+                seen, last, touched = n, time.time(), mtime
             elif time.time() - last > self.hang_s:
                 return f"hung (no answer in {self.hang_s:.0f} s)"
 
@@ -405,4 +435,4 @@ class InProcessDevice:
 
 
 __all__ = ["compile_task", "device_answer", "fake_answer", "run_job", "worker_main", "GpuWorker", "InProcessDevice",
-           "KERNEL", "FAKE", "FAKE_ASSERT_STOP"]
+           "KERNEL", "FAKE", "FAKE_ASSERT_STOP", "judge_job", "wide_host"]
