@@ -11,6 +11,8 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
+#   bench/fuzz_device.sh vst-pairs  # view-store-tail's trigger (a TMA store) tested on 40 pair programs and a
+#                                   # focused campaign of 3000: ~6 min
 #   bench/fuzz_device.sh known      # the open tileiras causes shrunk although known (their triggers):
 #                                   # campaign 3's pitch-gap, strided-load and 4 view-store-tail seeds: ~7 min
 #   bench/fuzz_device.sh after2     # (ran 2026-12-02) campaign 2's triage checked on the device (docs/fuzz.md, "Next on the
@@ -23,7 +25,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -83,8 +85,19 @@ print(','.join([str(f['seed']) for f in fs if c(f) in ('view-store-pitch-gap', '
     --shrink-s 45 --shrink-total-s 340 --out "$OUT/fuzz_known3_h200.json" --repro-dir "$WORK/known3_repro"
   pack known3_repro
   ;;
+vst-pairs)
+  # view-store-tail's trigger (bench/view_store_tail_trigger.py, bench/results/view_store_tail_trigger_cpu.json):
+  # failing exactly where tileiras selects a TMA store for the store_view and the model writes past the
+  # tensor. 40 programs, 5 store geometries x 8 ops unrelated to the stored value: the prediction is
+  # that exactly 8 differ (f32 [32] into [26] and [4,8] into [4,6] pitch 2, each with an atomic_rmw,
+  # a data if, an mma or a print), by the model's lanes; then an independent focused campaign
+  timeout 120 python3 bench/view_store_tail_trigger.py --pairs "$WORK/vst_pairs"
+  timeout 120 python3 -m tileir.diff fuzz-repro "$WORK"/vst_pairs/*.json --out "$OUT/view_store_tail_pairs_h200.json" > /dev/null
+  timeout 200 python3 -m tileir.diff fuzz --programs 3000 --seed 20001 --ops vstore,atomic,if,mma,print --focus vstore \
+    --time-limit 120 --max-shrink 0 --out "$OUT/fuzz_vst_focus_h200.json"
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs" >&2
   exit 2
   ;;
 esac
