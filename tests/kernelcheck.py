@@ -96,3 +96,82 @@ def assert_matches_on_host(name, at):
     size, extra = (at.size, at.extra) if isinstance(at, At) else (at, {})
     err, ok = run_case_on_host(CASES[name], size, extra)
     assert ok, f"{name} {at}: max error {err}"
+
+
+def compile_spy(monkeypatch) -> list:
+    """The argv of every tileiras compile (-o ...) made from now on, in a list that grows; the real run
+    still happens."""
+    from tileir import assemble as asm
+
+    seen: list = []
+    real = asm._run_child
+    asm.tileiras_version()
+
+    def spy(cmd, *a, **kw):
+        if "-o" in cmd:
+            seen.append(list(cmd))
+        return real(cmd, *a, **kw)
+
+    monkeypatch.setattr(asm, "_run_child", spy)
+    return seen
+
+
+def first_exit_loop(trips=0, n=256, init_from_data=False, in_for=False, literal=False):
+    """Campaign 2's 3439, recorded by hand: a [n] i32 tile carried through a d_loop whose body loads and
+    stores an f32 tile, the carry stored after the loop; the loop stops when its counter reaches
+    ``trips`` (0: on its first iteration, by its constants)."""
+    import tileir as ti
+    from tileir.diff.fuzzval import bini
+
+    def body():
+        pin, pout = ti.param(ti.I32, 0), ti.param(ti.I32, 1)
+        fin, fout = ti.param(ti.F32, 2), ti.param(ti.F32, 3)
+
+        def one():
+            x = ti.load(pin, ti.idx_const(0), [n])
+            c = ti.carry(x)
+            start = ti.reduce_min(ti.load(pin, ti.idx_const(0), [16]), 0) if init_from_data else ti.i_const(0)
+            cnt = ti.carry(start)
+
+            def step():
+                cur = ti.get(cnt)
+                stop = ti.ge_i(ti.i_const(0), ti.i_const(0)) if literal else ti.ge_i(cur, ti.i_const(trips))
+                ti.store(fout, ti.idx_const(0), ti.load(fin, ti.idx_const(0), [128]))
+                ti.set(c, bini("addi", ti.get(c), x))
+                ti.set(cnt, ti.add_i(cur, ti.i_const(1)))
+                return stop
+
+            ti.d_loop(step)
+            ti.store(pout, ti.idx_const(0), ti.get(c))
+
+        if in_for:
+            for _ in ti.d_range(0, 1):
+                one()
+        else:
+            one()
+
+    import tileir as ti2
+
+    return ti2.trace_kernel("k", (ti2.ByPtr(ti2.I32),) * 2 + (ti2.ByPtr(ti2.F32),) * 2, body)
+
+
+# ---- the fuzzer's programs, written by hand ----------------------------------------------------------
+
+
+def fuzz_desc(body, fmts=("f32",), grid=1, seed=7):
+    """A fuzz program description (diff/fuzzspec's form) holding ``body``'s steps."""
+    return {"v": 1, "seed": seed, "grid": [grid], "warps": 0, "fmts": list(fmts), "globals": [], "body": body}
+
+
+def fuzz_load(i, fmt="f32", shape=(8,), dist="small"):
+    """A fuzz program's load step of value ``i``."""
+    return {"op": "load", "id": i, "fmt": fmt, "shape": list(shape), "dist": dist, "moving": False, "mask": False}
+
+
+def fuzz_job(desc):
+    """``desc`` recorded and lowered (not assembled) as a campaign's worker does it."""
+    from tileir.diff.fuzzrun import compile_task
+
+    c = compile_task({"desc": desc, "seed": desc["seed"], "assemble": False})
+    assert c["status"] == "ready", c.get("detail")
+    return c

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.kernelcheck import compile_spy, first_exit_loop
 from tileir import assemble as asm
 from tileir.cli import main
 from tileir.errors import TileirError
@@ -62,17 +63,7 @@ def cache_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def compiles(monkeypatch):
     """The argv of every tileiras compile (-o ...) made from now on; the real run still happens."""
-    seen = []
-    real = asm._run_child
-    asm.tileiras_version()
-
-    def spy(cmd, *a, **kw):
-        if "-o" in cmd:
-            seen.append(list(cmd))
-        return real(cmd, *a, **kw)
-
-    monkeypatch.setattr(asm, "_run_child", spy)
-    return seen
+    return compile_spy(monkeypatch)
 
 
 @pytest.fixture
@@ -247,45 +238,6 @@ def test_cli_args_follow_the_kernel(fma_defect, capsys):
 REPRO_U2 = Path(__file__).resolve().parents[1] / "bench" / "results" / "fuzz_repro_unexplained2"
 
 
-def _first_exit_loop(trips=0, n=256, init_from_data=False, in_for=False, literal=False):
-    """Campaign 2's 3439, recorded by hand: a [n] i32 tile carried through a d_loop whose body loads and
-    stores an f32 tile, the carry stored after the loop; the loop stops when its counter reaches
-    ``trips`` (0: on its first iteration, by its constants)."""
-    import tileir as ti
-    from tileir.diff.fuzzval import bini
-
-    def body():
-        pin, pout = ti.param(ti.I32, 0), ti.param(ti.I32, 1)
-        fin, fout = ti.param(ti.F32, 2), ti.param(ti.F32, 3)
-
-        def one():
-            x = ti.load(pin, ti.idx_const(0), [n])
-            c = ti.carry(x)
-            start = ti.reduce_min(ti.load(pin, ti.idx_const(0), [16]), 0) if init_from_data else ti.i_const(0)
-            cnt = ti.carry(start)
-
-            def step():
-                cur = ti.get(cnt)
-                stop = ti.ge_i(ti.i_const(0), ti.i_const(0)) if literal else ti.ge_i(cur, ti.i_const(trips))
-                ti.store(fout, ti.idx_const(0), ti.load(fin, ti.idx_const(0), [128]))
-                ti.set(c, bini("addi", ti.get(c), x))
-                ti.set(cnt, ti.add_i(cur, ti.i_const(1)))
-                return stop
-
-            ti.d_loop(step)
-            ti.store(pout, ti.idx_const(0), ti.get(c))
-
-        if in_for:
-            for _ in ti.d_range(0, 1):
-                one()
-        else:
-            one()
-
-    import tileir as ti2
-
-    return ti2.trace_kernel("k", (ti2.ByPtr(ti2.I32),) * 2 + (ti2.ByPtr(ti2.F32),) * 2, body)
-
-
 def _has_while(k) -> bool:
     return "WhileLoop" in asm.instr_kinds(k)
 
@@ -299,7 +251,7 @@ def test_a_loop_that_stops_on_its_first_iteration_is_its_body_once(monkeypatch):
     import tileir.families.loops as loops
     from tileir.ref import run_host
 
-    prog = _first_exit_loop()
+    prog = first_exit_loop()
     k = ti.lower(prog)
     assert not _has_while(k)
     assert asm.assemble(ti.encode_kernel(k), "sm_90", kernel="k", program=k, cache=False)[:4] == b"\x7fELF"
@@ -340,10 +292,10 @@ def test_only_a_loop_its_constants_stop_first_is_written_once():
     stop decided by constants is written once inside a for too, and a literal stop as well."""
     import tileir as ti
 
-    assert _has_while(ti.lower(_first_exit_loop(trips=1)))
-    assert _has_while(ti.lower(_first_exit_loop(init_from_data=True)))
-    assert not _has_while(ti.lower(_first_exit_loop(in_for=True)))
-    assert not _has_while(ti.lower(_first_exit_loop(literal=True)))
+    assert _has_while(ti.lower(first_exit_loop(trips=1)))
+    assert _has_while(ti.lower(first_exit_loop(init_from_data=True)))
+    assert not _has_while(ti.lower(first_exit_loop(in_for=True)))
+    assert not _has_while(ti.lower(first_exit_loop(literal=True)))
 
 
 def test_the_atomic_crash_of_a_first_exit_loop_is_gone():

@@ -10,29 +10,18 @@ import os
 import numpy as np
 import pytest
 
+from tests.kernelcheck import fuzz_desc, fuzz_job, fuzz_load
 from tileir.diff import fuzzgen as G
 from tileir.diff.classify import HOST, LOWERING, TILEIRAS, classify, host_disagreements
 from tileir.diff.fuzz import Campaign, mutant_check, write_json
 from tileir.diff.fuzzbuild import build, make_args
 from tileir.diff.fuzzjudge import Answer, judge
-from tileir.diff.fuzzrun import GpuWorker, InProcessDevice, compile_task, fake_answer
+from tileir.diff.fuzzrun import GpuWorker, InProcessDevice, fake_answer
 from tileir.diff.shrink import Shrinker, Tester, ddmin, read_reproducer, same_failure, write_reproducer
 from tileir.families.mma import f32_products_in_k_order
 from tileir.ref.core import RULES
 
-
-def _desc(body, fmts=("f32",), grid=1, seed=7):
-    return {"v": 1, "seed": seed, "grid": [grid], "warps": 0, "fmts": list(fmts), "globals": [], "body": body}
-
-
-def _load(i, fmt="f32", shape=(8,), dist="small"):
-    return {"op": "load", "id": i, "fmt": fmt, "shape": list(shape), "dist": dist, "moving": False, "mask": False}
-
-
-def _job(desc):
-    c = compile_task({"desc": desc, "seed": desc["seed"], "assemble": False})
-    assert c["status"] == "ready", c.get("detail")
-    return c
+_desc, _load, _job = fuzz_desc, fuzz_load, fuzz_job
 
 
 # ---- the generator -----------------------------------------------------------------------------------

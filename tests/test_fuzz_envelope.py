@@ -12,13 +12,14 @@ import os
 import numpy as np
 import pytest
 
+from tests.kernelcheck import fuzz_desc, fuzz_job, fuzz_load
 from tileir.diff import fuzzgen as G
 from tileir.diff import fuzzjudge as J
 from tileir.diff.fuzz import mutant_check
 from tileir.diff.fuzzbuild import build, make_args
 from tileir.diff.fuzzjudge import ENVELOPE_DRAWS, SAFETY, Layout, host_answer, judge
 from tileir.diff.fuzzknown import OLD_WORKAROUNDS, known_cause, match_envelope_draw
-from tileir.diff.fuzzrun import InProcessDevice, compile_task, fake_answer, judge_job, wide_host
+from tileir.diff.fuzzrun import InProcessDevice, fake_answer, judge_job, wide_host
 from tileir.diff.fuzzspec import Profile
 from tileir.judge import ulp_of
 from tileir.ref.core import RULES
@@ -29,18 +30,7 @@ RESULTS = os.path.join(ROOT, "bench", "results")
 REPORTS = {"fuzz_h200.json": 2, "fuzz_judge2_h200.json": 2, "fuzz_campaign3_h200.json": 3}
 
 
-def _desc(body, fmts=("f32",), grid=1, seed=7):
-    return {"v": 1, "seed": seed, "grid": [grid], "warps": 0, "fmts": list(fmts), "globals": [], "body": body}
-
-
-def _load(i, fmt="f32", shape=(8,), dist="small"):
-    return {"op": "load", "id": i, "fmt": fmt, "shape": list(shape), "dist": dist, "moving": False, "mask": False}
-
-
-def _job(desc):
-    c = compile_task({"desc": desc, "seed": desc["seed"], "assemble": False})
-    assert c["status"] == "ready", c.get("detail")
-    return c
+_desc, _load, _job = fuzz_desc, fuzz_load, fuzz_job
 
 
 # a chain of several approximations whose errors meet in one lane: exps, a tanh, a float sum, a product

@@ -15,6 +15,7 @@ import os
 import pytest
 
 import tileir as ti
+from tests.kernelcheck import compile_spy, first_exit_loop
 from tileir import assemble as asm
 from tileir.diff import fuzzgen as G
 from tileir.diff.classify import LOWERING, TILEIRAS, classify
@@ -44,43 +45,11 @@ O0 = ["--opt-level", "0"]
 
 
 def _loop(trips=1, once=False, init_from_data=False, in_for=False, n=64):
-    """Campaign 2's 3439 as tests/test_assembler_defect.py records it: an [n] i32 tile carried through a
-    d_loop whose body loads and stores an f32 tile, the carry stored after the loop; the loop stops when its
-    counter reaches ``trips`` (0 with ``once``: its constants stop it on its first iteration, and the lowering
-    writes it as its body once). ``init_from_data``: the counter starts at a loaded value (kept as a loop);
-    ``in_for``: all of it inside a d_range of one trip."""
-    from tileir.diff.fuzzval import bini
-
-    stop_at = 0 if once else trips
-
-    def body():
-        pin, pout = ti.param(ti.I32, 0), ti.param(ti.I32, 1)
-        fin, fout = ti.param(ti.F32, 2), ti.param(ti.F32, 3)
-
-        def one():
-            x = ti.load(pin, ti.idx_const(0), [n])
-            c = ti.carry(x)
-            start = ti.reduce_min(ti.load(pin, ti.idx_const(0), [16]), 0) if init_from_data else ti.i_const(0)
-            cnt = ti.carry(start)
-
-            def step():
-                cur = ti.get(cnt)
-                stop = ti.ge_i(cur, ti.i_const(stop_at))
-                ti.store(fout, ti.idx_const(0), ti.load(fin, ti.idx_const(0), [128]))
-                ti.set(c, bini("addi", ti.get(c), x))
-                ti.set(cnt, ti.add_i(cur, ti.i_const(1)))
-                return stop
-
-            ti.d_loop(step)
-            ti.store(pout, ti.idx_const(0), ti.get(c))
-
-        if in_for:
-            for _ in ti.d_range(0, 1):
-                one()
-        else:
-            one()
-
-    return ti.trace_kernel("k", (ti.ByPtr(ti.I32),) * 2 + (ti.ByPtr(ti.F32),) * 2, body)
+    """Campaign 2's 3439 as tests/test_assembler_defect.py records it (kernelcheck.first_exit_loop): the
+    loop stops when its counter reaches ``trips`` (0 with ``once``: its constants stop it on its first
+    iteration, and the lowering writes it as its body once). ``init_from_data``: the counter starts at a
+    loaded value (kept as a loop); ``in_for``: all of it inside a d_range of one trip."""
+    return first_exit_loop(trips=0 if once else trips, n=n, init_from_data=init_from_data, in_for=in_for)
 
 
 def _lowered(name):
@@ -189,17 +158,7 @@ def compiles(tmp_path, monkeypatch):
     """The argv of every tileiras compile from now on (the real run still happens), in a fresh cache."""
     monkeypatch.setenv("TILEIR_CACHE_DIR", str(tmp_path / "cubins"))
     asm.clear_memory_cache()
-    seen = []
-    real = asm._run_child
-    asm.tileiras_version()
-
-    def spy(cmd, *a, **kw):
-        if "-o" in cmd:
-            seen.append(list(cmd))
-        return real(cmd, *a, **kw)
-
-    monkeypatch.setattr(asm, "_run_child", spy)
-    yield seen
+    yield compile_spy(monkeypatch)
     asm.clear_memory_cache()
 
 
