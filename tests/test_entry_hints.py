@@ -17,7 +17,7 @@ from tileir.render import normalise
 
 
 def test_hints_follow_the_configuration():
-    assert "optimization_hints" not in softmax.mlir()
+    assert "optimization_hints" not in softmax.mlir().splitlines()[0]  # the entry (a store may carry allow_tma)
     head = softmax.mlir(warps=8, occupancy=4).splitlines()[0]
     assert "optimization_hints=<default = {num_worker_warps_per_cta = 8, occupancy = 4}>" in head
     assert "num_cta_in_cga = 2" in matmul_f16.mlir(cga=2)

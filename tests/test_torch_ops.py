@@ -109,7 +109,7 @@ def test_fake_implementations_match_the_real_ones_on_strided_inputs():
               (tops._attention, (q, k, v, True, 0.125)), (tops._attention_lse, (q, k, v, False, 0.125)),
               (tops.matmul, (torch.randn(9, 40)[:, 3:35], torch.randn(32, 5)))]
     for op, args in checks:
-        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+        torch.library.opcheck(op.op, args, test_utils=("test_schema", "test_faketensor"))
 
 
 def test_gradients_that_torch_expands_are_taken():

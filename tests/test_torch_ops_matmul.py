@@ -243,11 +243,11 @@ def test_fakes_and_schemas():
     for op, args in [(tops.matmul, (x, torch.randn(32, 5), "3xtf32")), (tops.matmul, (x, torch.randn(32, 5))),
                      (tops._matmul_nt, (x, torch.randn(5, 32), "ieee")),
                      (tops._matmul_tn, (x, torch.randn(9, 5), "ieee"))]:
-        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+        torch.library.opcheck(op.op, args, test_utils=("test_schema", "test_faketensor"))
     a, w = _f8(9, 40, 11, torch.float8_e4m3fn)
     s = torch.tensor(0.5)
     for args in [(a, w.t(), s, s, torch.float16), (a, w.t(), s, s)]:
-        torch.library.opcheck(tops.scaled_mm, args, test_utils=("test_faketensor",))
+        torch.library.opcheck(tops.scaled_mm.op, args, test_utils=("test_faketensor",))
 
 
 def test_compile_fullgraph_traces_scaled_mm_and_a_precision():

@@ -48,6 +48,9 @@ def claim_of(v: int):
     return v & -v
 
 
+ROW = "row"  # a stride claim's mark: the stride is its row's extent (SizePlan.claim)
+
+
 def specialising() -> bool:
     """Whether launches specialise on the stride claims (SPECIALISE; tests and benches flip it)."""
     return SPECIALISE
@@ -165,6 +168,10 @@ class SizePlan:
         self._strides = [(k, h.reads[0]) for k, h in enumerate(self.hidden) if h.kind == "stride"]
         self._fixed = [(p, d, e) for (p, d), e in self.extent.items() if isinstance(e, int)]
         self.stride_slots = tuple(k for k, _ in self._strides)
+        # the stride just outside an array's contiguous dimension -> that dimension's extent (("h", k) a
+        # run-time size, or an int): a launch whose stride equals it claims ROW (no pitch gap after a
+        # row: families/views.py keeps TMA stores there, tileiras 13.4.92 writing a gap's lanes)
+        self.row_of = {k: self.extent[(p, d + 1)] for k, (p, d) in self._strides if d == self.ranks[p] - 2}
         # the sizes that bound an array's contiguous dimension: a launch claims the ones that are a
         # multiple of 16 (only those: a row count masks whole rows, and every claim doubles the
         # cubins a configuration may need)
@@ -318,6 +325,7 @@ class SizePlan:
         """The claims a launch with these values specialises on: per claimable hidden value
         (``claim_slots``: the strides and the contiguous dimensions' sizes), whether it is a
         multiple of SPECIALISE_DIVISOR elements (True), else of 8 or 4 (that number: ``claim_of``),
+        a row stride equal to its row's extent marked (ROW, that: ``claim``),
         then per array parameter (``array_params``),
         whether its first element's address is 16-byte aligned (a slice at an odd column is not;
         its program then makes no alignment claim for it). With SPECIALISE off, no claims on
@@ -325,11 +333,20 @@ class SizePlan:
         a specialised kernel's, whatever SPECIALISE says)."""
         if not SPECIALISE:
             return self.exact_only(values) if arrays is not None else (False,) * len(self.claim_slots)
-        strides = tuple(claim_of(values[k]) for k in self.claim_slots)
+        strides = tuple(self.claim(values, k) for k in self.claim_slots)
         if arrays is None:
             return strides
         return (strides + tuple(data_ptr(arrays[p]) % SPECIALISE_DIVISOR == 0 for p in self.array_params)
                 + tuple(values[k] for k in self.exact_slots))
+
+    def claim(self, values, k: int):
+        """claim_of the value of claim slot ``k``, as (ROW, that) where ``k`` is a row stride equal to
+        its row's extent (``row_of``: the rows are dense, no gap between them)."""
+        c = claim_of(values[k])
+        row = self.row_of.get(k)
+        if row is not None and values[k] == (row if isinstance(row, int) else values[row[1]]):
+            return (ROW, c)
+        return c
 
     def exact_only(self, values) -> tuple:
         """div16's layout with no claim but the exact sizes' values (every pointer taken as aligned):

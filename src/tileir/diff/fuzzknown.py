@@ -35,7 +35,10 @@ JUDGE = "judge too strict"
 # assembled at -O0 (assemble.holds_while_loop; docs/assembler-defect.md's sixth defect) -- only where no
 # level is forced and the tileiras version has that defect.
 WHILE_O0 = "while-O0"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0)
+# NO_TMA_TAIL: a store_view whose tile can cross the contiguous end off a 16-byte boundary or before a
+# pitch gap carries allow_tma = false (families/views.py tail_may_share_a_group; the fourth defect)
+NO_TMA_TAIL = "no-tma-store-tail"
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL)
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
@@ -353,8 +356,14 @@ def while_exits(desc: dict) -> dict:
 # ---- the matchers ---------------------------------------------------------------------------------------
 
 
+def _tma_store_worked_around(outcome: dict) -> bool:
+    """Whether the run wrote no TMA store where a tail or a gap may be written (NO_TMA_TAIL): a store the
+    models below explain then took tileiras' masked path, so a difference there is news."""
+    return NO_TMA_TAIL in outcome.get("workarounds", WORKAROUNDS)
+
+
 def match_view_store_tail(outcome: dict, desc: dict):
-    if outcome.get("status") != "differ" or desc is None:
+    if outcome.get("status") != "differ" or desc is None or _tma_store_worked_around(outcome):
         return None
     ev = model_explains(desc, outcome.get("verdict") or {}, {"store_view": vector_tail_store}, ops=("vstore",))
     return ev and dict(ev, model="diff.fuzzknown.vector_tail_store")
@@ -494,7 +503,7 @@ def match_while_stale_carries(outcome: dict, desc: dict):
 
 
 def match_view_store_pitch_gap(outcome: dict, desc: dict):
-    if outcome.get("status") != "differ" or desc is None or \
+    if outcome.get("status") != "differ" or desc is None or _tma_store_worked_around(outcome) or \
             not all(r.get("op") == "vstore" for r in (outcome.get("verdict") or {}).get("regions") or [{}]):
         return None
     for last_row in (True, False):

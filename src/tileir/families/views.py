@@ -252,9 +252,108 @@ def _lower_store_view(lw, op):
     ty = lw.prog.views[a.view]["ty"]
     idx = tuple(lw.val(h) for h in a.indices)
     p = lw.prog.views[a.view]["param"]
+    facts = lw.scopes[0].memo.get("view facts") or lw.scopes[0].memo.setdefault("view facts", view_facts(lw.prog))
+    hints = NO_TMA if tail_may_share_a_group(lw.prog, a.view, a.inbounds, facts) else ()
     tok = lw.result(op, ir.StoreViewTile, lw.val(a.view), ty, lw.val(a.value), ir.tile(ty.tile_shape, a.dtype),
-                    idx, tuple(lw.ty(h) for h in a.indices), lw.tokens.for_write(p), a.inbounds)
+                    idx, tuple(lw.ty(h) for h in a.indices), lw.tokens.for_write(p), a.inbounds, hints)
     lw.tokens.after_write(p, tok)
+
+
+# ---- the TMA store workaround (docs/assembler-defect.md, the fourth defect) ---------------------------
+#
+# tileiras 13.4.92 on sm_90, when it selects a TMA store for a store_view (its --remarks=memory say "TMA
+# Store instruction"), writes the lanes past the tensor that share a 16-byte group of memory with an
+# in-bounds lane -- past the tensor's end, or into a padded pitch's gap -- where the dialect masks them
+# (the fuzzer's view-store-tail and view-store-pitch-gap: campaign 3 106 failing stores, all TMA ones, 0
+# of 573 right stores at risk among them: bench/view_store_tail_trigger.py). What makes it choose TMA is
+# elsewhere in the kernel (an unrelated atomic, mma, print or data-dependent if), so the lowering cannot
+# tell. And the pitch gap is written whole, not only its first 16-byte group (the focused campaign of
+# 2026-12-02: i64 rows of 16 bytes at a pitch of 32, every gap lane of the stored rows written:
+# bench/results/fuzz_vst_focus_h200.json's 21207). So the lowering asks for no TMA on every store whose tile
+# can cross the contiguous dimension's end unless that end falls on a 16-byte boundary with no gap after it
+# (a 1-D tensor, or the next stride known to be the extent: a launch claims it of dense rows, ROW in
+# sizes.py), and keeps TMA where no edge is crossed. Measured (bench/results/tma_store_ab_h200.json): a tf32
+# product's f32 tile stored without TMA ran 1.42x slower at 4096^3; the other library rows +-1%.
+
+NO_TMA = (("sm_90", (("allow_tma", False),)),)
+GROUP = 16  # bytes: the memory group TMA writes whole
+
+
+_VIEW_MAKERS = ("tensor_view", "partition_view", "strided_view", "gather_view")
+
+
+def view_facts(prog) -> tuple[dict, dict, dict]:
+    """(divisors, makers, roots) of ``prog``: handle -> a number known to divide its value (a constant:
+    itself, 0 standing for every number; an assume div_by: its divisor, times what is known of its
+    operand); view handle -> the operation that made it; an assume's handle -> the value it is of."""
+    known = {h: int(v) for h, v in prog.consts.items() if isinstance(v, (int, np.integer)) and not isinstance(v, bool)}
+    makers: dict = {}
+    roots: dict = {}
+    for o in prog.walk():
+        if o.kind == "assume" and o.res:
+            roots[o.res[0]] = roots.get(o.a.src, o.a.src)
+            if isinstance(o.a.pred, ir.DivBy):
+                known[o.res[0]] = math.lcm(o.a.pred.divisor, known.get(o.a.src, 1) or 1)
+        elif o.kind in _VIEW_MAKERS and o.res:
+            makers[o.res[0]] = o
+    return known, makers, roots
+
+
+def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
+    """Whether a store_view into ``view`` may have a lane past the tensor in the same 16-byte group as a
+    lane in it, by what the program knows of the sizes, strides and base (static values, claims): some
+    dimension the tile can cross whose stride is not 1 and not known a multiple of 16 bytes, or a unit-stride
+    dimension it can cross whose extent, the view's base offset or another dimension's stride is not known
+    a multiple of 16 bytes, or after which a pitch gap may lie (the next stride not known to be its extent:
+    the same constant, or the same run-time size -- a launch's ROW claim, sizes.SizePlan.claim).
+    A dimension is not crossed where the tile's extent divides the tensor's (known) or inbounds promises it."""
+    known, makers, roots = facts or view_facts(prog)
+    tile_op = makers.get(view)
+    tv_op = makers.get(tile_op.a.src) if tile_op is not None and tile_op.kind != "tensor_view" else None
+    if tv_op is None or tv_op.kind != "tensor_view":
+        return True  # a view we cannot follow: ask for no TMA
+    tv, ty = TensorView.of(tv_op), prog.views[view]["ty"]
+    nbytes = BY_NAME[tv.dtype].bits // 8 or 1
+
+    def divides(vals, dyn):
+        it = iter(dyn)
+        return [v if v != _DYN else known.get(next(it), 1) for v in vals]
+
+    extents, strides = divides(tv.shape, tv.dyn_shape), divides(tv.strides, tv.dyn_strides)
+
+    def on_group(k):  # k elements, k a known divisor (0: every number), on a 16-byte boundary
+        return k == 0 or (k * nbytes) % GROUP == 0
+
+    def refs(vals, dyn):  # per dimension: ("c", value) where known exactly, else ("h", the value's root)
+        it, out = iter(dyn), []
+        for v in vals:
+            h = next(it) if v == _DYN else None
+            c = v if h is None else prog.consts.get(h)
+            out.append(("c", int(c)) if isinstance(c, (int, np.integer)) else ("h", roots.get(h, h)))
+        return out
+
+    def gapless(d):  # the next row starts where this one ends: no pitch gap a TMA store would write
+        rank = len(tv.shape)
+        if rank == 1:
+            return True
+        # row-major: the stride outside the contiguous dimension is that dimension's extent (a constant,
+        # or the same run-time size: record/core.py read_hidden binds a ROW-claimed stride to it)
+        return d == rank - 1 and refs(tv.strides, tv.dyn_strides)[rank - 2] == refs(tv.shape, tv.dyn_shape)[d]
+
+    base = known.get(tv.base, 1)
+    tile, dim_map = ty.tile_shape, getattr(ty, "dim_map", tuple(range(len(ty.tile_shape))))
+    strided = isinstance(ty, (ir.StridedView, ir.GatherScatterView))
+    for k, (t, d) in enumerate(zip(tile, dim_map)):
+        promised = k < len(inbounds) and inbounds[k]
+        if promised or (not strided and extents[d] % t == 0):
+            continue  # this edge is never crossed
+        unit = tv.strides[d] == 1
+        if not unit and not on_group(strides[d]):
+            return True
+        if unit and not (on_group(extents[d]) and on_group(base) and gapless(d)
+                         and all(on_group(s) for e, s in enumerate(strides) if e != d)):
+            return True
+    return False
 
 
 def _shape_query(lw, op, cls, n):

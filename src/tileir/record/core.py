@@ -173,8 +173,10 @@ class RecorderCore(_dev.Dev):
     def read_hidden(self, div16=()) -> None:
         """The hidden parameters' handles, made at the entry before the body runs (so every region
         may use them); a stride or size the launch found a multiple of 16 (or 8, or 4) carries that claim, an array
-        whose address is not 16-byte aligned is left out of the alignment claim, and an exact size is
-        the call's value as a constant (``div16``: ``SizePlan.div16``'s layout)."""
+        whose address is not 16-byte aligned is left out of the alignment claim, a row stride that is its
+        row's extent is that extent's handle (a constant, or the size's own: families/views.py reads it
+        as "no pitch gap"), and an exact size is the call's value as a constant (``div16``:
+        ``SizePlan.div16``'s layout)."""
         if self.sizes is None:
             return
         from ..ir import DivBy
@@ -187,11 +189,17 @@ class RecorderCore(_dev.Dev):
         self.prog.unaligned = frozenset(p for p, ok in zip(plan.array_params, div16[n:n + a]) if not ok)
         self.hidden_exact = dict(zip(plan.exact_slots, div16[n + a:]))
         for k in range(len(plan.hidden)):
+            claim = claims.get(k) or 0  # sizes.claim_of's: True (SPECIALISE_DIVISOR), 8, 4; or (ROW, that)
             if k in self.hidden_exact:
                 h = self.t_idx_const(self.hidden_exact[k])
+            elif isinstance(claim, tuple):  # a row stride that is its row's extent: that extent's handle
+                row = plan.row_of[k]
+                h = self.t_idx_const(row) if isinstance(row, int) else self.hidden_h[row[1]]
+                if not isinstance(row, int) and row[1] not in claims and claim[1]:  # the extent claims nothing
+                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR if claim[1] is True else int(claim[1])), "i32", (), h)
             else:
                 h = self.t_scalar(base + k, "i32")
-                claim = int(claims.get(k) or 0)  # sizes.claim_of's: True (SPECIALISE_DIVISOR), 8, 4
+                claim = int(claim)
                 if claim:
                     h = self.t_assume(DivBy(SPECIALISE_DIVISOR if claim == 1 else claim), "i32", (), h)
             self.hidden_h.append(h)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 import sys
 
-from ..sizes import SIZE_LIMIT, SPECIALISE_DIVISOR
+from ..sizes import ROW, SIZE_LIMIT, SPECIALISE_DIVISOR
 
 _INT_BITS = {"i64": 64, "i32": 32, "i16": 16, "i8": 8}
 # torch dtype names a pointer to each format may take (runtime/arrays.py's table, torch's spelling)
@@ -48,7 +48,7 @@ def reader(plan, params, n_user: int):
     torch = sys.modules.get("torch")
     if torch is None:
         return None
-    scope: dict = {"T": torch.Tensor, "f32_bits": _f32_bits, "f64_bits": _f64_bits}
+    scope: dict = {"T": torch.Tensor, "f32_bits": _f32_bits, "f64_bits": _f64_bits, "ROW": ROW}
     lines = ["def read(arrays):", f"    if len(arrays) != {n_user}:", "        return None"]
     lines += [f"    a{i} = arrays[{i}]" for i in range(n_user)]
     tensors = [i for i in range(n_user) if params[i][1]]
@@ -115,6 +115,11 @@ def reader(plan, params, n_user: int):
     # sizes.claim_of, inline: True, 8, 4 or False
     claims = [f"(True if values[{k}] % {SPECIALISE_DIVISOR} == 0 else (values[{k}] & -values[{k}] if "
               f"values[{k}] % 4 == 0 else False))" for k in plan.claim_slots]
+    for i, k in enumerate(plan.claim_slots):  # SizePlan.claim: a row stride equal to its row's extent
+        row = plan.row_of.get(k)
+        if row is not None:
+            extent = str(row) if isinstance(row, int) else f"values[{row[1]}]"
+            claims[i] = f"((ROW, {claims[i]}) if values[{k}] == {extent} else {claims[i]})"
     claims += [f"p{p} % {SPECIALISE_DIVISOR} == 0" for p in plan.array_params]
     claims += [f"values[{k}]" for k in plan.exact_slots]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]

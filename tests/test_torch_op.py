@@ -1,0 +1,96 @@
+"""tileir.torch_op: an eager call runs the implementation without torch's dispatcher; everything that
+traces, transforms or differentiates goes through the custom op. CPU tensors (the host reference)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tileir.ops as tops  # noqa: E402
+from tileir.torch_op import TorchOp  # noqa: E402
+
+
+class Spy:
+    """Stands in for a TorchOp's custom op: counts calls, then calls it."""
+
+    def __init__(self, op):
+        self.real, self.calls = op, 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self.real(*args, **kwargs)
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    spy = Spy(tops._softmax.op)
+    monkeypatch.setattr(tops._softmax, "op", spy)
+    return spy
+
+
+def test_an_eager_call_skips_the_dispatcher(spied):
+    """Kills: every call through the custom op (the ~17-30 us of bench/results/op_dispatch_cpu.json)."""
+    x = torch.randn(3, 40)
+    y = tops.softmax(x)
+    assert spied.calls == 0
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+
+
+def test_a_call_that_needs_a_gradient_takes_the_custom_ops_formula(spied):
+    """Kills: the eager path taken where autograd needs the op's registered backward (no grad_fn)."""
+    x = torch.randn(3, 40, dtype=torch.float64).float().requires_grad_()
+    y = tops.softmax(x)
+    assert spied.calls == 1 and y.requires_grad
+    g = torch.randn(3, 40)
+    (y * g).sum().backward()
+    ref = x.detach().clone().requires_grad_()
+    (torch.softmax(ref, -1) * g).sum().backward()
+    torch.testing.assert_close(x.grad, ref.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_no_grad_takes_the_eager_path(spied):
+    """Kills: requires_grad read without torch.is_grad_enabled (a backward's own ops would pay the dispatcher)."""
+    x = torch.randn(3, 40, requires_grad=True)
+    with torch.no_grad():
+        tops.softmax(x)
+    assert spied.calls == 0
+
+
+def test_fake_tensors_reach_the_fake(spied):
+    """Kills: a fake tensor handed to the implementation (it would run the host reference on no data)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        y = tops.softmax(torch.empty(5, 7))
+    assert spied.calls == 1 and tuple(y.shape) == (5, 7)
+
+
+def test_torch_compile_traces_the_custom_op():
+    """Kills: the eager path taken while dynamo traces (the graph would break or bake the host reference in)."""
+    pytest.importorskip("torch._dynamo")
+    seen = []
+
+    def backend(gm, inputs):
+        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    x = torch.randn(4, 16)
+    y = torch.compile(lambda t: tops.softmax(t) * 2, backend=backend, fullgraph=True)(x)
+    assert any("tileir.softmax" in s for s in seen), seen
+    torch.testing.assert_close(y, torch.softmax(x, -1) * 2)
+
+
+def test_keyword_arguments_and_defaults_pass_through():
+    """Kills: keyword arguments dropped on the eager path."""
+    calls = []
+
+    def impl(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+        calls.append(scale)
+        return x * scale
+
+    op = TorchOp("test_keywords_probe", impl)
+    op.register_fake(lambda x, scale=2.0: torch.empty_like(x))
+    x = torch.ones(3)
+    torch.testing.assert_close(op(x, scale=3.0), x * 3)
+    torch.testing.assert_close(op(x), x * 2)
+    assert calls == [3.0, 2.0]
+    assert "test_keywords_probe" in repr(op) and op.__doc__ == impl.__doc__
