@@ -1,7 +1,8 @@
 """The host cost of calling a tileir op (tileir.torch_op): a torch custom op against the eager path
-(TorchOp: the implementation itself where nothing traces the call and no input needs a gradient), with an implementation that allocates its output and does nothing else, so only
-the dispatch is timed. No GPU needed (CPU tensors); the host is what is measured. With a gradient
-both paths are the custom op's (autograd's formula), so the two must agree there.
+(TorchOp: the implementation itself where nothing traces the call and no input needs a gradient), with
+an implementation that allocates its output and does nothing else, so only the dispatch is timed. No
+GPU needed (CPU tensors); the host is what is measured. With a gradient both paths are the custom op's
+(autograd's formula), so the two must agree there.
 
     PYTHONPATH=src python bench/op_dispatch.py --out bench/results/op_dispatch_cpu.json
 """
@@ -60,8 +61,9 @@ def main(argv=None) -> int:
     rows = {k: round(v, 2) for k, v in rows.items()}
     rows["saved_us"] = round(rows["custom_op_us"] - rows["eager_us"], 2)
     rows["saved_grad_us"] = round(rows["custom_op_grad_us"] - rows["eager_grad_us"], 2)
-    out = {"tool": "bench/op_dispatch.py", "torch": torch.__version__, "cpu": platform.processor() or platform.machine(),
-           "cores": os.cpu_count(), "python": sys.version.split()[0], **rows}
+    out = {"tool": "bench/op_dispatch.py", "torch": torch.__version__,
+           "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+           "python": sys.version.split()[0], **rows}
     print(json.dumps(out, indent=1))
     if args.out:
         with open(args.out, "w") as f:

@@ -94,3 +94,13 @@ def test_keyword_arguments_and_defaults_pass_through():
     torch.testing.assert_close(op(x), x * 2)
     assert calls == [3.0, 2.0]
     assert "test_keywords_probe" in repr(op) and op.__doc__ == impl.__doc__
+
+
+def test_meta_tensors_and_jit_tracing_reach_the_custom_op(spied):
+    """Kills: a meta tensor handed to the implementation (the host reference on no data), and a
+    torch.jit.trace recording the implementation's allocations without the kernel (review, 2026-12-02)."""
+    with torch.device("meta"):
+        m = torch.empty(3, 8)
+    assert tops.softmax(m).is_meta and spied.calls == 1
+    torch.jit.trace(lambda t: tops.softmax(t), (torch.randn(3, 8),), check_trace=False)
+    assert spied.calls >= 2

@@ -197,7 +197,9 @@ def test_ragged_sizes_and_strides_on_the_device_one_cubin():
         k(x, y)
         torch.cuda.synchronize()
         assert torch.equal(y, x * 3)
-    assert k.compiled()["recordings"] <= 2  # at most one per stride claim (divisible by 16 or not)
+    # at most one per stride claim (divisible by 16 or not), and the one-row call's: a single row is dense
+    # whatever its stride (sizes.ROW), so its stride claims ROW where the others' do not
+    assert k.compiled()["recordings"] <= 3
 
 
 class _OnGpu0(torch.Tensor):

@@ -6,8 +6,9 @@ allocates: bench/results/op_dispatch_cpu.json): a custom op's call costs ~30 us 
 wraps; the training example is host-bound at its size (bench/results/training_profile_h200.json). So in
 eager mode, where nothing traces the call, a
 ``TorchOp`` calls the implementation itself and keeps the custom op for everything that must see it:
-``torch.compile`` (dynamo), a dispatch mode (fake tensors, ``make_fx``, export), a tensor subclass,
-functorch's transforms (``vmap``, ``grad``), and a call whose input needs a gradient (autograd's
+``torch.compile`` (dynamo), a dispatch mode (fake tensors, ``make_fx``, export), ``torch.jit.trace``, a
+torch function mode or an fx Proxy, forward-mode AD, a tensor subclass or a meta tensor, functorch's
+transforms (``vmap``, ``grad``), and a call whose input needs a gradient (autograd's
 formula is the custom op's; a ``torch.autograd.Function`` of the same formula measured no cheaper).
 A backward's own ops run with gradients off, so they take the eager path.
 """
@@ -22,6 +23,12 @@ _Tensor = torch.Tensor
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _functorch_active = torch._C._are_functorch_transforms_active
 _is_compiling = torch.compiler.is_compiling
+_jit_tracing = torch._C._get_tracing_state
+_function_modes = torch._C._is_torch_function_mode_enabled
+
+
+def _dual_level() -> bool:  # forward-mode AD inside a dual_level: tangents are the custom op's to refuse
+    return torch.autograd.forward_ad._current_level >= 0
 
 
 class TorchOp:
@@ -43,12 +50,16 @@ class TorchOp:
         torch.library.register_autograd(f"tileir::{self.name}", backward, setup_context=setup_context)
 
     def __call__(self, *args, **kwargs):
-        if _is_compiling() or _dispatch_modes() or _functorch_active():
+        if _is_compiling() or _dispatch_modes() or _functorch_active() or _jit_tracing() is not None or \
+                _function_modes() or _dual_level():
             return self.op(*args, **kwargs)
         grad = torch.is_grad_enabled()
         for a in (*args, *kwargs.values()) if kwargs else args:
-            if isinstance(a, _Tensor) and (type(a) is not _Tensor or (grad and a.requires_grad)):
-                return self.op(*args, **kwargs)  # a subclass (fake tensors), or autograd's formula needed
+            if isinstance(a, _Tensor):
+                if type(a) is not _Tensor or a.is_meta or (grad and a.requires_grad):
+                    return self.op(*args, **kwargs)  # a subclass (fake tensors), meta, or autograd's formula
+            elif hasattr(type(a), "__torch_function__"):
+                return self.op(*args, **kwargs)  # an fx Proxy (symbolic_trace) records the op as one node
         return self.impl(*args, **kwargs)
 
     def __repr__(self) -> str:

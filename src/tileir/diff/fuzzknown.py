@@ -38,7 +38,9 @@ WHILE_O0 = "while-O0"
 # NO_TMA_TAIL: a store_view whose tile can cross the contiguous end off a 16-byte boundary or before a
 # pitch gap carries allow_tma = false (families/views.py tail_may_share_a_group; the fourth defect)
 NO_TMA_TAIL = "no-tma-store-tail"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL)
+# NO_TMA_STRIDED: every load_view of a strided view carries allow_tma = false (families/views.py)
+NO_TMA_STRIDED = "no-tma-strided-load"
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED)
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
@@ -515,6 +517,7 @@ def match_view_store_pitch_gap(outcome: dict, desc: dict):
 
 def match_strided_load_past_edge(outcome: dict, desc: dict):
     if outcome.get("status") != "differ" or desc is None or \
+            NO_TMA_STRIDED in outcome.get("workarounds", WORKAROUNDS) or \
             not any(s.get("op") == "vload" and s.get("kind") == "strided" for s in _walk(desc)):
         return None
     ev = model_judged(desc, outcome, {"load_view": strided_unmasked_load})
@@ -667,14 +670,16 @@ def _walk(desc: dict):
 
 
 CAUSES = (
-    Cause("view-store-tail", TILEIRAS, "open",
-          "tileiras 13.4.92 (sm_90, every level) writes the out-of-bounds lanes of a view store that share a "
-          "16-byte group of memory with an in-bounds lane (the dialect masks every lane past the tensor): "
-          "campaign 1 (bench/results/fuzz_campaign1_h200.json), 28 programs, and campaign 2 "
-          "(bench/results/fuzz_h200.json), 106, each region's bad lanes exactly the model's "
-          "(diff.fuzzknown.vector_tail_store); 102 other programs of campaign 1 whose view store crosses the "
-          "end were right, so what decides (the stored value's layout, it seems: the shrinker kept an if, an "
-          "atomic or a pack around the store) is the device's to tell (docs/fuzz.md)",
+    Cause("view-store-tail", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90, every level), when it selects a TMA store for a store_view, writes the "
+          "out-of-bounds lanes that share a 16-byte group of memory with an in-bounds lane (the dialect masks "
+          "every lane past the tensor): campaigns 1-3 (28, 106, 104 programs), each region's bad lanes exactly "
+          "the model's (diff.fuzzknown.vector_tail_store); what decides is the TMA store (CPU: campaign 3 106 "
+          "failing stores, all TMA, 0 of 573 right ones; the H200's 40 pair programs answered the prediction "
+          "exactly: bench/results/view_store_tail_pairs_h200.json). The lowering writes allow_tma = false on "
+          "such stores (families/views.py tail_may_share_a_group; the run's workaround no-tma-store-tail): the "
+          "focused campaign went from 396 to 0 (bench/results/fuzz_vst_focus_after_h200.json); this matches "
+          "only a run without it",
           status="differ", match=match_view_store_tail),
     Cause("tf32-k4", TILEIRAS, "worked around",
           "tileiras 13.4.92 answers tf32 products with K = 4 wrong on sm_90 (docs/assembler-defect.md's third "
@@ -705,15 +710,21 @@ CAUSES = (
           "(assemble.holds_while_loop, docs/assembler-defect.md's sixth defect): this matches only a run without "
           "that workaround (before it, or at a forced level)",
           status="differ", match=match_while_stale_carries),
-    Cause("view-store-pitch-gap", TILEIRAS, "open",
-          "tileiras 13.4.92 (sm_90): a view store into a tensor with a padded pitch writes the lanes of the pitch "
-          "gap (past the shape along the contiguous dimension, short of the next row) where the dialect masks "
-          "them: campaign 2's seeds 8970 (every row's gap) and 3298 8743 (every row's but the last), each region "
-          "exactly diff.fuzzknown.pitch_gap_store's",
+    Cause("view-store-pitch-gap", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90), the fourth defect's other half: a TMA store into a tensor with a padded "
+          "pitch writes the lanes of the pitch gap (past the shape along the contiguous dimension, short of the "
+          "next row), whole groups too (the focused campaign's 21207), where the dialect masks them: campaign 2's "
+          "seeds 8970 (every row's gap) and 3298 8743 (every row's but the last), each region exactly "
+          "diff.fuzzknown.pitch_gap_store's; every one a TMA store. Worked around with view-store-tail "
+          "(no-tma-store-tail: a store before a gap the lowering cannot rule out gets no TMA); this matches only "
+          "a run without it",
           status="differ", match=match_view_store_pitch_gap),
-    Cause("strided-load-past-edge", TILEIRAS, "open",
-          "tileiras 13.4.92 (sm_90): a strided view's load past the tensor's edge reads the memory there instead "
-          "of the padding (diff.fuzzknown.strided_unmasked_load): seed 663 in campaigns 1 and 2, all 765 lanes",
+    Cause("strided-load-past-edge", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90): a strided view's load past the tensor's edge read the memory there instead "
+          "of the padding (diff.fuzzknown.strided_unmasked_load): seed 663 in campaigns 1-3, all 765 lanes, a TMA "
+          "load (CPU, bench/strided_load_trigger.py: 1 failing and 10 right TMA strided loads at risk in campaign "
+          "3, 0 failing of 248 without TMA). Every strided view load carries allow_tma = false now "
+          "(no-tma-strided-load); this matches only a run without it",
           status="differ", match=match_strided_load_past_edge),
     Cause("reduce-order", JUDGE, "fixed",
           "ours: generator 2 draws reductions whose body takes the element or the accumulator, which d_reduce "
@@ -793,5 +804,6 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "tf32_k4_products", "match_view_store_tail", "match_tf32_k4_unpadded", "match_while_first_exit",
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
-           "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "run_workarounds",
+           "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "NO_TMA_TAIL",
+           "NO_TMA_STRIDED", "run_workarounds",
            "keeps_while_loop", "assembled_at_O0"]
