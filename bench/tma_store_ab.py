@@ -23,13 +23,24 @@ from timing import median_ms
 from tileir import kernels as K
 from tileir.families import views
 
-NAMES = ("vadd", "matmul_f16", "matmul_tf32", "softmax", "layernorm", "rmsnorm", "attention")
+NAMES = ("vadd", "matmul_f16", "matmul_tf32", "softmax", "layernorm", "rmsnorm", "attention", "bmm",
+         "matmul_partial", "splitk_reduce")
 
 
 def library(tma_everywhere: bool):
     """The kernels of NAMES with nothing compiled yet; with ``tma_everywhere`` they are compiled (on
-    their first calls, ``warm``) as the lowering did before the workaround."""
-    return types.SimpleNamespace(tma=tma_everywhere, **{n: getattr(K, n).fresh() for n in NAMES})
+    their first calls, ``warm``) as the lowering did before the workaround. ``gemm`` is split-K's
+    two launches over this library's own partial product and reduction (a fresh workspace a call)."""
+    lib = types.SimpleNamespace(tma=tma_everywhere, **{n: getattr(K, n).fresh() for n in NAMES})
+
+    def gemm(a, b, c, splits):  # kernels.gemm.matmul_split_k's two launches, over this library's kernels
+        fmt = "f16" if a.dtype == torch.float16 else "f32"
+        w = torch.empty(splits, a.shape[0], b.shape[1], device=a.device, dtype=torch.float32)
+        lib.matmul_partial(a, b, w, fmt=fmt, sync=False)
+        lib.splitk_reduce(w, c, fmt=fmt, sync=False)
+
+    lib.gemm = gemm
+    return lib
 
 
 def cases(lib):
@@ -49,6 +60,16 @@ def cases(lib):
                     lambda i: lib.layernorm(i[0], i[1], i[2], i[3], fmt="f16", sync=False), W.layernorm_ref, 2e-2))
     out.append(("rmsnorm f16 8192x8192", W.rmsnorm_inputs,
                 lambda i: lib.rmsnorm(i[0], i[1], i[2], fmt="f16", sync=False), W.rmsnorm_ref, 2e-2))
+    # rank-3 stores: bmm's f16 C [B, M, N], split-K's f32 workspace [S, M, N]
+    out.append(("bmm f16 8x2048^3", lambda: [torch.randn(8, 2048, 2048, device=W.DEV).half() / 8 for _ in range(2)]
+                + [torch.empty(8, 2048, 2048, device=W.DEV, dtype=torch.half)],
+                lambda i: lib.bmm(i[0], i[1], i[2], sync=False), lambda i: i[0].float() @ i[1].float(), 2e-2))
+    for dt in (torch.float16, torch.float32):
+        out.append((f"split-K 4 {dt} 64x4096x11008",
+                    lambda dt=dt: [torch.randn(64, 11008, device=W.DEV).to(dt) / 8,
+                                   torch.randn(11008, 4096, device=W.DEV).to(dt) / 8,
+                                   torch.empty(64, 4096, device=W.DEV, dtype=dt)],
+                    lambda i: lib.gemm(i[0], i[1], i[2], splits=4), lambda i: i[0].float() @ i[1].float(), 2e-2))
     for causal in (False, True):
         for shape in (W.ATTENTION,):
             out.append((f"attention {shape} causal={causal}", lambda s=shape: W.attention_inputs(*s),
@@ -72,10 +93,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--only", default="", help="the cases whose name holds one of these comma-separated words")
     args = ap.parse_args(argv)
     rule, before = library(False), library(True)
     rows = []
+    words = [w for w in args.only.split(",") if w]
     for (name, make, call_r, ref, tol), (_, _, call_b, _, _) in zip(cases(rule), cases(before)):
+        if words and not any(w in name for w in words):
+            continue
         ins = make()
         want = ref(ins)
         ms = {"rule": [], "tma": []}

@@ -125,3 +125,18 @@ def test_tileiras_takes_the_hint():
     read it (another key, another architecture's dictionary)."""
     assert _tma_stores(_store((32,), (26,))) == 0
     assert _tma_stores(_store((32,), (28,))) > 0
+
+
+def test_a_batch_of_one_row_matrices_claims_no_row():
+    """Kills: ROW claimed for [B, 1, N] (its one row's stride is torch's dense stand-in, the next row the
+    next matrix's: a gap ROW cannot see), and ROW refused for a dense [B, M, N] (bmm's store keeps TMA)."""
+    import tileir as ti2
+    from tileir.markers import In, cells
+    from tileir.sizes import SizePlan
+
+    plan = SizePlan("k", ["x"], [In(ti2.F16, cells(["B", "M", "N"], [1, 16, 16]))])
+    k = plan.stride_slots[-1]  # x.stride(1): the row stride
+    for shape, strides, want in (((4, 8, 32), (256, 32, 1), True), ((4, 1, 32), (64, 32, 1), False),
+                                 ((4, 8, 32), (512, 64, 1), False)):
+        a = np.lib.stride_tricks.as_strided(np.zeros(4096, np.float16), shape, [s * 2 for s in strides])
+        assert isinstance(plan.claim(plan.values([a]), k), tuple) == want, shape

@@ -255,6 +255,24 @@ def holds_while_loop(kernel) -> bool:
     return "WhileLoop" in instr_kinds(kernel)
 
 
+def alloca_in_a_loop(kernel) -> bool:
+    """An ``AllocaPtr`` in the body of a ``ForLoop`` or ``WhileLoop``: campaign 4's 3958 (an alloca in a
+    for loop of 3 trips, reductions and an xor of the carry: 121 of 256 lanes wrong at tileiras' default
+    level, right at -O0 on the H200; 1 of the campaign's 33 such programs outside while loops) and campaign
+    2's 2926 (a misaligned address from allocas in a loop, right at -O0)."""
+    for ins in _walk(kernel.body):
+        if type(ins).__name__ in ("ForLoop", "WhileLoop") and \
+                any(type(x).__name__ == "AllocaPtr" for x in _walk(ins.body)):
+            return True
+    return False
+
+
+def optimiser_loops(kernel) -> bool:
+    """The trigger of tileiras 13.4.92's loop defects (docs/assembler-defect.md, the sixth):
+    ``holds_while_loop`` or ``alloca_in_a_loop``."""
+    return holds_while_loop(kernel) or alloca_in_a_loop(kernel)
+
+
 @dataclass(frozen=True)
 class Defect:
     trigger: Callable[[object], bool]  # over an ir.Kernel: the kernels that reach the defect
@@ -292,11 +310,12 @@ DEFECTS: dict[tuple[str, str], Defect] = {
 _WHILE_13_4_92 = (
     "tileiras 13.4.92 gives wrong answers at its default level and right ones at -O0 for while loops that run "
     "past their first iteration (seen on an H200, sm_90: a loop answering the carried values of an earlier "
-    "iteration in 9 fuzz programs, a misaligned address from allocas in a loop in one), and its optimiser "
-    "fails on while loops for every target it was tried on, so kernels that hold a while loop are assembled "
-    "with --opt-level 0 on every target; docs/assembler-defect.md and tests/test_assembler_defect.py hold it.")
+    "iteration in 9 fuzz programs, a misaligned address from allocas in a loop in one) and for an alloca in a "
+    "for loop (one fuzz program, 121 lanes wrong), and its optimiser fails on while loops for every target it "
+    "was tried on, so kernels that hold a while loop or an alloca in a loop are assembled with --opt-level 0 on "
+    "every target; docs/assembler-defect.md and tests/test_assembler_defect.py hold it.")
 VERSION_DEFECTS: dict[str, Defect] = {
-    "13.4.92": Defect(holds_while_loop, ("--opt-level", "0"), _WHILE_13_4_92),
+    "13.4.92": Defect(optimiser_loops, ("--opt-level", "0"), _WHILE_13_4_92),
 }
 
 
@@ -310,7 +329,7 @@ def defects_of(tileiras: str, gpu_name: str) -> tuple[Defect, ...]:
 def while_loops_at_O0(tileiras: str, gpu_name: str) -> bool:
     """Whether tileiras version ``tileiras`` for ``gpu_name`` assembles a kernel that holds a while loop
     at -O0 unless a level is forced (the fuzzer's ``while-O0`` workaround, diff/fuzzknown.py)."""
-    return any(d.trigger is holds_while_loop for d in defects_of(tileiras, gpu_name))
+    return any(d.trigger is optimiser_loops for d in defects_of(tileiras, gpu_name))
 
 
 def assembler_defect(tileiras: str, gpu_name: str) -> str | None:

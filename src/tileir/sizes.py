@@ -172,6 +172,10 @@ class SizePlan:
         # run-time size, or an int): a launch whose stride equals it claims ROW (no pitch gap after a
         # row: families/views.py keeps TMA stores there, tileiras 13.4.92 writing a gap's lanes)
         self.row_of = {k: self.extent[(p, d + 1)] for k, (p, d) in self._strides if d == self.ranks[p] - 2}
+        # ... and, for an array of rank 3 or more, its rows a matrix: one row a matrix claims nothing (the
+        # next row is the next matrix's, at a stride ROW does not see)
+        self.rows_of = {k: self.extent[(p, d)] for k, (p, d) in self._strides
+                        if d == self.ranks[p] - 2 and self.ranks[p] > 2}
         # the sizes that bound an array's contiguous dimension: a launch claims the ones that are a
         # multiple of 16 (only those: a row count masks whole rows, and every claim doubles the
         # cubins a configuration may need)
@@ -341,11 +345,14 @@ class SizePlan:
 
     def claim(self, values, k: int):
         """claim_of the value of claim slot ``k``, as (ROW, that) where ``k`` is a row stride equal to
-        its row's extent (``row_of``: the rows are dense, no gap between them)."""
+        its row's extent (``row_of``: the rows are dense, no gap between them) and, beyond rank 2, a
+        matrix holds more than one row (``rows_of``)."""
         c = claim_of(values[k])
         row = self.row_of.get(k)
         if row is not None and values[k] == (row if isinstance(row, int) else values[row[1]]):
-            return (ROW, c)
+            rows = self.rows_of.get(k, 2)
+            if (rows if isinstance(rows, int) else values[rows[1]]) > 1:
+                return (ROW, c)
         return c
 
     def exact_only(self, values) -> tuple:

@@ -341,10 +341,10 @@ def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
         rank = len(tv.shape)
         if rank == 1:
             return True
-        if rank > 2:  # a batch's pitch (or a one-row matrix's ROW) is not known dense: no TMA (review, 2026-12-02)
-            return False
         # row-major: the stride outside the contiguous dimension is that dimension's extent (a constant,
-        # or the same run-time size: record/core.py read_hidden binds a ROW-claimed stride to it)
+        # or the same run-time size: record/core.py read_hidden binds a ROW-claimed stride to it; beyond
+        # rank 2 only where a matrix holds more than one row, sizes.SizePlan.rows_of). Lanes past the
+        # outer dimensions' ends are masked (the campaigns: only the contiguous end was ever written)
         return d == rank - 1 and refs(tv.strides, tv.dyn_strides)[rank - 2] == refs(tv.shape, tv.dyn_shape)[d]
 
     base = known.get(tv.base, 1)

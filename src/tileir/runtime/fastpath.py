@@ -119,7 +119,9 @@ def reader(plan, params, n_user: int):
         row = plan.row_of.get(k)
         if row is not None:
             extent = str(row) if isinstance(row, int) else f"values[{row[1]}]"
-            claims[i] = f"((ROW, {claims[i]}) if values[{k}] == {extent} else {claims[i]})"
+            rows = plan.rows_of.get(k, 2)
+            many = str(rows) if isinstance(rows, int) else f"values[{rows[1]}]"
+            claims[i] = f"((ROW, {claims[i]}) if values[{k}] == {extent} and {many} > 1 else {claims[i]})"
     claims += [f"p{p} % {SPECIALISE_DIVISOR} == 0" for p in plan.array_params]
     claims += [f"values[{k}]" for k in plan.exact_slots]
     slots[n_user:] = [f"values[{k}]" for k in range(len(plan.hidden))]
