@@ -185,3 +185,28 @@ def test_rounding_is_a_type_and_its_strings_alike():
         assert _float_kernel(F32, "addf", member, x, y).tobytes() == _float_kernel(F32, "addf", name, x, y).tobytes()
     with pytest.raises(ti.TileirError, match="tileir.Rounding"):
         _float_kernel(F32, "addf", "down", x, y)
+
+
+def test_a_signalling_nan_in_max_and_min_answers_the_other_operand():
+    """numpy's fmax / fmin answer NaN for a signalling NaN (IEEE 754-2008 maxNum); the H200's maxf / minf
+    answer the other operand, as for a quiet one (campaign 5's 109018, a scan max over packed f16 bits:
+    bench/results/fuzz_campaign5_h200.json). Kills: hostmath.maxmin or the fold's fast path without
+    quiet_nans."""
+    from tileir import hostmath as H
+
+    snan = np.array([0x7FA00000], np.uint32).view(np.float32)
+    assert H.maxmin(np.float32(3738.0), snan, True, False) == 3738.0
+    assert H.maxmin(snan, np.float32(-1.0), False, False) == -1.0
+    assert np.isnan(H.maxmin(np.float32(1.0), snan, True, True))  # propagate_nan: NaN
+    x = np.array([3738.0, snan[0], -1.88, 5.0], np.float32)
+    outs = [np.zeros(4, np.float32), np.zeros(1, np.float32)]
+
+    def body():
+        t = ti.load(ti.param(F32, 0), ti.idx_const(0), [4])
+        ti.store(ti.param(F32, 1), ti.idx_const(0), ti.d_scan(t, float("-inf"), lambda a, e: ti.max(a, e)))
+        ti.store(ti.param(F32, 2), ti.idx_const(0),
+                 ti.d_reduce(ti.reshape(t, [1, 4]), float("inf"), lambda a, e: ti.min(a, e), dim=1))
+
+    run_host(ti.trace_kernel("k", [ti.ByPtr(F32)] * 3, body), [x] + outs, (1,))
+    assert outs[0].tolist() == [3738.0, 3738.0, 3738.0, 3738.0]  # the host said NaN, then -1.88, then 5
+    assert outs[1][0] == np.float32(-1.88)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import ir
 from ..dtypes import BY_NAME, to_format
+from ..hostmath import quiet_nans
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Region, Shape
 from ..ref.core import interp
@@ -164,6 +165,8 @@ def _ref_fold(it, op):
         d = BY_NAME[dtypes[0]]
         work = np.float64 if d.name == "f64" else (np.float32 if d.is_float else np.int64)
         x = xs[0].astype(work)
+        if fast in (np.fmax, np.fmin):
+            x = quiet_nans(x)  # numpy's fmax answers NaN for a signalling NaN; maxf the other operand
         if op.kind == "reduce":
             outs = [to_format(d, _signed_zeros(fast, x, fast.reduce(x, axis=dim), dim, False))]
         else:
