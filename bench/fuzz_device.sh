@@ -11,7 +11,11 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh vst-pairs  # view-store-tail's trigger (a TMA store) tested on 40 pair programs and a
+#   bench/fuzz_device.sh final      # campaign 5's open 100243 at tileiras' level and at -O0, then the final
+#                                   # campaign with every workaround: 10,000 programs from seed 100001 (campaign
+#                                   # 5's, which ran before the alloca -O0 and the host's signalling-NaN fix),
+#                                   # shrinking what differs: ~6 min
+#   bench/fuzz_device.sh vst-pairs  # (ran 2026-12-02) view-store-tail's trigger (a TMA store) tested on 40 pair programs and a
 #                                   # focused campaign of 3000: ~6 min
 #   bench/fuzz_device.sh known      # the open tileiras causes shrunk although known (their triggers):
 #                                   # campaign 3's pitch-gap, strided-load and 4 view-store-tail seeds: ~7 min
@@ -25,7 +29,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -96,8 +100,18 @@ vst-pairs)
   timeout 200 python3 -m tileir.diff fuzz --programs 3000 --seed 20001 --ops vstore,atomic,if,mma,print --focus vstore \
     --time-limit 120 --max-shrink 0 --out "$OUT/fuzz_vst_focus_h200.json"
   ;;
+final)
+  # 100243 (docs/fuzz.md, "Campaigns 4 and 5"): does -O0 answer it right? Then the campaign the issue's last
+  # figure asks for, on programs no workaround was tuned on, its failures shrunk (at most 8, 30 s each)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --out "$OUT/fuzz_100243_h200.json" > /dev/null
+  timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --opt-level 0 --out "$OUT/fuzz_100243_O0_h200.json" > /dev/null
+  timeout 400 python3 -m tileir.diff fuzz --programs 10000 --seed 100001 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
+    --out "$OUT/fuzz_campaign6_h200.json" --repro-dir "$WORK/fuzz_repro6"
+  pack fuzz_repro6
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final" >&2
   exit 2
   ;;
 esac

@@ -1,8 +1,9 @@
 """The host cost of calling a tileir op (tileir.torch_op): a torch custom op against the eager path
-(TorchOp: the implementation itself where nothing traces the call and no input needs a gradient), with
-an implementation that allocates its output and does nothing else, so only the dispatch is timed. No
-GPU needed (CPU tensors); the host is what is measured. With a gradient both paths are the custom op's
-(autograd's formula), so the two must agree there.
+(TorchOp: the implementation itself where nothing traces the call and no input needs a gradient, an
+old-style torch.autograd.Function of the same formula where one does), with an implementation that
+allocates its output and does nothing else, so only the dispatch is timed; beside them a
+setup_context-style Function of the same formula (the form torch's docs show). No GPU needed (CPU
+tensors); the host is what is measured.
 
     PYTHONPATH=src python bench/op_dispatch.py --out bench/results/op_dispatch_cpu.json
 """
@@ -51,8 +52,14 @@ def main(argv=None) -> int:
     op.register_fake(lambda x, scale=1.0: torch.empty_like(x))
     op.register_autograd(_backward, setup_context=_setup)
     x, xg = torch.randn(8), torch.randn(8, requires_grad=True)
+    class NewStyle(torch.autograd.Function):
+        forward = staticmethod(_impl)
+        setup_context = staticmethod(_setup)
+        backward = staticmethod(_backward)
+
     rows = {
         "function_us": us_per_call(_impl, x),
+        "setup_context_function_grad_us": us_per_call(lambda t: NewStyle.apply(t, 1.0), xg, 5000),
         "custom_op_us": us_per_call(op.op, x),
         "eager_us": us_per_call(op, x),
         "custom_op_grad_us": us_per_call(op.op, xg, 5000),

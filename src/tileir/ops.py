@@ -12,8 +12,9 @@ asynchronously, on torch's current stream -- or, for CPU tensors, on the host re
 same program, so a CPU test checks what the GPU runs). Each is a ``torch.library.custom_op``
 (``tileir::name``, the ``.op`` of a ``torch_op.TorchOp``) with a fake implementation, so
 ``torch.compile(fullgraph=True)`` traces a model that uses them without graph breaks, and autograd
-formulas where the op has a backward; an eager call that needs no gradient skips torch's dispatcher
-(``tileir.torch_op``: ~17-30 us a call on a 2-core host).
+formulas where the op has a backward; an eager call skips torch's dispatcher (``tileir.torch_op``:
+the implementation itself, or an old-style autograd Function of the same formula; ~17-19 us a call on
+a 2-core host).
 
 Matrix products: ``matmul`` runs ``kernels.gemm`` -- split-K where the library's rule says one pass
 leaves the GPU idle -- and multiplies f32 operands as torch's own setting says
@@ -232,7 +233,7 @@ def _matmul_backward(ctx, grad):
     return da, db, None
 
 
-torch.library.register_autograd("tileir::matmul", _matmul_backward, setup_context=_matmul_setup)
+matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 
 
 @torch_op("bmm")
@@ -382,7 +383,7 @@ def _softmax_grad(ctx, dy):
     return _softmax_backward(y, dy)
 
 
-torch.library.register_autograd("tileir::softmax", _softmax_grad, setup_context=_softmax_setup)
+_softmax.register_autograd(_softmax_grad, setup_context=_softmax_setup)
 
 
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -448,7 +449,7 @@ def _layer_norm_grad(ctx, dy, _dmean, _drstd):
     return dx, dw, db, None
 
 
-torch.library.register_autograd("tileir::layer_norm", _layer_norm_grad, setup_context=_layer_norm_setup)
+_layer_norm.register_autograd(_layer_norm_grad, setup_context=_layer_norm_setup)
 
 
 def layer_norm(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:
@@ -505,7 +506,7 @@ def _rms_norm_grad(ctx, dy, _drstd):
     return dx, dw, None
 
 
-torch.library.register_autograd("tileir::rms_norm", _rms_norm_grad, setup_context=_rms_norm_setup)
+_rms_norm.register_autograd(_rms_norm_grad, setup_context=_rms_norm_setup)
 
 
 def rms_norm(x: torch.Tensor, normalized_shape, weight=None, eps: float | None = None) -> torch.Tensor:
@@ -588,7 +589,7 @@ def _attention_grad(ctx, do, _dlse):
     return dq, dk, dv, None, None
 
 
-torch.library.register_autograd("tileir::attention_lse", _attention_grad, setup_context=_attention_setup)
+_attention_lse.register_autograd(_attention_grad, setup_context=_attention_setup)
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,

@@ -8,14 +8,16 @@ eager mode, where nothing traces the call, a
 ``TorchOp`` calls the implementation itself and keeps the custom op for everything that must see it:
 ``torch.compile`` (dynamo), a dispatch mode (fake tensors, ``make_fx``, export), ``torch.jit.trace``, a
 torch function mode or an fx Proxy, forward-mode AD, a tensor subclass or a meta tensor, functorch's
-transforms (``vmap``, ``grad``), and a call whose input needs a gradient (autograd's
-formula is the custom op's; a ``torch.autograd.Function`` of the same formula measured no cheaper).
-A backward's own ops run with gradients off, so they take the eager path.
+transforms (``vmap``, ``grad``). A call whose input needs a gradient takes an old-style
+``torch.autograd.Function`` of the same formula (about half the custom op's cost:
+bench/results/op_dispatch_cpu.json); a backward's own ops run with gradients off, so they take the
+plain eager path.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 
 import torch
 
@@ -40,6 +42,9 @@ class TorchOp:
         self.name = name
         self.impl = impl
         self.op = torch.library.custom_op(f"tileir::{name}", mutates_args=())(impl)
+        self.sig = inspect.signature(impl)
+        self.defaults = tuple(p.default for p in self.sig.parameters.values())
+        self.function: type[torch.autograd.Function] | None = None
         functools.update_wrapper(self, impl)
 
     def register_fake(self, fn):
@@ -47,20 +52,52 @@ class TorchOp:
         return fn
 
     def register_autograd(self, backward, *, setup_context) -> None:
+        """The formula, registered on the custom op (what compile and every traced call use) and made the
+        eager path's ``torch.autograd.Function``: the old-style one (``forward(ctx, ...)`` calling
+        ``setup_context`` itself): on the 2-core machine 12-21 us a call against the custom op's 27-39
+        and a ``setup_context``-style Function's 41-61 (bench/op_dispatch.py; the spread is two runs)."""
         torch.library.register_autograd(f"tileir::{self.name}", backward, setup_context=setup_context)
+        impl = self.impl
+
+        def forward(ctx, *inputs):
+            out = impl(*inputs)
+            setup_context(ctx, inputs, out)
+            return out
+
+        self.function = type(f"{self.name}_autograd", (torch.autograd.Function,),
+                             {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+
+    def _inputs(self, args, kwargs) -> tuple | None:
+        """Every input by position, defaults filled (what setup_context reads); None where the call does
+        not bind (the custom op then says what is wrong, as torch does)."""
+        if not kwargs and len(args) == len(self.defaults):
+            return args
+        try:
+            b = self.sig.bind(*args, **kwargs)
+        except TypeError:
+            return None
+        b.apply_defaults()
+        return b.args
 
     def __call__(self, *args, **kwargs):
         if _is_compiling() or _dispatch_modes() or _functorch_active() or _jit_tracing() is not None or \
                 _function_modes() or _dual_level():
             return self.op(*args, **kwargs)
         grad = torch.is_grad_enabled()
+        needs_grad = False
         for a in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(a, _Tensor):
-                if type(a) is not _Tensor or a.is_meta or (grad and a.requires_grad):
-                    return self.op(*args, **kwargs)  # a subclass (fake tensors), meta, or autograd's formula
+                if type(a) is not _Tensor or a.is_meta:
+                    return self.op(*args, **kwargs)  # a subclass (fake tensors) or meta: the fake answers
+                needs_grad = needs_grad or (grad and a.requires_grad)
             elif hasattr(type(a), "__torch_function__"):
                 return self.op(*args, **kwargs)  # an fx Proxy (symbolic_trace) records the op as one node
-        return self.impl(*args, **kwargs)
+        if not needs_grad:
+            return self.impl(*args, **kwargs)
+        inputs = self._inputs(args, kwargs) if self.function is not None else None
+        if inputs is None:
+            return self.op(*args, **kwargs)  # no formula of ours (torch refuses the backward), or a bad call
+        return self.function.apply(*inputs)
 
     def __repr__(self) -> str:
         return f"TorchOp(tileir::{self.name})"

@@ -277,8 +277,9 @@ def _lower_store_view(lw, op):
 # bench/results/fuzz_vst_focus_h200.json's 21207). So the lowering asks for no TMA on every store whose tile
 # can cross the contiguous dimension's end unless that end falls on a 16-byte boundary with no gap after it
 # (a 1-D tensor, or the next stride known to be the extent: a launch claims it of dense rows, ROW in
-# sizes.py), and keeps TMA where no edge is crossed. Measured (bench/results/tma_store_ab_h200.json): a tf32
-# product's f32 tile stored without TMA ran 1.42x slower at 4096^3; the other library rows +-1%.
+# sizes.py), and keeps TMA where no edge is crossed. Measured (bench/results/tma_store_ab_h200.json, the
+# library's rows with the hint against without): geomean 1.004, a 1-D vadd of 1,000,001 f32 1.09 (no TMA
+# store for its odd end); without the ROW claim a tf32 product's f32 tile ran 1.42x slower at 4096^3.
 
 NO_TMA = (("sm_90", (("allow_tma", False),)),)
 GROUP = 16  # bytes: the memory group TMA writes whole
@@ -318,7 +319,9 @@ def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
     if tv_op is None or tv_op.kind != "tensor_view":
         return True  # a view we cannot follow: ask for no TMA
     tv, ty = TensorView.of(tv_op), prog.views[view]["ty"]
-    nbytes = BY_NAME[tv.dtype].bits // 8 or 1
+    if tv.param in prog.unaligned:
+        return True  # its address is not claimed aligned: no boundary of it is known
+    bits = BY_NAME[tv.dtype].bits
 
     def divides(vals, dyn):
         it = iter(dyn)
@@ -327,7 +330,7 @@ def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
     extents, strides = divides(tv.shape, tv.dyn_shape), divides(tv.strides, tv.dyn_strides)
 
     def on_group(k):  # k elements, k a known divisor (0: every number), on a 16-byte boundary
-        return k == 0 or (k * nbytes) % GROUP == 0
+        return k == 0 or (k * bits) % (8 * GROUP) == 0
 
     def refs(vals, dyn):  # per dimension: ("c", value) where known exactly, else ("h", the value's root)
         it, out = iter(dyn), []
