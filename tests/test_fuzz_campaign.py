@@ -122,6 +122,20 @@ H200_ASSERT_STOP = ("TileirError: kernel 'fuzz': running the kernel (cuStreamSyn
                     "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")  # campaign 2's 5630, 6991 word for word
 
 
+def test_an_assert_stop_records_whether_the_device_printed_its_message():
+    """The blind spot (docs/fuzz.md): a launch failure beside a host assert stop is judged both stopped
+    whatever faulted; the verdict now records whether the device's captured output holds that assert's
+    message, and the campaign counts them (asserts_printed). Kills: the flag always true, or read from
+    the wrong assert (the message is the one the host stopped at)."""
+    data = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": True}], ("i32",)))
+    assert data["prints"]  # a program with an assert has its device output captured
+    said = lambda text: judge(data["layout"], data["host"], Answer(error=H200_ASSERT_STOP, printed=text))  # noqa: E731
+    assert said("block 0 assert fz3 failed\n")["assert_printed"] is True
+    assert said("block 0 assert fz4 failed\n")["assert_printed"] is False
+    assert said("")["assert_printed"] is None
+    assert said("fz3")["status"] == said("")["status"] == "equal"  # recorded, not yet required
+
+
 def test_a_firing_assert_and_a_launch_failure_both_stopped():
     """tileiras writes an assert as a printf and a trap, and the H200 reports the trap as CUDA_ERROR_LAUNCH_FAILED
     whatever the condition: generator 2's constant x != x (campaign 2's 5630, 6991) and a data-dependent one alike

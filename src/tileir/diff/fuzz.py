@@ -337,6 +337,8 @@ class Campaign:
         # the verdicts the judge drew the envelope again for (an approximate lane out of the one draw's
         # tolerance: fuzzjudge.judge), and how many of them the wider envelope made equal
         redrawn = [r for r in self.results.values() if (r.get("verdict") or {}).get("envelope_draws")]
+        stops = [(r.get("verdict") or {}) for r in self.results.values()
+                 if "assert_printed" in (r.get("verdict") or {})]
         return {
             "tool": "python -m tileir.diff fuzz", "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "device": _device_label(self.device_kind), "arch": self.arch,
@@ -352,6 +354,9 @@ class Campaign:
             "failures": len(rows), "failures_known": explained, "failures_unexplained": len(rows) - explained,
             "known_causes": dict(causes),
             "envelope_redrawn": {"verdicts": len(redrawn), "equal_after": sum(r["status"] == "equal" for r in redrawn)},
+            # the host stopped at an assert, the device failed its launch: did the device print that assert's
+            # message (fuzzjudge.assert_printed)? true / false / nothing captured
+            "asserts_printed": {str(k): sum(v["assert_printed"] is k for v in stops) for k in (True, False, None)},
             "seconds": {"compile_and_run": round(t_run, 1), "total": round(time.time() - self.t0, 1),
                         "device": round(getattr(self, "gpu_seconds", 0.0), 1)},
             "throughput": {"programs_per_s": round(generated / t_run, 2) if t_run else None,

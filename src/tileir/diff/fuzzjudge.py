@@ -386,6 +386,20 @@ def judge(layout: Layout, host: Answer, dev: Answer, redraw: Callable[[], Answer
     return v
 
 
+def assert_printed(host: Answer, dev: Answer) -> bool | None:
+    """Whether the device's captured standard output holds the message of the assert the host stopped at
+    (a fuzz program's assert says "fz<id>": fuzzmem.b_assert): None where nothing was captured or the host's
+    error names no such message. Recorded beside a launch failure judged "both stopped", not yet required:
+    whether the H200 flushes an assert's printf before its trap is what a campaign's count of these
+    (``asserts_printed`` in its report) will tell."""
+    import re
+
+    m = re.search(r"\bfz\d+\b", host.error or "")
+    if m is None or not dev.printed:
+        return None
+    return m.group(0) in dev.printed
+
+
 def _judge(layout: Layout, host: Answer, dev: Answer) -> tuple[dict, int]:
     """judge's verdict with ``host``'s envelope as it is, and how many approximate lanes are out of tolerance."""
     approx_bad = 0
@@ -408,6 +422,7 @@ def _judge(layout: Layout, host: Answer, dev: Answer) -> tuple[dict, int]:
             # device error.
             what = "a constant assert" if layout.const_fire else "an assert"
             v["status"], v["detail"] = "equal", f"both stopped: the host at {what}, the device: {dev.error}"
+            v["assert_printed"] = assert_printed(host, dev)
         elif host.asserted:
             v.update(status="differ", bad=1, detail=f"the host stopped at an assert, the device did not: {dev.error}")
         else:

@@ -108,7 +108,8 @@ def compile_task(task: dict) -> dict:
     layout = Layout.of(built)
     args = make_args(built)
     out.update(cubin=cubin, layout=layout, args=args, kparams=built.kparams(), grid=built.grid,
-               prints=any(s["op"] == "print" for s in walk(desc["body"])), t_compile=t1 - t0, t_assemble=t2 - t1)
+               prints=any(s["op"] in ("print", "assert") for s in walk(desc["body"])),  # an assert prints too
+               t_compile=t1 - t0, t_assemble=t2 - t1)
     if task.get("host", True):
         host = host_answer(built.prog, layout, args, seed)
         out["host"] = host
