@@ -506,3 +506,20 @@ def test_f32_mma_host_model_is_f32_products_summed_in_k_order(k):
     sticky = f32_products_in_k_order(np.array([[1, tiny, tiny, tiny]], np.float32), np.ones((4, 1), np.float32),
                                      np.zeros((1, 1), np.float32))
     assert sticky[0, 0] == 1.0  # in f64 the three halves-of-an-ulp would have carried it up one unit
+
+
+def test_what_a_failing_launch_printed_is_kept(monkeypatch):
+    """A firing assert raises from the launch after its printf: the device answer keeps the output.
+    Kills: the capture read only when the launch returns (asserts_printed would never be true)."""
+    import tileir.runtime as R
+    from tileir.diff.fuzzrun import device_answer
+
+    def launch(*a, **k):
+        os.write(1, b"assert fz3 failed\n")
+        raise RuntimeError(H200_ASSERT_STOP)
+
+    monkeypatch.setattr(R, "launch", launch)
+    data = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": True}], ("i32",)))
+    ans = device_answer(dict(data, cubin=b"", kparams=()))
+    assert "fz3" in ans.printed and "CUDA_ERROR_LAUNCH_FAILED" in ans.error
+    assert judge(data["layout"], data["host"], ans)["assert_printed"] is True

@@ -128,3 +128,24 @@ def test_the_eager_formula_equals_the_custom_ops():
             first = grads
     for g0, g1 in zip(first, grads):
         assert torch.equal(g0, g1)
+
+
+def test_module_weights_take_the_eager_path(monkeypatch):
+    """A module's weights are nn.Parameters (a Tensor subclass). Kills: every subclass sent to the custom
+    op (layer_norm with a LayerNorm's weight would pay the dispatcher: the review of 2026-12-02)."""
+    spy = Spy(tops._layer_norm.op)
+    monkeypatch.setattr(tops._layer_norm, "op", spy)
+    x = torch.randn(4, 16, requires_grad=True)
+    w, b = torch.nn.Parameter(torch.randn(16)), torch.nn.Parameter(torch.randn(16))
+    y = tops.layer_norm(x, (16,), w, b)
+    y.sum().backward()
+    assert spy.calls == 0 and w.grad is not None and x.grad is not None
+
+
+def test_a_keyword_only_parameter_is_refused_where_a_formula_is_registered():
+    def impl(x: torch.Tensor, *, scale: float = 1.0) -> torch.Tensor:
+        return x * scale
+
+    op = TorchOp("test_keyword_only_probe", impl)
+    with pytest.raises(TypeError, match="keyword-only"):
+        op.register_autograd(lambda ctx, g: g, setup_context=lambda ctx, inputs, out: None)

@@ -308,3 +308,17 @@ def test_an_alloca_in_a_for_loop_is_assembled_at_O0():
     assert asm.kernel_args(k, "13.4.92", "sm_90")[-2:] == ["--opt-level", "0"]
     flat = [i for i in k.body if type(i).__name__ != "ForLoop"]  # the loop gone, its alloca with it
     assert not asm.alloca_in_a_loop(dataclasses.replace(k, body=tuple(flat)))
+
+
+def test_a_run_without_the_alloca_workaround_is_not_taken_for_O0():
+    """Campaign 4 ran before alloca-loop-O0: its 3958 was assembled at tileiras' level, so "right at -O0" is
+    evidence there; a run with the workaround assembled it at -O0 already. Kills: assembled_at_O0 reading
+    while-O0 alone (or the alloca trigger under while-O0's name)."""
+    from tileir.diff.fuzzknown import ALLOCA_O0, WORKAROUNDS, assembled_at_O0
+    from tileir.diff.shrink import read_reproducer
+
+    doc = read_reproducer(os.path.join(os.path.dirname(__file__), "..", "bench", "results", "fuzz_repro_campaign4",
+                                       "fuzz_differ_3958.json"))
+    before = [w for w in WORKAROUNDS if w != ALLOCA_O0]
+    assert not assembled_at_O0({"workarounds": before}, doc["desc"])
+    assert assembled_at_O0({"workarounds": list(WORKAROUNDS)}, doc["desc"])

@@ -22,6 +22,7 @@ import inspect
 import torch
 
 _Tensor = torch.Tensor
+_PLAIN = (torch.Tensor, torch.nn.Parameter)  # a module's weights are Parameters: plain tensors to dispatch
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _functorch_active = torch._C._are_functorch_transforms_active
 _is_compiling = torch.compiler.is_compiling
@@ -56,6 +57,9 @@ class TorchOp:
         eager path's ``torch.autograd.Function``: the old-style one (``forward(ctx, ...)`` calling
         ``setup_context`` itself): on the 2-core machine 12-21 us a call against the custom op's 27-39
         and a ``setup_context``-style Function's 41-61 (bench/op_dispatch.py; the spread is two runs)."""
+        if any(p.kind is inspect.Parameter.KEYWORD_ONLY for p in self.sig.parameters.values()):
+            raise TypeError(f"tileir::{self.name}: the eager formula passes inputs by position; a keyword-only "
+                            "parameter would be dropped (make it positional)")
         torch.library.register_autograd(f"tileir::{self.name}", backward, setup_context=setup_context)
         impl = self.impl
 
@@ -87,17 +91,18 @@ class TorchOp:
         needs_grad = False
         for a in (*args, *kwargs.values()) if kwargs else args:
             if isinstance(a, _Tensor):
-                if type(a) is not _Tensor or a.is_meta:
+                if type(a) not in _PLAIN or a.is_meta:
                     return self.op(*args, **kwargs)  # a subclass (fake tensors) or meta: the fake answers
                 needs_grad = needs_grad or (grad and a.requires_grad)
             elif hasattr(type(a), "__torch_function__"):
                 return self.op(*args, **kwargs)  # an fx Proxy (symbolic_trace) records the op as one node
         if not needs_grad:
             return self.impl(*args, **kwargs)
-        inputs = self._inputs(args, kwargs) if self.function is not None else None
-        if inputs is None:
+        function = self.function
+        inputs = self._inputs(args, kwargs) if function is not None else None
+        if function is None or inputs is None:
             return self.op(*args, **kwargs)  # no formula of ours (torch refuses the backward), or a bad call
-        return self.function.apply(*inputs)
+        return function.apply(*inputs)
 
     def __repr__(self) -> str:
         return f"TorchOp(tileir::{self.name})"

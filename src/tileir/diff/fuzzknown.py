@@ -40,7 +40,11 @@ WHILE_O0 = "while-O0"
 NO_TMA_TAIL = "no-tma-store-tail"
 # NO_TMA_STRIDED: every load_view of a strided view carries allow_tma = false (families/views.py)
 NO_TMA_STRIDED = "no-tma-strided-load"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED)
+# ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
+# defect entry as WHILE_O0, so a run has both or neither)
+ALLOCA_O0 = "alloca-loop-O0"
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0)
+_LEVEL = (WHILE_O0, ALLOCA_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
@@ -52,14 +56,14 @@ def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | Non
     from .. import assemble as asm
 
     if opt_level is not None:
-        return WORKAROUNDS if opt_level == 0 else tuple(w for w in WORKAROUNDS if w != WHILE_O0)
+        return WORKAROUNDS if opt_level == 0 else tuple(w for w in WORKAROUNDS if w not in _LEVEL)
     if tileiras is None:
         try:
             tileiras = asm.tileiras_version()
         except Exception:  # no tileiras: nothing is assembled; the workaround stands as written
             return WORKAROUNDS
     return WORKAROUNDS if asm.while_loops_at_O0(tileiras, gpu_name) else \
-        tuple(w for w in WORKAROUNDS if w != WHILE_O0)
+        tuple(w for w in WORKAROUNDS if w not in _LEVEL)
 
 
 @dataclass(frozen=True)
@@ -405,24 +409,30 @@ def once_loops(desc: dict) -> list:
     return sorted(op.num for op in prog.walk() if op.kind == "while" and stops_on_first_iteration(prog, op))
 
 
-def keeps_while_loop(desc: dict) -> bool:
+def keeps_while_loop(desc: dict, alloca: bool = False) -> bool:
     """Whether ``desc``'s lowered program holds a while loop (assemble.holds_while_loop: the loops the
-    lowering does not write once), so that a run with WHILE_O0 assembled it at -O0."""
+    lowering does not write once), so that a run with WHILE_O0 assembled it at -O0; with ``alloca``, an
+    alloca in a loop instead (assemble.alloca_in_a_loop: ALLOCA_O0)."""
     from .. import lower
-    from ..assemble import holds_while_loop
+    from ..assemble import alloca_in_a_loop, holds_while_loop
     from .fuzzbuild import build
 
     try:
-        return holds_while_loop(lower(build(desc).prog))
+        k = lower(build(desc).prog)
     except Exception:
         return False
+    return alloca_in_a_loop(k) if alloca else holds_while_loop(k)
 
 
 def assembled_at_O0(outcome: dict, desc: dict | None) -> bool:
-    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by the WHILE_O0 workaround
-    (its ``workarounds``; none listed: WORKAROUNDS) because its program keeps a while loop: there a
-    re-run at -O0 is the same cubin, and "right at -O0, wrong at the default level" cannot be said."""
-    return desc is not None and WHILE_O0 in outcome.get("workarounds", WORKAROUNDS) and keeps_while_loop(desc)
+    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by the WHILE_O0 or ALLOCA_O0
+    workaround (its ``workarounds``; none listed: WORKAROUNDS) because its program keeps a while loop or
+    an alloca in a loop: there a re-run at -O0 is the same cubin, and "right at -O0, wrong at the default
+    level" cannot be said."""
+    if desc is None:
+        return False
+    ws = outcome.get("workarounds", WORKAROUNDS)
+    return (WHILE_O0 in ws and keeps_while_loop(desc)) or (ALLOCA_O0 in ws and keeps_while_loop(desc, alloca=True))
 
 
 def match_while_first_exit(outcome: dict, desc: dict):
@@ -805,5 +815,5 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
            "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "NO_TMA_TAIL",
-           "NO_TMA_STRIDED", "run_workarounds",
+           "NO_TMA_STRIDED", "ALLOCA_O0", "run_workarounds",
            "keeps_while_loop", "assembled_at_O0"]
