@@ -21,61 +21,38 @@ values the verdict lists -- or the failure is not that cause.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-HOST = "host-reference error"
-TILEIRAS = "tileiras wrong answer"
-JUDGE = "judge too strict"
-# the workarounds the lowering and the assembler apply now (a campaign report records them: "workarounds";
-# an outcome may carry its run's: ``run_workarounds``); a report without the key ran with OLD_WORKAROUNDS
-# (campaign 2, the re-runs of its failures). WHILE_O0: a program whose lowering keeps a while loop is
-# assembled at -O0 (assemble.holds_while_loop; docs/assembler-defect.md's sixth defect) -- only where no
-# level is forced and the tileiras version has that defect.
-WHILE_O0 = "while-O0"
-# NO_TMA_TAIL: a store_view whose tile can cross the contiguous end off a 16-byte boundary or before a
-# pitch gap carries allow_tma = false (families/views.py tail_may_share_a_group; the fourth defect)
-NO_TMA_TAIL = "no-tma-store-tail"
-# NO_TMA_STRIDED: every load_view of a strided view carries allow_tma = false (families/views.py)
-NO_TMA_STRIDED = "no-tma-strided-load"
-# ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
-# defect entry as WHILE_O0, so a run has both or neither)
-ALLOCA_O0 = "alloca-loop-O0"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0)
-_LEVEL = (WHILE_O0, ALLOCA_O0)  # the workarounds a forced level other than 0 takes away
-OLD_WORKAROUNDS = ("tf32-k4",)
-
-
-def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
-    """WORKAROUNDS as a run has them: without WHILE_O0 where the run forces a level other than 0
-    (``opt_level``, which wins over the workaround) or where tileiras version ``tileiras`` (None: the
-    installed one, if any) assembles while loops for ``gpu_name`` at its own level. A run forced to -O0
-    keeps it: its while loops were assembled at -O0 all the same."""
-    from .. import assemble as asm
-
-    if opt_level is not None:
-        return WORKAROUNDS if opt_level == 0 else tuple(w for w in WORKAROUNDS if w not in _LEVEL)
-    if tileiras is None:
-        try:
-            tileiras = asm.tileiras_version()
-        except Exception:  # no tileiras: nothing is assembled; the workaround stands as written
-            return WORKAROUNDS
-    return WORKAROUNDS if asm.while_loops_at_O0(tileiras, gpu_name) else \
-        tuple(w for w in WORKAROUNDS if w not in _LEVEL)
-
-
-@dataclass(frozen=True)
-class Cause:
-    name: str
-    cls: str
-    state: str  # open | worked around | fixed
-    why: str
-    status: str | None = None  # the outcome status it matches (None: any)
-    detail: str | None = None  # a pattern the outcome's detail must hold
-    match: Callable | None = None  # (outcome, desc) -> evidence or None
-
+from .fuzzknown_loops import (
+    assembled_at_O0,
+    keeps_while_loop,
+    match_while_first_exit,
+    match_while_stale_carries,
+    once_loops,
+    stale_while,
+    while_exits,
+)
+from .fuzzmodel import (
+    ALLOCA_O0,
+    HOST,
+    JUDGE,
+    NO_TMA_STRIDED,
+    NO_TMA_TAIL,
+    OLD_WORKAROUNDS,
+    TILEIRAS,
+    WHILE_O0,
+    WORKAROUNDS,
+    Cause,
+    _job,
+    _lane,
+    _listed_within_now,
+    _walk,
+    model_explains,
+    model_judged,
+    run_with,
+    run_workarounds,
+)
 
 # ---- models of the device ---------------------------------------------------------------------------------
 
@@ -148,33 +125,6 @@ def strided_unmasked_load(it, op) -> None:
     it.set(op.res[0], np.where(inb, buf[np.where(inb, offs, 0)], 0).astype(buf.dtype))
 
 
-def stale_while(num: int, j: int, which=None):
-    """The while loop of operation ``num`` answering, for its data results ``which`` (all: None),
-    the carried values that ENTERED iteration ``j`` (the last one it ran where it ran fewer) instead
-    of those entering its last iteration: campaign 2's seeds 85 217 4138 6651 7290 9254 (j = the
-    exit iteration - 1), 7529 (j = 1 of 3), 8215 (one result of two)."""
-    from ..families.control import run_region
-    from ..families.loops import While, _ref_while
-
-    def rule(it, op):
-        if op.num != num:
-            return _ref_while(it, op)
-        (region,) = op.regions
-        vals = [it.val(h) for h in While.of(op).inits]
-        seen = [vals]
-        while True:
-            nxt = run_region(it, region, vals)
-            if bool(np.asarray(it.val(While.of(op).cond))):
-                break
-            vals = nxt
-            seen.append(vals)
-        old = seen[min(j, len(seen) - 1)]
-        for i, h in enumerate(op.res):
-            it.set(h, (old if which is None or i in which else vals)[i])
-
-    return rule
-
-
 def reversed_fold(it, op) -> None:
     """A reduction whose body is not one numpy names (take the element, take the accumulator)
     folded in the other order: one of the answers the dialect allows a body that is not commutative
@@ -213,152 +163,6 @@ def narrow_f8_sum(group: int = 16, frac: int = 13):
     return rule
 
 
-def run_with(prog, args, grid, rules: dict) -> None:
-    """The host reference over ``args`` with ``rules`` (op kind -> rule) in place of its own."""
-    from ..ref.core import RULES, Interp
-
-    class Model(Interp):
-        def exec(self, ops):
-            for op in ops:
-                self.cur_op = op.num
-                (rules.get(op.kind) or RULES[op.kind])(self, op)
-
-    with np.errstate(all="ignore"):
-        Model(prog, args, grid).run()
-
-
-def _lane(text: str):
-    m = re.match(r"(\w+)\[(\d+)\]", str(text))
-    return (m.group(1), int(m.group(2))) if m else None
-
-
-def model_explains(desc: dict, verdict: dict, rules: dict, ops=None) -> dict | None:
-    """Evidence that the host with ``rules`` answers what the device answered on every differing
-    region of ``verdict`` (regions whose op is in ``ops``, all of them required): per region its
-    bad-lane count equal to the model's, every listed lane among the model's and, in exact regions,
-    the listed device value the model's own. None where any region disagrees."""
-    from .fuzzbuild import build, make_args
-    from .fuzzjudge import Layout, _show
-
-    regs = verdict.get("regions") or []
-    if not regs or any(r.get("buf") == "stdout" or (ops and r.get("op") not in ops) for r in regs):
-        return None
-    b = build(desc)
-    lay = Layout.of(b)
-    names = [n for n, _ in lay.params]
-    plain, model = make_args(b), make_args(b)
-    try:
-        run_with(b.prog, plain, b.grid, {})
-        run_with(b.prog, model, b.grid, rules)
-    except Exception:
-        return None
-    out = []
-    for r in regs:
-        reg = next((g for g in lay.regions if g.buf == r["buf"] and g.step == r["step"]), None)
-        if reg is None or r["buf"] not in names:
-            return None
-        i = names.index(r["buf"])
-        span = slice(reg.offset, reg.offset + reg.size)
-        h = plain[i][span].view(np.uint8).reshape(reg.size, -1)
-        m = model[i][span].view(np.uint8).reshape(reg.size, -1)
-        moved = set((np.nonzero((h != m).any(1))[0] + reg.offset).tolist())
-        if len(moved) != r.get("bad"):
-            return None
-        for lane_text, _host, dev in r.get("first", []):
-            lane = _lane(lane_text)
-            if lane is None or lane[1] not in moved:
-                return None
-            if r.get("taint") == "exact" and _show(model[i][lane[1]]) != dev:
-                return None
-        out.append({"buf": r["buf"], "step": r["step"], "bad": r["bad"]})
-    return {"regions": out}
-
-
-def _job(desc: dict):
-    """The CPU half of a campaign for ``desc`` without tileiras: layout, arguments, host answer."""
-    from .fuzzrun import compile_task
-
-    try:
-        job = compile_task({"desc": desc, "seed": desc.get("seed", 0), "assemble": False})
-    except Exception:
-        return None
-    return job if job.get("status") == "ready" else None
-
-
-def _same_verdict(outcome: dict, got: dict, dev_outs: dict | None = None) -> bool:
-    """The model's verdict ``got`` is the device's (``outcome``): every differing region with its
-    bad-lane count and first lanes (the device's value at each exact one), no other region and the
-    same total of bad lanes -- but a campaign report lists at most four regions: with four listed,
-    those four (the model may differ in more, and its total is not the device's)."""
-    want = (outcome.get("verdict") or {})
-    wr = {(r["buf"], r["step"]): r for r in want.get("regions") or []}
-    gr = {(r["buf"], r["step"]): r for r in got.get("regions") or []}
-    if not wr or got.get("status") != "differ" or any(k[0] == "stdout" for k in wr):
-        return False
-    listed_all = len(wr) < 4
-    total = want.get("bad", outcome.get("bad"))
-    if listed_all and total is not None and total != got.get("bad"):
-        return False
-    if set(gr) != set(wr) and (listed_all or not set(wr) <= set(gr)):
-        return False
-    for k, r in wr.items():
-        g = gr[k]
-        if r.get("bad") != g.get("bad"):
-            return False
-        for (lane_w, _hw, dev_w), (lane_g, _hg, dev_g) in zip(r.get("first") or [], g.get("first") or []):
-            if lane_w != lane_g or (r.get("taint") == "exact" and dev_w != dev_g):
-                return False
-    return True
-
-
-def model_judged(desc: dict, outcome: dict, rules: dict) -> dict | None:
-    """Evidence that the host with ``rules`` in place of its own, JUDGED as the campaign judges the
-    device (its envelope, its unjudged lanes), gives the device's verdict region for region
-    (``_same_verdict``); None where it does not. Stricter than ``model_explains`` in that no other
-    region may differ, looser in that an approximate region counts the lanes out of tolerance."""
-    from .fuzzrun import fake_answer, judge_job
-
-    job = _job(desc)
-    if job is None:
-        return None
-    got = judge_job(job, fake_answer(job, rules))
-    if not _same_verdict(outcome, got):
-        return None
-    return {"regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"]} for r in got["regions"]]}
-
-
-def while_exits(desc: dict) -> dict:
-    """{operation number: sorted iterations at which the host's while loop stopped} for ``desc``
-    (0: the loop stopped on its first iteration; every block, every time it ran)."""
-    from ..families.control import run_region
-    from ..families.loops import While
-    from .fuzzbuild import build, make_args
-
-    try:
-        b = build(desc)
-    except Exception:
-        return {}
-    out: dict = {}
-
-    def rule(it, op):
-        (region,) = op.regions
-        vals, i = [it.val(h) for h in While.of(op).inits], 0
-        while True:
-            nxt = run_region(it, region, vals)
-            if bool(np.asarray(it.val(While.of(op).cond))):
-                break
-            vals, i = nxt, i + 1
-        out.setdefault(op.num, set()).add(i)
-        for h, v in zip(op.res, vals):
-            it.set(h, v)
-
-    try:
-        run_with(b.prog, make_args(b), b.grid, {"while": rule})
-    except Exception:
-        pass
-    return {k: sorted(v) for k, v in out.items()}
-
-
 # ---- the matchers ---------------------------------------------------------------------------------------
 
 
@@ -394,124 +198,6 @@ def match_tf32_k4_unpadded(outcome: dict, desc: dict):
         return None
     unpadded = [p[:3] for p in tf32_k4_products(desc) if not p[3]]
     return {"products": unpadded} if unpadded else None
-
-
-def once_loops(desc: dict) -> list:
-    """The operation numbers of ``desc``'s while loops that the lowering writes as their body once
-    (families/loops.py stops_on_first_iteration: the stop holds on the first iteration by constants)."""
-    from ..families.loops import stops_on_first_iteration
-    from .fuzzbuild import build
-
-    try:
-        prog = build(desc).prog
-    except Exception:
-        return []
-    return sorted(op.num for op in prog.walk() if op.kind == "while" and stops_on_first_iteration(prog, op))
-
-
-def keeps_while_loop(desc: dict, alloca: bool = False) -> bool:
-    """Whether ``desc``'s lowered program holds a while loop (assemble.holds_while_loop: the loops the
-    lowering does not write once), so that a run with WHILE_O0 assembled it at -O0; with ``alloca``, an
-    alloca in a loop instead (assemble.alloca_in_a_loop: ALLOCA_O0)."""
-    from .. import lower
-    from ..assemble import alloca_in_a_loop, holds_while_loop
-    from .fuzzbuild import build
-
-    try:
-        k = lower(build(desc).prog)
-    except Exception:
-        return False
-    return alloca_in_a_loop(k) if alloca else holds_while_loop(k)
-
-
-def assembled_at_O0(outcome: dict, desc: dict | None) -> bool:
-    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by the WHILE_O0 or ALLOCA_O0
-    workaround (its ``workarounds``; none listed: WORKAROUNDS) because its program keeps a while loop or
-    an alloca in a loop: there a re-run at -O0 is the same cubin, and "right at -O0, wrong at the default
-    level" cannot be said."""
-    if desc is None:
-        return False
-    ws = outcome.get("workarounds", WORKAROUNDS)
-    return (WHILE_O0 in ws and keeps_while_loop(desc)) or (ALLOCA_O0 in ws and keeps_while_loop(desc, alloca=True))
-
-
-def match_while_first_exit(outcome: dict, desc: dict):
-    """A while loop that stops on its first iteration. Where the run predates the workaround (the lowering
-    now writes such a loop, when its constants decide it, as its body once) or the lowering keeps the
-    loop in a run without WHILE_O0 (which assembles a kept loop at -O0): a tileiras failure (campaign
-    2's 3439 3904 9767, CPU-reproduced: they assemble at -O0 and, written once, at the default level),
-    or every differing region left as it was before the launch, whole -- the host's answer with those
-    regions unwritten is the device's verdict (campaign 2: 9 programs; the shrunk 6 and 2319 are right
-    at -O0)."""
-    if outcome.get("status") not in ("differ", "assemble_error") or desc is None:
-        return None
-    first = sorted(n for n, ex in while_exits(desc).items() if 0 in ex)
-    if not first:
-        return None
-    once = once_loops(desc)
-    ran = outcome.get("workarounds", WORKAROUNDS)
-    written_once = set(once) if "while-first-exit" in ran else set()
-    at_o0 = set(first) - written_once if WHILE_O0 in ran else set()  # kept as loops, assembled at -O0
-    if set(first) <= written_once | at_o0:
-        return None  # written once by the lowering, or kept and assembled at -O0: a failure now is not this loop's
-    if outcome["status"] == "assemble_error":
-        return {"while_ops_stopping_first": first, "written_once_now": once,
-                "model": "tileiras 13.4.92 fails to assemble (or crashes on) the loop at its default level"}
-    regs = (outcome.get("verdict") or {}).get("regions") or []
-    if not regs:
-        return None
-    from .fuzzjudge import Answer
-    from .fuzzrun import judge_job
-
-    job = _job(desc)
-    if job is None:
-        return None
-    lay, host = job["layout"], job["host"]
-    names = [n for n, _ in lay.params]
-    dev = Answer(outs={n: np.array(v, copy=True) for n, v in host.outs.items()})
-    for r in regs:
-        reg = next((g for g in lay.regions if g.buf == r.get("buf") and g.step == r.get("step")), None)
-        if reg is None or r.get("buf") not in dev.outs:
-            return None
-        before = np.asarray(job["args"][names.index(r["buf"])]).reshape(-1)
-        span = slice(reg.offset, reg.offset + reg.size)
-        dev.outs[r["buf"]].reshape(-1)[span] = before[span]
-    if not _same_verdict(outcome, judge_job(job, dev)):
-        return None
-    return {"while_ops_stopping_first": first, "written_once_now": once,
-            "model": "every differing region unwritten (as before the launch)",
-            "regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"]} for r in regs]}
-
-
-def match_while_stale_carries(outcome: dict, desc: dict):
-    """A while loop that ran more than one iteration answers, for all its results or one of them,
-    the carried values entering an EARLIER iteration (diff.fuzzknown.stale_while): the model
-    reproduces every differing region. Not in a run with the WHILE_O0 workaround: every loop this
-    model can explain runs past its first iteration, so the lowering keeps it and the run assembled it
-    at -O0, where campaign 2's nine were all right (bench/results/fuzz_while_O0_h200.json): a failure
-    there is news."""
-    if outcome.get("status") != "differ" or desc is None:
-        return None
-    if WHILE_O0 in outcome.get("workarounds", WORKAROUNDS):
-        return None
-    loops = {n: ex for n, ex in while_exits(desc).items() if max(ex) >= 1}
-    if not loops:
-        return None
-    from .fuzzbuild import build
-
-    try:
-        prog = build(desc).prog
-    except Exception:
-        return None
-    nres = {op.num: len(op.res) for op in prog.walk() if op.kind == "while"}
-    for num, ex in sorted(loops.items()):
-        for j in range(max(ex)):
-            for which in [None] + [{i} for i in range(nres.get(num, 0))]:
-                ev = model_judged(desc, outcome, {"while": stale_while(num, j, which)})
-                if ev:
-                    return dict(ev, model="diff.fuzzknown.stale_while", while_op=num, exits=ex, entering=j,
-                                results="all" if which is None else sorted(which))
-    return None
 
 
 def match_view_store_pitch_gap(outcome: dict, desc: dict):
@@ -565,40 +251,6 @@ def match_reduce_order(outcome: dict, desc: dict):
     return {"model": "diff.fuzzknown.reversed_fold (lane by lane: the host's order or this one)",
             "regions": [{"buf": r["buf"], "step": r["step"], "bad": r["bad"],
                          "other_order_bad": gr[(r["buf"], r["step"])]["bad"]} for r in regs]}
-
-
-def _listed_within_now(desc: dict, outcome: dict, seed: int | None = None, draws: int | None = None):
-    """(every device value the verdict lists is within the judge's tolerance of the host's answer now,
-    with the envelope drawn from ``seed`` (the program's) over ``draws`` draws of its random signs (the
-    judge's for a lane out of tolerance: fuzzjudge.ENVELOPE_DRAWS); per lane: [lane, |error|, limit]) --
-    None where a region is not approximate or a lane cannot be read."""
-    from ..judge import ulp_of
-    from .fuzzbuild import build, make_args
-    from .fuzzjudge import ENVELOPE_DRAWS, SAFETY, TOL, Layout, host_answer
-
-    draws = ENVELOPE_DRAWS if draws is None else draws
-
-    regs = (outcome.get("verdict") or {}).get("regions") or []
-    if not regs or any(r.get("taint") != "approx" or r.get("buf") == "stdout" for r in regs):
-        return None
-    try:
-        b = build(desc)
-        h = host_answer(b.prog, Layout.of(b), make_args(b), desc.get("seed", 0) if seed is None else seed, draws)
-    except Exception:
-        return None
-    rows, ok = [], True
-    for r in regs:
-        for lane_text, _host, dev in r.get("first") or []:
-            lane = _lane(lane_text)
-            if lane is None or lane[0] not in h.outs or lane[0] not in h.envelope:
-                return None
-            w = float(h.outs[lane[0]].reshape(-1)[lane[1]])
-            env = float(h.envelope[lane[0]].reshape(-1)[lane[1]])
-            lim = TOL.ulps * float(ulp_of(np.float64(w), h.outs[lane[0]].dtype)) + SAFETY * env
-            err = abs(float(dev) - w)
-            ok &= bool(err <= lim)
-            rows.append([lane_text, float(f"{err:.3g}"), float(f"{lim:.3g}")])
-    return (ok, rows) if rows else None
 
 
 def match_f8_narrow_accumulation(outcome: dict, desc: dict):
@@ -671,12 +323,6 @@ def match_assert_constant_stop(outcome: dict, desc: dict):
         return {"constant_firing_assert": True} if desc is not None and build(desc).const_fire else None
     except Exception:
         return None
-
-
-def _walk(desc: dict):
-    from .fuzzgen import walk
-
-    return walk(desc.get("body") or [])
 
 
 CAUSES = (
@@ -768,6 +414,7 @@ CAUSES = (
           "every one within the envelope over the draws",
           status="differ", match=match_envelope_draw),
 )
+
 
 # ours, fixed: for the record (a regression shows as a host-reference error through classify's own
 # independent answers, or as an unexplained difference)
