@@ -8,7 +8,7 @@ script asks the same of the load: for every program of a campaign that holds a s
 program again from its seed, runs the host reference and the host with ``strided_unmasked_load`` in place of
 load_view (judged as the campaign judged the device); a program whose verdict the model changes is AT RISK,
 and only those are assembled as the campaign assembled them (sm_90, -O0 for a kernel keeping a while loop;
-without the working tree's NO_TMA store hint, which the campaign predates) with ``tileiras --remarks=memory``.
+with the TMA hints the campaign's lowering wrote: fuzzmodel.lower_as_run) with ``tileiras --remarks=memory``.
 Each load_view gets ``tma``: a "TMA Load instruction" remark whose Shape has the tile's element count (the
 remarks name no location; ``tma_box``: also view_store_tail_trigger.box_matches). An at-risk program is
 FAILING (its campaign difference's cause is strided-load-past-edge) or RIGHT (not among the differences);
@@ -42,14 +42,6 @@ import view_store_tail_trigger as vst  # noqa: E402  (tileiras_remarks, box_matc
 CAUSE = "strided-load-past-edge"
 
 
-def _as_campaign() -> None:
-    """The lowering as the campaign had it: no NO_TMA hint on store_views (the working tree may add one)."""
-    from tileir.families import views
-
-    if hasattr(views, "tail_may_share_a_group"):
-        views.tail_may_share_a_group = lambda *a, **k: False
-
-
 def analyse(task: dict) -> dict:
     try:
         return _analyse(task)
@@ -63,7 +55,9 @@ def _kind(view: dict) -> str:
 
 def _analyse(task: dict) -> dict:
     warnings.filterwarnings("ignore")
-    _as_campaign()
+    from tileir.diff.fuzzmodel import WORKAROUNDS, lower_as_run
+
+    lower_as_run(task.get("workarounds", WORKAROUNDS))  # the TMA hints as the campaign's lowering wrote them
     from tileir.diff.fuzzbuild import build
     from tileir.diff.fuzzgen import generate, walk
     from tileir.diff.fuzzknown import strided_unmasked_load
@@ -253,7 +247,8 @@ def main(argv=None) -> int:
     seeds = list(range(seed0, seed0 + (min(n, a.limit) if a.limit else n)))
     seeds += sorted(s for s, (c, _) in fails.items() if c == CAUSE and s not in seeds)
     while_o0 = "while-O0" in (rep.get("workarounds") or ())
-    tasks = [{"seed": s, "version": version, "while_o0": while_o0, "partition": a.partition} for s in seeds]
+    tasks = [{"seed": s, "version": version, "while_o0": while_o0, "partition": a.partition,
+              "workarounds": list(rep.get("workarounds") or ())} for s in seeds]
     t0 = time.time()
     with ProcessPoolExecutor(a.workers) as ex:  # the host and the model for all; then tileiras for the chosen
         rows = list(ex.map(analyse, tasks, chunksize=8))

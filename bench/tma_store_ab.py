@@ -1,8 +1,8 @@
 """What the TMA store workaround costs (docs/assembler-defect.md, the fourth defect): the library's
 kernels with the lowering's rule (families/views.py ``tail_may_share_a_group``: no TMA for a store whose
 tile can cross a contiguous end that is off a 16-byte boundary or may have a pitch gap after it) beside
-the same kernels lowered as before the workaround (TMA wherever tileiras picks it), interleaved in one
-process, answers checked on both. Needs a GPU.
+the same kernels lowered as before the workaround (``views.HINT`` off: TMA wherever tileiras picks
+it), interleaved in one process, answers checked on both. Needs a GPU.
 
     PYTHONPATH=src python bench/tma_store_ab.py --out bench/results/tma_store_ab_h200.json
 """
@@ -79,14 +79,12 @@ def cases(lib):
 
 
 def warm(lib, call, ins):
-    real = views.tail_may_share_a_group
-    if lib.tma:
-        views.tail_may_share_a_group = lambda *a, **k: False
+    views.HINT["store_tail"] = not lib.tma
     try:
         call(ins)
         torch.cuda.synchronize()
     finally:
-        views.tail_may_share_a_group = real
+        views.HINT["store_tail"] = True
 
 
 def main(argv=None) -> int:

@@ -244,12 +244,16 @@ def _analyse(task: dict) -> dict:
     from tileir.diff.fuzzbuild import build
     from tileir.diff.fuzzgen import generate, walk
     from tileir.diff.fuzzjudge import judge
+    from tileir.diff.fuzzknown import tail_written
     from tileir.diff.fuzzrun import compile_task, fake_answer
     from tileir.diff.fuzzspec import Profile
     from tileir.families import views as V
     from tileir.families.views import StoreView
 
     seed, version = task["seed"], task["version"]
+    from tileir.diff.fuzzmodel import WORKAROUNDS, lower_as_run
+
+    lower_as_run(task.get("workarounds", WORKAROUNDS))  # the TMA hints as the campaign's lowering wrote them
     if not task.get("first_exit", True):  # the run predates the first-exit workaround: keep every while loop
         import tileir.families.loops as loops
 
@@ -280,10 +284,7 @@ def _analyse(task: dict) -> dict:
         buf = tv["buf"]
         offs, inb = V._tile_geometry(it, view, a.indices)
         v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
-        isz = buf.dtype.itemsize
-        group = (offs * isz) // 16
-        w = inb | np.isin(group, np.unique(group[inb]))
-        w &= (offs >= 0) & (offs < buf.size)
+        w = tail_written(offs, inb, buf)
         extra = w & ~inb
         before = buf[offs[extra]].copy()
         changed = 0
@@ -650,7 +651,9 @@ def by_program(labelled: list, ps: list) -> tuple:
 # ---- the campaign ---------------------------------------------------------------------------------------------------
 
 
-def run_campaign(path: str, version, limit, workers, remarks: bool = True) -> tuple:
+def run_campaign(path: str, version, limit, workers, remarks: bool = True, as_today: bool = False) -> tuple:
+    from tileir.diff.fuzzmodel import WORKAROUNDS
+
     with open(path) as f:
         rep = json.load(f)
     version = int(version or rep.get("generator") or 1)
@@ -661,7 +664,8 @@ def run_campaign(path: str, version, limit, workers, remarks: bool = True) -> tu
     while_o0 = "while-O0" in (rep.get("workarounds") or ())
     first_exit = "while-first-exit" in (rep.get("workarounds") or ())
     tasks = [{"seed": seed0 + i, "version": version, "remarks": remarks, "while_o0": while_o0,
-              "first_exit": first_exit, "profile": rep.get("profile")} for i in range(n)]
+              "first_exit": first_exit, "profile": rep.get("profile"),
+              "workarounds": list(WORKAROUNDS if as_today else rep.get("workarounds") or ())} for i in range(n)]
     t0 = time.time()
     with ProcessPoolExecutor(workers) as ex:
         rows = list(ex.map(analyse, tasks, chunksize=8))
@@ -821,6 +825,8 @@ def main(argv=None) -> int:
     p.add_argument("--pairs", default=None, metavar="DIR", help="only write the device experiment's pair "
                    "programs as reproducers into DIR (then: python -m tileir.diff fuzz-repro DIR/*.json)")
     p.add_argument("--no-pairs", action="store_true", help="leave the pair programs out of --out")
+    p.add_argument("--as-today", action="store_true", help="lower with today's TMA workarounds, not the "
+                   "campaign's (does a failing store still get a TMA store?)")
     a = p.parse_args(argv)
     if a.pairs:
         for r in pairs(a.pairs):
@@ -828,7 +834,7 @@ def main(argv=None) -> int:
                   f"predicted={r['predicted']} {r['tma_failed']}", file=sys.stderr)
         return 0
 
-    rep, version, rows, secs = run_campaign(a.campaign, a.gen_version, a.limit, a.workers)
+    rep, version, rows, secs = run_campaign(a.campaign, a.gen_version, a.limit, a.workers, as_today=a.as_today)
     summ, labelled = summarise(rep, version, rows, secs, a.campaign)
     print(json.dumps(summ), file=sys.stderr)
     feats = [derived(s) for s in labelled]

@@ -140,3 +140,18 @@ def test_a_batch_of_one_row_matrices_claims_no_row():
                                  ((4, 8, 32), (512, 64, 1), False)):
         a = np.lib.stride_tricks.as_strided(np.zeros(4096, np.float16), shape, [s * 2 for s in strides])
         assert isinstance(plan.claim(plan.values([a]), k), tuple) == want, shape
+
+
+def test_a_study_lowers_as_its_campaign_did():
+    """fuzzmodel.lower_as_run: a report without no-tma-store-tail is drawn again without the hint (the
+    studies of bench/ must see the bytes the campaign assembled). Kills: views.HINT ignored by the lowering."""
+    from tileir.diff.fuzzmodel import OLD_WORKAROUNDS, WORKAROUNDS, lower_as_run
+
+    prog = _store((32,), (26,))
+    try:
+        for ws, want in ((OLD_WORKAROUNDS, ()), (WORKAROUNDS, NO_TMA)):
+            lower_as_run(ws)
+            (st,) = [i for i in walk(ti.lower(prog).body) if type(i).__name__ == "StoreViewTile"]
+            assert st.hints == want
+    finally:
+        lower_as_run(WORKAROUNDS)

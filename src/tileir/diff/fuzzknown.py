@@ -69,10 +69,16 @@ def vector_tail_store(it, op) -> None:
     buf = view["tv"]["buf"]
     offs, inb = V._tile_geometry(it, view, a.indices)
     v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
+    w = tail_written(offs, inb, buf)
+    buf[offs[w]] = v[w]
+
+
+def tail_written(offs, inb, buf):
+    """The lanes vector_tail_store writes: the in-bounds ones and every lane in a 16-byte group of
+    ``buf``'s memory that holds one, inside the buffer."""
     group = (offs * buf.dtype.itemsize) // 16
     w = inb | np.isin(group, np.unique(group[inb]))
-    w &= (offs >= 0) & (offs < buf.size)
-    buf[offs[w]] = v[w]
+    return w & (offs >= 0) & (offs < buf.size)
 
 
 def pitch_gap_store(last_row: bool):
@@ -457,6 +463,7 @@ def known_cause(outcome: dict, desc: dict | None = None):
 
 
 __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_judged", "vector_tail_store",
+           "tail_written",
            "pitch_gap_store", "strided_unmasked_load", "stale_while", "reversed_fold", "while_exits", "run_with",
            "tf32_k4_products", "match_view_store_tail", "match_tf32_k4_unpadded", "match_while_first_exit",
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",

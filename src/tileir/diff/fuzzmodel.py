@@ -34,6 +34,16 @@ _LEVEL = (WHILE_O0, ALLOCA_O0)  # the workarounds a forced level other than 0 ta
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
+def lower_as_run(workarounds) -> None:
+    """Make this process's lowering write the TMA workarounds as a run with ``workarounds`` (a report's
+    list) did: a study that draws a campaign's programs again (bench/view_store_tail_trigger.py,
+    bench/strided_load_trigger.py) must see the bytes that campaign assembled."""
+    from ..families import views
+
+    views.HINT["store_tail"] = NO_TMA_TAIL in workarounds
+    views.HINT["strided_load"] = NO_TMA_STRIDED in workarounds
+
+
 def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
     """WORKAROUNDS as a run has them: without WHILE_O0 where the run forces a level other than 0
     (``opt_level``, which wins over the workaround) or where tileiras version ``tileiras`` (None: the
@@ -218,4 +228,4 @@ def _walk(desc: dict):
 
 
 __all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "ALLOCA_O0", "WORKAROUNDS",
-           "OLD_WORKAROUNDS", "run_workarounds", "Cause", "run_with", "model_explains", "model_judged"]
+           "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]
