@@ -328,7 +328,8 @@ def defects_of(tileiras: str, gpu_name: str) -> tuple[Defect, ...]:
 
 def while_loops_at_O0(tileiras: str, gpu_name: str) -> bool:
     """Whether tileiras version ``tileiras`` for ``gpu_name`` assembles a kernel that holds a while loop
-    at -O0 unless a level is forced (the fuzzer's ``while-O0`` workaround, diff/fuzzknown.py)."""
+    (or an alloca in a loop) at -O0 unless a level is forced (the fuzzer's ``while-O0`` and
+    ``alloca-loop-O0`` workarounds, diff/fuzzmodel.py)."""
     return any(d.trigger is optimiser_loops for d in defects_of(tileiras, gpu_name))
 
 
@@ -344,8 +345,8 @@ def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = No
     """The tileiras arguments before ``-o`` for one ``ir.Kernel``: --gpu-name, then the level a
     user forces (``opt_level`` wins over any workaround) or, for each reproduced defect of this
     combination that the kernel reaches, its workaround (once where two defects share one). A kernel
-    that holds a while loop reaches tileiras 13.4.92's while-loop defect on every target
-    (``holds_while_loop``: -O0). ``kernel`` None (bytes we cannot inspect) gets the workaround of any
+    that holds a while loop or an alloca in a loop reaches tileiras 13.4.92's loop defect on every target
+    (``optimiser_loops``: -O0). ``kernel`` None (bytes we cannot inspect) gets the workaround of any
     reproduced defect.
 
     A forced ``opt_level`` other than 0 on a kernel that reaches a defect risks that defect (for a
@@ -449,7 +450,7 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
 
     ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only
     if this kernel reaches the defect (``kernel_args``): with tileiras 13.4.92 a kernel that holds a
-    while loop is assembled at ``--opt-level 0`` on every target (docs/assembler-defect.md, the
+    while loop or an alloca in a loop is assembled at ``--opt-level 0`` on every target (docs/assembler-defect.md, the
     sixth defect). ``opt_level`` forces ``--opt-level`` (replacing any workaround: a level other than 0
     for such a kernel risks the defect it works around); ``extra_args`` go after the chosen
     arguments. The arguments are part of the cache key (``cache_key``), so a cubin made at one level

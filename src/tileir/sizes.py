@@ -51,6 +51,14 @@ def claim_of(v: int):
 ROW = "row"  # a stride claim's mark: the stride is its row's extent (SizePlan.claim)
 
 
+def divisor_of(claim) -> int:
+    """The number a claim says divides its value (0: none): claim_of's True is SPECIALISE_DIVISOR, its 8
+    and 4 themselves, a (ROW, claim) its claim's."""
+    if isinstance(claim, tuple):
+        claim = claim[1]
+    return SPECIALISE_DIVISOR if claim is True else int(claim or 0)
+
+
 def specialising() -> bool:
     """Whether launches specialise on the stride claims (SPECIALISE; tests and benches flip it)."""
     return SPECIALISE
@@ -176,9 +184,9 @@ class SizePlan:
         # next row is the next matrix's, at a stride ROW does not see)
         self.rows_of = {k: self.extent[(p, d)] for k, (p, d) in self._strides
                         if d == self.ranks[p] - 2 and self.ranks[p] > 2}
-        # the sizes that bound an array's contiguous dimension: a launch claims the ones that are a
-        # multiple of 16 (only those: a row count masks whole rows, and every claim doubles the
-        # cubins a configuration may need)
+        # the sizes that bound an array's contiguous dimension: a launch claims their divisibility
+        # (claim_of; only those: a row count masks whole rows, and every claim multiplies the cubins a
+        # configuration may need)
         self.size_slots = tuple(k for k, reads in self._sizes
                                 if any(d == self.ranks.get(p, 0) - 1 for p, d in reads)) if SPECIALISE_SIZES else ()
         self.claim_slots = tuple(sorted(self.size_slots + self.stride_slots))
@@ -383,4 +391,5 @@ def flat_span(a):
     return np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(a.itemsize,), writeable=a.flags.writeable)
 
 
-__all__ = ["SizePlan", "Hidden", "shape_strides", "flat_span", "SIZE_LIMIT", "SPECIALISE_DIVISOR", "claim_of"]
+__all__ = ["SizePlan", "Hidden", "shape_strides", "flat_span", "SIZE_LIMIT", "SPECIALISE_DIVISOR", "claim_of",
+           "divisor_of", "ROW"]

@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--families", default=None, help="comma-separated family names (default: every family)")
     r.add_argument("--mutants", action="store_true", help="also run every mutant of each family")
     r.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own, or "
-                   "the level a known assembler defect needs: -O0 for a while loop)")
+                   "the level a known assembler defect needs: -O0 for a while loop or an alloca in a loop)")
     r.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     r.add_argument("--no-device", action="store_true", help="host reference and assembly only")
     sub.add_parser("list", help="the families, their tiers and their mutants")
@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "--programs from --seed: a campaign's failures again")
     z.add_argument("--workers", type=int, default=None, help="compile processes (default: one a core; 0: none)")
     z.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own, "
-                   "or the level a known assembler defect needs: -O0 for a program that keeps a while loop, the "
-                   "report's while-O0 workaround, which a level forced here drops)")
+                   "or the level a known assembler defect needs: -O0 for a program that keeps a while loop or an "
+                   "alloca in a loop, the report's while-O0 / alloca-loop-O0 workarounds, which a level forced here "
+                   "drops)")
     z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     z.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu",
                    help="gpu; fake / inprocess: the host reference answers (no GPU; for tests)")

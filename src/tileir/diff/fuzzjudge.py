@@ -21,6 +21,7 @@ sides stopped; a print by the text (its lines as a multiset when several blocks 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -392,8 +393,6 @@ def assert_printed(host: Answer, dev: Answer) -> bool | None:
     error names no such message. Recorded beside a launch failure judged "both stopped", not yet required:
     whether the H200 flushes an assert's printf before its trap is what a campaign's count of these
     (``asserts_printed`` in its report) will tell."""
-    import re
-
     m = re.search(r"\bfz\d+\b", host.error or "")
     if m is None or not dev.printed:
         return None

@@ -180,7 +180,7 @@ class RecorderCore(_dev.Dev):
         if self.sizes is None:
             return
         from ..ir import DivBy
-        from ..sizes import SPECIALISE_DIVISOR
+        from ..sizes import divisor_of
 
         plan = self.sizes
         base = len(self.prog.params) - len(plan.hidden)
@@ -189,19 +189,19 @@ class RecorderCore(_dev.Dev):
         self.prog.unaligned = frozenset(p for p, ok in zip(plan.array_params, div16[n:n + a]) if not ok)
         self.hidden_exact = dict(zip(plan.exact_slots, div16[n + a:]))
         for k in range(len(plan.hidden)):
-            claim = claims.get(k) or 0  # sizes.claim_of's: True (SPECIALISE_DIVISOR), 8, 4; or (ROW, that)
+            claim = claims.get(k)  # sizes.claim_of's True, 8, 4 or False; or (ROW, that)
+            divisor = divisor_of(claim)
             if k in self.hidden_exact:
                 h = self.t_idx_const(self.hidden_exact[k])
             elif isinstance(claim, tuple):  # a row stride that is its row's extent: that extent's handle
                 row = plan.row_of[k]
                 h = self.t_idx_const(row) if isinstance(row, int) else self.hidden_h[row[1]]
-                if not isinstance(row, int) and row[1] not in claims and claim[1]:  # the extent claims nothing
-                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR if claim[1] is True else int(claim[1])), "i32", (), h)
+                if not isinstance(row, int) and row[1] not in claims and divisor:  # the extent claims nothing
+                    h = self.t_assume(DivBy(divisor), "i32", (), h)
             else:
                 h = self.t_scalar(base + k, "i32")
-                claim = int(claim)
-                if claim:
-                    h = self.t_assume(DivBy(SPECIALISE_DIVISOR if claim == 1 else claim), "i32", (), h)
+                if divisor:
+                    h = self.t_assume(DivBy(divisor), "i32", (), h)
             self.hidden_h.append(h)
         self.span_h = {p: self.hidden_h[k] for p, k in plan.span.items()}
 
