@@ -11,7 +11,10 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final      # campaign 5's open 100243 at tileiras' level and at -O0, then the final
+#   bench/fuzz_device.sh final2     # 100243 with carry-swap-O0, then campaign 7 with every workaround and the
+#                                   # judge requiring an assert stop's printed message: 10,000 programs never
+#                                   # drawn before (seed 200001), failures shrunk: ~4 min
+#   bench/fuzz_device.sh final      # (ran 2026-12-02) campaign 5's open 100243 at tileiras' level and at -O0, then the final
 #                                   # campaign with every workaround: 10,000 programs from seed 100001 (campaign
 #                                   # 5's, which ran before the alloca -O0 and the host's signalling-NaN fix),
 #                                   # shrinking what differs: ~6 min
@@ -29,7 +32,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -110,8 +113,15 @@ final)
     --out "$OUT/fuzz_campaign6_h200.json" --repro-dir "$WORK/fuzz_repro6"
   pack fuzz_repro6
   ;;
+final2)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --out "$OUT/fuzz_100243_after_h200.json" > /dev/null
+  timeout 400 python3 -m tileir.diff fuzz --programs 10000 --seed 200001 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
+    --out "$OUT/fuzz_campaign7_h200.json" --repro-dir "$WORK/fuzz_repro7"
+  pack fuzz_repro7
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2" >&2
   exit 2
   ;;
 esac

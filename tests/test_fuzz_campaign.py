@@ -122,27 +122,30 @@ H200_ASSERT_STOP = ("TileirError: kernel 'fuzz': running the kernel (cuStreamSyn
                     "CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)")  # campaign 2's 5630, 6991 word for word
 
 
-def test_an_assert_stop_records_whether_the_device_printed_its_message():
-    """The blind spot (docs/fuzz.md): a launch failure beside a host assert stop is judged both stopped
-    whatever faulted; the verdict now records whether the device's captured output holds that assert's
-    message, and the campaign counts them (asserts_printed). Kills: the flag always true, or read from
-    the wrong assert (the message is the one the host stopped at)."""
+def test_an_assert_stop_needs_the_devices_printed_message():
+    """The blind spot (docs/fuzz.md): a launch failure beside a host assert stop is both stopped only where
+    the device printed an assert's message (the H200 prints before it traps: campaign 6, 3 of 3); the verdict
+    records whether it was the host's assert's, and the campaign counts them (asserts_printed). Kills: the
+    flag always true, or read from the wrong assert (the message is the one the host stopped at); any launch
+    failure taken for the assert's (another fault of the program)."""
     data = _job(_desc([{"op": "assert", "id": 3, "n": 16, "lane": 5, "fire": True}], ("i32",)))
     assert data["prints"]  # a program with an assert has its device output captured
     said = lambda text: judge(data["layout"], data["host"], Answer(error=H200_ASSERT_STOP, printed=text))  # noqa: E731
     assert said("block 0 assert fz3 failed\n")["assert_printed"] is True
     assert said("block 0 assert fz4 failed\n")["assert_printed"] is False
     assert said("")["assert_printed"] is None
-    assert said("fz3")["status"] == said("")["status"] == "equal"  # recorded, not yet required
+    assert said("fz3")["status"] == said("block 1 assert fz4 failed")["status"] == "equal"  # another block's
+    assert said("")["status"] == said("warning: x\n")["status"] == "differ"
 
 
 def test_a_firing_assert_and_a_launch_failure_both_stopped():
     """tileiras writes an assert as a printf and a trap, and the H200 reports the trap as CUDA_ERROR_LAUNCH_FAILED
     whatever the condition: generator 2's constant x != x (campaign 2's 5630, 6991) and a data-dependent one alike
-    (the bounds check's assert; generator 3's x != ASSERT_MARK): both stopped, equal. Only beside a host assert stop:
-    another error there stays a difference, a launch failure where the host ran on a device error, and "assert"
-    elsewhere in the text (an AssertionError, a kernel called assert_fires) is no assert stop."""
-    failed = Answer(error=H200_ASSERT_STOP)
+    (the bounds check's assert; generator 3's x != ASSERT_MARK), its message printed first: both stopped, equal.
+    Only beside a host assert stop: another error there stays a difference, a launch failure where the host ran on
+    a device error, and "assert" elsewhere in the text (an AssertionError, a kernel called assert_fires) is no
+    assert stop."""
+    failed = Answer(error=H200_ASSERT_STOP, printed="assert fz3 failed\n")
     const = _job(_desc([_load(1, "i32"), {"op": "assert", "id": 3, "a": 1, "fire": True}], ("i32",)))
     assert const["layout"].const_fire and const["host"].asserted
     assert judge(const["layout"], const["host"], failed)["status"] == "equal"

@@ -322,3 +322,57 @@ def test_a_run_without_the_alloca_workaround_is_not_taken_for_O0():
     before = [w for w in WORKAROUNDS if w != ALLOCA_O0]
     assert not assembled_at_O0({"workarounds": before}, doc["desc"])
     assert assembled_at_O0({"workarounds": list(WORKAROUNDS)}, doc["desc"])
+
+
+REPRO_100243 = os.path.join(ROOT, "bench", "results", "fuzz_repro_campaign6", "fuzz_differ_100243.json")
+
+
+def _swap_kernel():
+    from tileir.diff.shrink import read_reproducer
+
+    k = ti.lower(build(read_reproducer(REPRO_100243)["desc"]).prog)
+    (loop,) = [i for i in k.body if type(i).__name__ == "ForLoop" and i.carried]
+    return k, loop
+
+
+def test_a_loop_passing_one_carry_to_another_is_assembled_at_O0():
+    """Campaigns 5 and 6's 100243 (bench/results/fuzz_repro_campaign6/): a for loop continuing with its first
+    carry's entering value as its second carry's, wrong at tileiras' default level on the H200 and right at
+    -O0 (fuzz_100243_h200.json, fuzz_100243_O0_h200.json). Kills: carry_yielded_to_another missing from the
+    trigger; a trigger taking a carry passed on in its own place (every loop carrying a token does that)."""
+    k, loop = _swap_kernel()
+    assert asm.carry_yielded_to_another(k) and not asm.holds_while_loop(k) and not asm.alloca_in_a_loop(k)
+    assert asm.kernel_args(k, "13.4.92", "sm_90")[-2:] == ["--opt-level", "0"]
+    cont = loop.body[-1]
+    own = tuple(ti.ir.Val(c) for c in loop.carried)  # each carry passed on in its own place
+    same = dataclasses.replace(loop, body=loop.body[:-1] + (dataclasses.replace(cont, values=own),))
+    flat = dataclasses.replace(k, body=tuple(same if i is loop else i for i in k.body))
+    assert not asm.carry_yielded_to_another(flat)
+    assert asm.kernel_args(flat, "13.4.92", "sm_90") == ["--gpu-name", "sm_90"]
+
+
+def test_the_carry_trigger_reads_each_loop_with_its_own_continues():
+    """Kills: reading the top level only (the swap nested in another loop is missed), and taking a nested
+    loop's continue for its outer loop's (an inner loop passing on its own carries is not a swap of the
+    outer loop's, even where the positions differ)."""
+    k, loop = _swap_kernel()
+    outer = dataclasses.replace(loop, results=(), tys=(), inits=(), carried=(), body=(loop, ti.ir.Cont((), ())))
+    assert asm.carry_yielded_to_another(dataclasses.replace(k, body=tuple(outer if i is loop else i for i in k.body)))
+    own = tuple(ti.ir.Val(c) for c in loop.carried)
+    inner = dataclasses.replace(loop, body=loop.body[:-1] + (dataclasses.replace(loop.body[-1], values=own),))
+    shifted = tuple(reversed(loop.carried))  # the outer loop's places of the inner loop's carries differ
+    outer = dataclasses.replace(loop, carried=shifted, body=(inner, ti.ir.Cont((), ())))
+    assert not asm.carry_yielded_to_another(dataclasses.replace(k, body=tuple(outer if i is loop else i for i in k.body)))
+
+
+def test_a_run_with_the_carry_workaround_is_taken_for_O0():
+    """Kills: assembled_at_O0 not reading carry-swap-O0 (a campaign's 100243 would be "right at -O0" though it
+    ran at -O0), or reading it where the run did not have it (campaign 5)."""
+    from tileir.diff.fuzzknown import CARRY_SWAP_O0, O0_triggers
+    from tileir.diff.shrink import read_reproducer
+
+    desc = read_reproducer(REPRO_100243)["desc"]
+    assert O0_triggers(desc) == (CARRY_SWAP_O0,)
+    assert assembled_at_O0({"workarounds": list(WORKAROUNDS)}, desc)
+    assert not assembled_at_O0({"workarounds": [w for w in WORKAROUNDS if w != CARRY_SWAP_O0]}, desc)
+    assert CARRY_SWAP_O0 not in run_workarounds(2, "sm_90")

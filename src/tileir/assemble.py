@@ -267,10 +267,42 @@ def alloca_in_a_loop(kernel) -> bool:
     return False
 
 
+def _own_continues(body):
+    """The ``Cont`` instructions of a loop's ``body`` that continue that loop: those in its ifs, not
+    those of loops nested in it."""
+    stack = list(body)
+    while stack:
+        ins = stack.pop()
+        kind = type(ins).__name__
+        if kind == "Cont":
+            yield ins
+        elif kind == "IfElse":
+            stack.extend(ins.on_true or ())
+            stack.extend(ins.on_false or ())
+
+
+def carry_yielded_to_another(kernel) -> bool:
+    """A loop that continues with one carry's entering value as another carry's next value (``c1' = c0``
+    beside ``c0' = c0 + c1``: SSA's swap problem): campaign 5's 100243, a for loop of 3 trips whose
+    second result came back as the first carry's final value (2 of 2 lanes wrong at tileiras' default
+    level, right at -O0 on the H200). 285 of campaign 5's 10,000 programs have such a loop and 1
+    differed: the trigger is wider than the defect. No library kernel has one."""
+    from .ir import Val
+
+    for loop in _walk(kernel.body):
+        if type(loop).__name__ not in ("ForLoop", "WhileLoop"):
+            continue
+        pos = {c: i for i, c in enumerate(loop.carried)}
+        for cont in _own_continues(loop.body):
+            if any(isinstance(v, Val) and pos.get(v.id, j) != j for j, v in enumerate(cont.values)):
+                return True
+    return False
+
+
 def optimiser_loops(kernel) -> bool:
     """The trigger of tileiras 13.4.92's loop defects (docs/assembler-defect.md, the sixth):
-    ``holds_while_loop`` or ``alloca_in_a_loop``."""
-    return holds_while_loop(kernel) or alloca_in_a_loop(kernel)
+    ``holds_while_loop``, ``alloca_in_a_loop`` or ``carry_yielded_to_another``."""
+    return holds_while_loop(kernel) or alloca_in_a_loop(kernel) or carry_yielded_to_another(kernel)
 
 
 @dataclass(frozen=True)
@@ -310,10 +342,12 @@ DEFECTS: dict[tuple[str, str], Defect] = {
 _WHILE_13_4_92 = (
     "tileiras 13.4.92 gives wrong answers at its default level and right ones at -O0 for while loops that run "
     "past their first iteration (seen on an H200, sm_90: a loop answering the carried values of an earlier "
-    "iteration in 9 fuzz programs, a misaligned address from allocas in a loop in one) and for an alloca in a "
-    "for loop (one fuzz program, 121 lanes wrong), and its optimiser fails on while loops for every target it "
-    "was tried on, so kernels that hold a while loop or an alloca in a loop are assembled with --opt-level 0 on "
-    "every target; docs/assembler-defect.md and tests/test_assembler_defect.py hold it.")
+    "iteration in 9 fuzz programs, a misaligned address from allocas in a loop in one), for an alloca in a "
+    "for loop (one fuzz program, 121 lanes wrong) and for a for loop that continues with one carry's entering "
+    "value as another carry's (one fuzz program, 2 lanes wrong), and its optimiser fails on while loops for "
+    "every target it was tried on, so kernels that hold a while loop, an alloca in a loop or such a loop are "
+    "assembled with --opt-level 0 on every target; docs/assembler-defect.md and tests/test_assembler_defect.py "
+    "hold it.")
 VERSION_DEFECTS: dict[str, Defect] = {
     "13.4.92": Defect(optimiser_loops, ("--opt-level", "0"), _WHILE_13_4_92),
 }
@@ -328,7 +362,8 @@ def defects_of(tileiras: str, gpu_name: str) -> tuple[Defect, ...]:
 
 def while_loops_at_O0(tileiras: str, gpu_name: str) -> bool:
     """Whether tileiras version ``tileiras`` for ``gpu_name`` assembles a kernel that holds a while loop
-    (or an alloca in a loop) at -O0 unless a level is forced (the fuzzer's ``while-O0`` and
+    (or an alloca in a loop, or a loop passing one carry to another) at -O0 unless a level is forced (the
+    fuzzer's ``while-O0``, ``carry-swap-O0`` and
     ``alloca-loop-O0`` workarounds, diff/fuzzmodel.py)."""
     return any(d.trigger is optimiser_loops for d in defects_of(tileiras, gpu_name))
 
@@ -345,9 +380,9 @@ def kernel_args(kernel, tileiras: str, gpu_name: str, opt_level: int | None = No
     """The tileiras arguments before ``-o`` for one ``ir.Kernel``: --gpu-name, then the level a
     user forces (``opt_level`` wins over any workaround) or, for each reproduced defect of this
     combination that the kernel reaches, its workaround (once where two defects share one). A kernel
-    that holds a while loop or an alloca in a loop reaches tileiras 13.4.92's loop defect on every target
-    (``optimiser_loops``: -O0). ``kernel`` None (bytes we cannot inspect) gets the workaround of any
-    reproduced defect.
+    that holds a while loop, an alloca in a loop or a carry passed to another reaches tileiras 13.4.92's
+    loop defect on every target (``optimiser_loops``: -O0). ``kernel`` None (bytes we cannot inspect) gets the
+    workaround of any reproduced defect.
 
     A forced ``opt_level`` other than 0 on a kernel that reaches a defect risks that defect (for a
     while loop: stale carried values, a misaligned address)."""
@@ -448,15 +483,14 @@ def assemble(bytecode: bytes, gpu_name: str, *, kernel: str, opt_level: int | No
              extra_args=(), cache: bool = True, program=None) -> bytes:
     """The cubin tileiras makes from ``bytecode`` for ``gpu_name`` (e.g. ``"sm_90"``).
 
-    ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only
-    if this kernel reaches the defect (``kernel_args``): with tileiras 13.4.92 a kernel that holds a
-    while loop or an alloca in a loop is assembled at ``--opt-level 0`` on every target (docs/assembler-defect.md, the
-    sixth defect). ``opt_level`` forces ``--opt-level`` (replacing any workaround: a level other than 0
-    for such a kernel risks the defect it works around); ``extra_args`` go after the chosen
-    arguments. The arguments are part of the cache key (``cache_key``), so a cubin made at one level
-    is never answered for another. With ``cache`` the answer is kept in this process (an LRU) and on
-    disk (``cubin_cache``), and a key is compiled once while other threads and processes asking for
-    it wait.
+    ``program`` is the ``ir.Kernel`` the bytes encode: with it, a defect workaround is added only if this
+    kernel reaches the defect (``kernel_args``): with tileiras 13.4.92 a kernel that holds a while loop, an
+    alloca in a loop or a carry passed to another is assembled at ``--opt-level 0`` on every target
+    (docs/assembler-defect.md, the sixth defect). ``opt_level`` forces ``--opt-level`` (replacing any
+    workaround: a level other than 0 for such a kernel risks the defect it works around); ``extra_args`` go
+    after the chosen arguments. The arguments are part of the cache key (``cache_key``), so a cubin made at
+    one level is never answered for another. With ``cache`` the answer is kept in this process (an LRU) and on
+    disk (``cubin_cache``), and a key is compiled once while other threads and processes asking for it wait.
     """
     if not isinstance(gpu_name, str) or not re.fullmatch(r"sm_\d+[a-z]?", gpu_name):
         raise TileirError(f"the target must be an sm_XY name such as 'sm_90', not {gpu_name!r}.",

@@ -408,8 +408,8 @@ def main(argv=None) -> int:
     s.add_argument("--config", nargs="+", action="extend", metavar="KEY=VALUE", help=CONFIG_HELP)
     s.add_argument("--version", help="bytecode version (13.1 .. 13.4; default 13.4)")
     s.add_argument("--opt-level", type=int, dest="opt_level", help="tileiras' -O level (default: its own, or the "
-                   "level a known assembler defect needs: 0 for a while loop or an alloca in a loop; a level given "
-                   "here wins and risks that defect)")
+                   "level a known assembler defect needs: 0 for a while loop, an alloca in a loop or a carry "
+                   "passed to another; a level given here wins and risks that defect)")
     s.add_argument("-o", "--output", help="write to this file (needed for bytecode and cubin)")
     r = sub.add_parser("run", help="run a kernel on fresh random inputs and compare with numpy",
                        description="Run a library case (or one a file of yours registers) on fresh random inputs "

@@ -16,7 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--families", default=None, help="comma-separated family names (default: every family)")
     r.add_argument("--mutants", action="store_true", help="also run every mutant of each family")
     r.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own, or "
-                   "the level a known assembler defect needs: -O0 for a while loop or an alloca in a loop)")
+                   "the level a known assembler defect needs: -O0 for a while loop, an alloca in a loop or a carry "
+                   "passed to another)")
     r.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     r.add_argument("--no-device", action="store_true", help="host reference and assembly only")
     sub.add_parser("list", help="the families, their tiers and their mutants")

@@ -289,8 +289,8 @@ def classify(desc: dict, outcome: dict, tester_o0=None) -> dict:
                 f"answer on {d['lanes']} of {d['of']} lanes", "evidence": ev, **(known or {})}
     at_o0 = assembled_at_O0(outcome, desc)
     if at_o0:  # the run's level was -O0 already (while-O0): the -O0 re-run is the same cubin
-        ev["assembled_at_O0"] = ("the program keeps a while loop or an alloca in a loop: the run had the "
-                                 "while-O0 / alloca-loop-O0 workaround")
+        ev["assembled_at_O0"] = ("the program keeps a while loop, an alloca in a loop or a carry passed to "
+                                 "another: the run had the while-O0 / alloca-loop-O0 / carry-swap-O0 workaround")
     if ev.get("at_O0") == "equal" and not at_o0:
         return {"class": TILEIRAS, "why": "right at -O0, wrong at tileiras' default level (its optimiser's)",
                 "evidence": ev, **(known or {})}

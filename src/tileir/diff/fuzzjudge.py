@@ -387,16 +387,28 @@ def judge(layout: Layout, host: Answer, dev: Answer, redraw: Callable[[], Answer
     return v
 
 
+_MESSAGE = re.compile(r"\bfz\d+\b")  # a fuzz program's assert message (fuzzmem.b_assert)
+
+
 def assert_printed(host: Answer, dev: Answer) -> bool | None:
     """Whether the device's captured standard output holds the message of the assert the host stopped at
     (a fuzz program's assert says "fz<id>": fuzzmem.b_assert): None where nothing was captured or the host's
-    error names no such message. Recorded beside a launch failure judged "both stopped", not yet required:
-    whether the H200 flushes an assert's printf before its trap is what a campaign's count of these
-    (``asserts_printed`` in its report) will tell."""
-    m = re.search(r"\bfz\d+\b", host.error or "")
+    error names no such message. Recorded beside each launch failure judged against a host assert stop."""
+    m = _MESSAGE.search(host.error or "")
     if m is None or not dev.printed:
         return None
     return m.group(0) in dev.printed
+
+
+def printed_an_assert(host: Answer, dev: Answer) -> bool:
+    """Whether a launch failure beside the host's assert stop is an assert's: the device printed an
+    assert message of the program (the host's, or another assert's where several blocks fire and one's
+    trap ends the grid before another prints), or the host's stop names no message to look for. The
+    H200 prints before it traps: campaign 6 (bench/results/fuzz_campaign6_h200.json, asserts_printed)
+    had 3 of 3 such stops with the host's message in the device's output."""
+    if _MESSAGE.search(host.error or "") is None:
+        return True
+    return _MESSAGE.search(dev.printed or "") is not None
 
 
 def _judge(layout: Layout, host: Answer, dev: Answer) -> tuple[dict, int]:
@@ -408,20 +420,21 @@ def _judge(layout: Layout, host: Answer, dev: Answer) -> tuple[dict, int]:
         if host.asserted and dev.asserted:
             v["status"], v["detail"] = "equal", "both stopped at an assert"
         elif host.asserted and LAUNCH_FAILED in (dev.error or ""):
-            # Both stopped. tileiras writes an assert as a printf of its message and a trap, and the H200
-            # reports the trap as an unspecified launch failure, not CUDA_ERROR_ASSERT, whatever the condition:
-            # generator 2's constant x != x (campaign 2's 5630 and 6991) and generator 3's data-dependent ones
-            # alike (the 12 firing ones of bench/results/fuzz_mutant_assert_gen3_h200.json's plain runs were
-            # all judged so). Not checked: that such a launch failure is the assert's and not another fault
-            # of the same program (the device's printf of the message is not read). Layer 2's assert family
-            # never showed otherwise: its check reads "ASSERT" anywhere in the error, and its kernel is called
-            # assert_fires. The H200's assert-dropped run (2026-12-02) fits: 12 of its 24 changed programs stop at
-            # an assert on the host and exactly 12 ran clean plain -- those whose assert never fires -- so the
-            # dropped assert survived. Only beside a host assert stop: a launch failure beside none stays a
-            # device error.
+            # Both stopped, if the device printed an assert's message. tileiras writes an assert as a printf
+            # of its message and a trap, and the H200 reports the trap as an unspecified launch failure, not
+            # CUDA_ERROR_ASSERT, whatever the condition: generator 2's constant x != x (campaign 2's 5630 and
+            # 6991) and generator 3's data-dependent ones alike (the 12 firing ones of
+            # bench/results/fuzz_mutant_assert_gen3_h200.json's plain runs). The printf comes out before the
+            # trap (campaign 6: 3 of 3), so a launch failure with no assert's message printed is another fault
+            # of the program: a difference. Only beside a host assert stop: a launch failure beside none stays
+            # a device error.
             what = "a constant assert" if layout.const_fire else "an assert"
-            v["status"], v["detail"] = "equal", f"both stopped: the host at {what}, the device: {dev.error}"
             v["assert_printed"] = assert_printed(host, dev)
+            if printed_an_assert(host, dev):
+                v["status"], v["detail"] = "equal", f"both stopped: the host at {what}, the device: {dev.error}"
+            else:
+                v.update(status="differ", bad=1, detail=f"the host stopped at {what}; the device failed its launch "
+                         f"without printing an assert's message: {dev.error}")
         elif host.asserted:
             v.update(status="differ", bad=1, detail=f"the host stopped at an assert, the device did not: {dev.error}")
         else:

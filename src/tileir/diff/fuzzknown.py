@@ -25,8 +25,8 @@ import re
 import numpy as np
 
 from .fuzzknown_loops import (
+    O0_triggers,
     assembled_at_O0,
-    keeps_while_loop,
     match_while_first_exit,
     match_while_stale_carries,
     once_loops,
@@ -35,6 +35,7 @@ from .fuzzknown_loops import (
 )
 from .fuzzmodel import (
     ALLOCA_O0,
+    CARRY_SWAP_O0,
     HOST,
     JUDGE,
     NO_TMA_STRIDED,
@@ -469,5 +470,5 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
            "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "NO_TMA_TAIL",
-           "NO_TMA_STRIDED", "ALLOCA_O0", "run_workarounds",
-           "keeps_while_loop", "assembled_at_O0"]
+           "NO_TMA_STRIDED", "ALLOCA_O0", "CARRY_SWAP_O0", "run_workarounds",
+           "O0_triggers", "assembled_at_O0"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fuzzmodel import ALLOCA_O0, WHILE_O0, WORKAROUNDS, _job, _same_verdict, model_judged, run_with
+from .fuzzmodel import ALLOCA_O0, CARRY_SWAP_O0, WHILE_O0, WORKAROUNDS, _job, _same_verdict, model_judged, run_with
 
 
 def stale_while(num: int, j: int, which=None):
@@ -81,30 +81,37 @@ def once_loops(desc: dict) -> list:
     return sorted(op.num for op in prog.walk() if op.kind == "while" and stops_on_first_iteration(prog, op))
 
 
-def keeps_while_loop(desc: dict, alloca: bool = False) -> bool:
-    """Whether ``desc``'s lowered program holds a while loop (assemble.holds_while_loop: the loops the
-    lowering does not write once), so that a run with WHILE_O0 assembled it at -O0; with ``alloca``, an
-    alloca in a loop instead (assemble.alloca_in_a_loop: ALLOCA_O0)."""
+def _level_triggers():
+    """Each -O0 workaround's name and its trigger over the lowered kernel (assemble.py's)."""
+    from .. import assemble as asm
+
+    return ((WHILE_O0, asm.holds_while_loop), (ALLOCA_O0, asm.alloca_in_a_loop),
+            (CARRY_SWAP_O0, asm.carry_yielded_to_another))
+
+
+def O0_triggers(desc: dict) -> tuple[str, ...]:  # noqa: N802 - the level's name
+    """The -O0 workarounds whose trigger ``desc``'s lowered program reaches: WHILE_O0 (a while loop the
+    lowering does not write once, assemble.holds_while_loop), ALLOCA_O0 (an alloca in a loop),
+    CARRY_SWAP_O0 (a loop passing one carry's entering value to another)."""
     from .. import lower
-    from ..assemble import alloca_in_a_loop, holds_while_loop
     from .fuzzbuild import build
 
     try:
         k = lower(build(desc).prog)
     except Exception:
-        return False
-    return alloca_in_a_loop(k) if alloca else holds_while_loop(k)
+        return ()
+    return tuple(name for name, trigger in _level_triggers() if trigger(k))
 
 
 def assembled_at_O0(outcome: dict, desc: dict | None) -> bool:
-    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by the WHILE_O0 or ALLOCA_O0
-    workaround (its ``workarounds``; none listed: WORKAROUNDS) because its program keeps a while loop or
-    an alloca in a loop: there a re-run at -O0 is the same cubin, and "right at -O0, wrong at the default
-    level" cannot be said."""
+    """Whether the run that answered ``outcome`` assembled ``desc`` at -O0 by an -O0 workaround (WHILE_O0,
+    ALLOCA_O0, CARRY_SWAP_O0 among its ``workarounds``; none listed: WORKAROUNDS) because its program
+    reaches that workaround's trigger: there a re-run at -O0 is the same cubin, and "right at -O0, wrong
+    at the default level" cannot be said."""
     if desc is None:
         return False
     ws = outcome.get("workarounds", WORKAROUNDS)
-    return (WHILE_O0 in ws and keeps_while_loop(desc)) or (ALLOCA_O0 in ws and keeps_while_loop(desc, alloca=True))
+    return any(name in ws for name in O0_triggers(desc))
 
 
 def match_while_first_exit(outcome: dict, desc: dict):
@@ -186,5 +193,5 @@ def match_while_stale_carries(outcome: dict, desc: dict):
     return None
 
 
-__all__ = ["stale_while", "while_exits", "once_loops", "keeps_while_loop", "assembled_at_O0",
+__all__ = ["stale_while", "while_exits", "once_loops", "O0_triggers", "assembled_at_O0",
            "match_while_first_exit", "match_while_stale_carries"]

@@ -29,8 +29,11 @@ NO_TMA_STRIDED = "no-tma-strided-load"
 # ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
 # defect entry as WHILE_O0, so a run has both or neither)
 ALLOCA_O0 = "alloca-loop-O0"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0)
-_LEVEL = (WHILE_O0, ALLOCA_O0)  # the workarounds a forced level other than 0 takes away
+# CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
+# assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
+CARRY_SWAP_O0 = "carry-swap-O0"
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0)
+_LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
@@ -227,5 +230,6 @@ def _walk(desc: dict):
     return walk(desc.get("body") or [])
 
 
-__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "ALLOCA_O0", "WORKAROUNDS",
+__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "ALLOCA_O0", "CARRY_SWAP_O0",
+           "WORKAROUNDS",
            "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]

@@ -1,0 +1,110 @@
+"""Where a training step's host time goes, op by op: the host microseconds of one call of each
+tileir.ops op the training example uses (examples/07_training.py), beside torch's own op, at a size
+so small that the GPU never holds the host back (the host is what is timed: calls are queued, one
+synchronisation at the end of each batch of calls); then the op's kernel called directly on
+preallocated outputs (what is left is the op's own Python), and the top functions of a cProfile of
+the slowest op. GPU needed.
+
+    PYTHONPATH=src python bench/op_host_cost.py --out bench/results/op_host_cost_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tileir.ops as T
+from tileir.kernels import matmul_nt
+
+REPS = 300
+
+
+def us(fn, reps: int = REPS) -> float:
+    """Best of 5 batches: host microseconds per call (the queue drained between batches)."""
+    fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, (time.perf_counter() - t) / reps * 1e6)
+        torch.cuda.synchronize()
+    return round(best, 2)
+
+
+def cases(dev):
+    """(name, tileir call, torch call) at the example's shapes' form, tiny: [tokens, d] activations,
+    [B, H, S, D] attention."""
+    bf = torch.bfloat16
+    x = torch.randn(64, 64, device=dev, dtype=bf)
+    w = torch.randn(128, 64, device=dev, dtype=bf)  # a Linear weight [N, K]
+    g = torch.ones(64, device=dev, dtype=bf)
+    q, k, v = (torch.randn(1, 2, 64, 64, device=dev, dtype=bf) for _ in range(3))
+    xg, wg, gg = (t.detach().clone().requires_grad_() for t in (x, w, g))
+    qg, kg, vg = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    out = torch.empty(64, 128, device=dev, dtype=bf)
+    yield "matmul x @ W.T", lambda: T.matmul(x, w.t()), lambda: x @ w.t()
+    yield "matmul_nt kernel (out given)", lambda: matmul_nt(x, w, out, fmt="bf16"), lambda: torch.mm(x, w.t(), out=out)
+    yield "matmul fwd+bwd", lambda: T.matmul(xg, wg.t()).sum().backward(), lambda: (xg @ wg.t()).sum().backward()
+    yield "rms_norm", lambda: T.rms_norm(x, (64,), g), lambda: F.rms_norm(x, (64,), g)
+    yield "rms_norm fwd+bwd", lambda: T.rms_norm(xg, (64,), gg).sum().backward(), \
+        lambda: F.rms_norm(xg, (64,), gg).sum().backward()
+    yield "attention causal", lambda: T.attention(q, k, v, causal=True), \
+        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    yield "attention causal fwd+bwd", lambda: T.attention(qg, kg, vg, causal=True).sum().backward(), \
+        lambda: F.scaled_dot_product_attention(qg, kg, vg, is_causal=True).sum().backward()
+    yield "sum + backward alone", lambda: xg.sum().backward(), lambda: xg.sum().backward()
+
+
+def profile(fn, reps: int = REPS) -> list:
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(reps):
+        fn()
+    pr.disable()
+    torch.cuda.synchronize()
+    s = io.StringIO()
+    st = pstats.Stats(pr, stream=s)
+    rows = []
+    for (file, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():
+        rows.append({"fn": f"{file.rsplit('/', 2)[-1]}:{line}:{name}", "calls_per_op": round(nc / reps, 2),
+                     "tottime_us_per_op": round(tt / reps * 1e6, 2), "cumtime_us_per_op": round(ct / reps * 1e6, 2)})
+    rows.sort(key=lambda r: -r["tottime_us_per_op"])
+    return rows[:30]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    dev = torch.device("cuda")
+    rows, fns = [], {}
+    for name, ours, theirs in cases(dev):
+        r = {"op": name, "tileir_us": us(ours), "torch_us": us(theirs)}
+        r["ratio"] = round(r["tileir_us"] / r["torch_us"], 3)
+        rows.append(r)
+        fns[name] = ours
+        print(f"{name:32s} tileir {r['tileir_us']:8.1f} us  torch {r['torch_us']:8.1f} us  {r['ratio']:.2f}x", flush=True)
+    record = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": REPS, "rows": rows,
+              "profiles": {n: profile(fns[n]) for n in ("matmul x @ W.T", "matmul fwd+bwd", "rms_norm fwd+bwd",
+                                                          "attention causal fwd+bwd")}}
+    for n, prof in record["profiles"].items():
+        print(f"-- {n}: top tottime")
+        for p in prof[:12]:
+            print(f"   {p['tottime_us_per_op']:7.2f} us  x{p['calls_per_op']:<5} {p['fn']}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(record, f, separators=(",", ":"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
