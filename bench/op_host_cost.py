@@ -92,7 +92,8 @@ def main(argv=None) -> int:
         r["ratio"] = round(r["tileir_us"] / r["torch_us"], 3)
         rows.append(r)
         fns[name] = ours
-        print(f"{name:32s} tileir {r['tileir_us']:8.1f} us  torch {r['torch_us']:8.1f} us  {r['ratio']:.2f}x", flush=True)
+        print(f"{name:32s} tileir {r['tileir_us']:8.1f} us  torch {r['torch_us']:8.1f} us  {r['ratio']:.2f}x",
+              flush=True)
     record = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": REPS, "rows": rows,
               "profiles": {n: profile(fns[n]) for n in ("matmul x @ W.T", "matmul fwd+bwd", "rms_norm fwd+bwd",
                                                           "attention causal fwd+bwd")}}
