@@ -11,7 +11,10 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final2     # 100243 with carry-swap-O0, then campaign 7 with every workaround and the
+#   bench/fuzz_device.sh final3     # campaign 7's five with no-tma-gap-load and the judge's order-dependent sums,
+#                                   # a focused campaign of 3000 view-load programs, then campaign 8: 10,000
+#                                   # programs never drawn before (seed 300001), failures shrunk: ~6 min
+#   bench/fuzz_device.sh final2     # (ran 2026-12-02) 100243 with carry-swap-O0, then campaign 7 with every workaround and the
 #                                   # judge requiring an assert stop's printed message: 10,000 programs never
 #                                   # drawn before (seed 200001), failures shrunk: ~4 min
 #   bench/fuzz_device.sh final      # (ran 2026-12-02) campaign 5's open 100243 at tileiras' level and at -O0, then the final
@@ -32,7 +35,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -120,8 +123,20 @@ final2)
     --out "$OUT/fuzz_campaign7_h200.json" --repro-dir "$WORK/fuzz_repro7"
   pack fuzz_repro7
   ;;
+final3)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 201871,203448,204236,205930,207142 \
+    --out "$OUT/fuzz_campaign7_after_h200.json" > /dev/null
+  timeout 150 python3 -m tileir.diff fuzz --programs 3000 --seed 400001 --focus vload --time-limit 90 \
+    --max-shrink 4 --max-shrink-per-class 2 --shrink-s 20 --shrink-total-s 40 \
+    --out "$OUT/fuzz_vload_focus_h200.json" --repro-dir "$WORK/fuzz_repro_vload" > /dev/null
+  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 300001 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
+    --out "$OUT/fuzz_campaign8_h200.json" --repro-dir "$WORK/fuzz_repro8"
+  pack fuzz_repro_vload
+  pack fuzz_repro8
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3" >&2
   exit 2
   ;;
 esac

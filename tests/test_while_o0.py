@@ -362,7 +362,8 @@ def test_the_carry_trigger_reads_each_loop_with_its_own_continues():
     inner = dataclasses.replace(loop, body=loop.body[:-1] + (dataclasses.replace(loop.body[-1], values=own),))
     shifted = tuple(reversed(loop.carried))  # the outer loop's places of the inner loop's carries differ
     outer = dataclasses.replace(loop, carried=shifted, body=(inner, ti.ir.Cont((), ())))
-    assert not asm.carry_yielded_to_another(dataclasses.replace(k, body=tuple(outer if i is loop else i for i in k.body)))
+    nested = dataclasses.replace(k, body=tuple(outer if i is loop else i for i in k.body))
+    assert not asm.carry_yielded_to_another(nested)
 
 
 def test_a_run_with_the_carry_workaround_is_taken_for_O0():

@@ -183,23 +183,31 @@ def source_bounds(it, op) -> list:
     if isinstance(a, Reduce) and _body_computes(op):
         out: list[np.ndarray | None] = []
         dim = a.dim
-        for h, res in zip(a.operands, op.res):
+        for h in a.operands:
             d = it.prog.info[h].dtype
             if not _is_float(d):
                 out.append(None)
                 continue
-            x = np.abs(np.asarray(it.val(h)).astype(np.float64))
+            raw = np.asarray(it.val(h)).astype(np.float64)
+            x = np.abs(raw)
             n = x.shape[dim]
+            # a scan's lanes take the whole row's magnitude (a looser bound than each lane's prefix: the
+            # campaigns' recorded verdicts were judged so)
             s = np.nansum(np.where(np.isinf(x), 0, x), axis=dim, keepdims=k == "scan")
             b = 2 * n * UNIT.get(d, 2.0 ** -24) * s
             # a partial sum may pass the format's range in one order and not in another (each partial
             # is rounded to the format: an f16 sum of +-65504s overflows to inf on the device where the
             # host, folding in f32, stays finite -- campaign 1's seed 865): where the magnitudes could
             # add up past the largest finite value no bound holds, and the lane is not judged (an
-            # infinite move changes its class)
+            # infinite bound: PerturbedInterp gives such a fold's lanes another class)
             top = _largest(d) if d != "f64" else float(np.finfo(np.float64).max)
             b = np.where(s + b >= top, np.inf, b)
-            out.append(np.broadcast_to(b, np.shape(it.vals[res])) if k == "scan" else b)
+            if k == "scan":
+                b = np.broadcast_to(b, np.shape(it.vals[op.res[len(out)]]))
+            # ...except a NaN every order answers: a NaN among the folded elements, or both infinities
+            # (a scan's lane folds its own prefix, or suffix when reversed)
+            b = np.where(_forced_nan(raw, dim, k == "scan", k == "scan" and a.reverse), 0.0, b)
+            out.append(b)
         return out
     if isinstance(a, MmaF):
         x = np.abs(np.asarray(it.val(a.a)).astype(np.float64))
@@ -214,6 +222,21 @@ def source_bounds(it, op) -> list:
             return [np.maximum(2 * (a.k + 1) * u * mag, b.reshape(np.shape(mag)))]
         return [2 * (a.k + 1) * u * mag]
     return []
+
+
+def _forced_nan(x: np.ndarray, dim: int, scan: bool, reverse: bool) -> np.ndarray:
+    """Per lane of a sum fold of ``x`` along ``dim`` (a reduce, or a scan's prefix / suffix): whether every
+    order of the fold answers NaN (a NaN among its elements, or +inf and -inf both)."""
+    nan, pos, neg = np.isnan(x), x == np.inf, x == -np.inf
+    if not scan:
+        return np.any(nan, axis=dim) | (np.any(pos, axis=dim) & np.any(neg, axis=dim))
+
+    def seen(m):
+        m = np.flip(m, dim) if reverse else m
+        m = np.logical_or.accumulate(m, axis=dim)
+        return np.flip(m, dim) if reverse else m
+
+    return seen(nan) | (seen(pos) & seen(neg))
 
 
 class PerturbedInterp(Interp):
@@ -247,7 +270,19 @@ class PerturbedInterp(Interp):
                 big = float(np.finfo(np.float64).max) if d == "f64" else _largest(d)
                 inward = np.isinf(v64)
                 moved = np.where(inward, np.sign(v64) * big, moved)
-                self.set(h, to_format(BY_NAME[d], np.where(np.isfinite(v64) | inward, moved, v64)))
+                moved = np.where(np.isfinite(v64) | inward, moved, v64)
+                if isinstance(op.a, Reduce):
+                    # a fold whose partial sums may pass the format's range (an infinite bound) answers any
+                    # class in some order: an overflow's inf may be the other infinity or a finite sum of
+                    # either sign (the f16 sum of campaign 7's 205930, whose rsqrt the H200 answered NaN), a
+                    # NaN of inf - inf an inf (campaign 7's 207142, a reverse scan). The runs that move everything
+                    # one way give such a lane an infinity (the other one where it is one); the random runs a
+                    # NaN: a later min / max drops a NaN (campaign 1's 865), a saturating conversion to f8 an
+                    # infinity's sign (205930's sum stored as f8E5M2: the host's inf is 57344, the H200's NaN)
+                    wild = np.isinf(np.asarray(b))
+                    other = np.where(np.isinf(v64), -v64, s * np.inf) if self.sign else np.nan
+                    moved = np.where(wild, other, moved)
+                self.set(h, to_format(BY_NAME[d], moved))
 
 
 def _largest(fmt: str) -> float:

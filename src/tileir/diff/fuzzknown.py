@@ -38,6 +38,7 @@ from .fuzzmodel import (
     CARRY_SWAP_O0,
     HOST,
     JUDGE,
+    NO_TMA_GAP_LOAD,
     NO_TMA_STRIDED,
     NO_TMA_TAIL,
     OLD_WORKAROUNDS,
@@ -96,21 +97,59 @@ def pitch_gap_store(last_row: bool):
         tv = view["tv"]
         buf = tv["buf"]
         offs, inb = V._tile_geometry(it, view, a.indices)
-        tile, dim_map = view["tile"], view["dim_map"]
-        step = view.get("step", tile)
-        loose = np.ones(tile, dtype=bool)
-        for k, (t, d) in enumerate(zip(tile, dim_map)):
-            c = int(np.asarray(it.val(a.indices[k]))) * step[k] + \
-                np.arange(t, dtype=np.int64).reshape([t if j == k else 1 for j in range(len(tile))])
-            others = [st for j, st in enumerate(tv["strides"]) if j != d]
-            lim = max(min(others), tv["shape"][d]) if tv["strides"][d] == 1 and others else tv["shape"][d]
-            loose = loose & (c >= 0) & (c < lim)
+        loose = _gap_lanes(it, view, a.indices, view["tile"], view["dim_map"])
         if not last_row:
-            loose &= offs <= tv["base"] + sum((n - 1) * st for n, st in zip(tv["shape"], tv["strides"]))
+            loose &= offs <= _last_element(tv)
         v = np.broadcast_to(np.asarray(it.val(a.value)), offs.shape)
         gap = loose & ~inb & (offs >= 0) & (offs < buf.size)
         buf[offs[gap]] = v[gap]
         buf[offs[inb]] = v[inb]
+
+    return rule
+
+
+def _gap_lanes(it, view, indices, tile, dim_map):
+    """The tile's lanes in a pitch gap: past the shape along the tensor's contiguous dimension (stride 1),
+    short of the next row (the smallest other stride)."""
+    tv = view["tv"]
+    step = view.get("step", tile)
+    loose = np.ones(tile, dtype=bool)
+    for k, (t, d) in enumerate(zip(tile, dim_map)):
+        c = int(np.asarray(it.val(indices[k]))) * step[k] + \
+            np.arange(t, dtype=np.int64).reshape([t if j == k else 1 for j in range(len(tile))])
+        others = [st for j, st in enumerate(tv["strides"]) if j != d]
+        lim = max(min(others), tv["shape"][d]) if tv["strides"][d] == 1 and others else tv["shape"][d]
+        loose = loose & (c >= 0) & (c < lim)
+    return loose
+
+
+def _last_element(tv) -> int:
+    return tv["base"] + sum((n - 1) * st for n, st in zip(tv["shape"], tv["strides"]))
+
+
+def pitch_gap_load(last_row: bool):
+    """load_view of a partition view as the H200 answered it in campaign 7 (seeds 201871, 203448, 204236):
+    the lanes of a row's pitch gap (past the shape along the contiguous dimension, short of the next row)
+    read the memory there instead of the padding -- with ``last_row`` False not those past the tensor's last
+    element (those three: every gap but the last row's); every other lane is the host's."""
+    from ..families import views as V
+    from ..ref.core import RULES
+
+    def rule(it, op):
+        RULES["load_view"](it, op)
+        a = op.a
+        view = it.val(a.view)
+        if view.get("step") is not None or "sparse_dim" in view:  # a strided or gather view: the host's answer
+            return
+        tv = view["tv"]
+        buf = tv["buf"]
+        offs, inb = V._tile_geometry(it, view, a.indices)
+        gap = _gap_lanes(it, view, a.indices, view["tile"], view["dim_map"]) & ~inb & (offs >= 0) & (offs < buf.size)
+        if not last_row:
+            gap &= offs <= _last_element(tv)
+        v = np.array(np.broadcast_to(np.asarray(it.val(op.res[0])), offs.shape))
+        v[gap] = buf[offs[gap]]
+        it.set(op.res[0], v.astype(buf.dtype))
 
     return rule
 
@@ -215,6 +254,18 @@ def match_view_store_pitch_gap(outcome: dict, desc: dict):
         ev = model_judged(desc, outcome, {"store_view": pitch_gap_store(last_row)})
         if ev:
             return dict(ev, model="diff.fuzzknown.pitch_gap_store", last_row=last_row)
+    return None
+
+
+def match_view_load_pitch_gap(outcome: dict, desc: dict):
+    if outcome.get("status") != "differ" or desc is None or \
+            NO_TMA_GAP_LOAD in outcome.get("workarounds", WORKAROUNDS) or \
+            not any(s.get("op") == "vload" and s.get("kind") == "partition" for s in _walk(desc)):
+        return None
+    for last_row in (False, True):
+        ev = model_judged(desc, outcome, {"load_view": pitch_gap_load(last_row)})
+        if ev:
+            return dict(ev, model="diff.fuzzknown.pitch_gap_load", last_row=last_row)
     return None
 
 
@@ -389,6 +440,14 @@ CAUSES = (
           "3, 0 failing of 248 without TMA). Every strided view load carries allow_tma = false now "
           "(no-tma-strided-load); this matches only a run without it",
           status="differ", match=match_strided_load_past_edge),
+    Cause("view-load-pitch-gap", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90): a partition view's load whose tile crosses the tensor's contiguous end into a "
+          "padded pitch's gap read the gap's memory instead of the padding (diff.fuzzknown.pitch_gap_load): "
+          "campaign 7's seeds 201871 (column-major rows of 7 f32 at a pitch of 8), 203448 and 204236 (i32 rows "
+          "of 3 at a pitch of 4), wrong at every level; the load's half of view-store-pitch-gap. A load_view "
+          "whose tile can cross a contiguous end with a gap after it carries allow_tma = false now "
+          "(no-tma-gap-load); this matches only a run without it",
+          status="differ", match=match_view_load_pitch_gap),
     Cause("reduce-order", JUDGE, "fixed",
           "ours: generator 2 draws reductions whose body takes the element or the accumulator, which d_reduce "
           "forbids (the fold's order is unspecified: the body must be associative and commutative), and the "
@@ -470,5 +529,6 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "match_while_stale_carries", "match_view_store_pitch_gap", "match_strided_load_past_edge",
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
            "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "NO_TMA_TAIL",
-           "NO_TMA_STRIDED", "ALLOCA_O0", "CARRY_SWAP_O0", "run_workarounds",
+           "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0", "CARRY_SWAP_O0", "run_workarounds", "pitch_gap_load",
+           "match_view_load_pitch_gap",
            "O0_triggers", "assembled_at_O0"]

@@ -26,13 +26,17 @@ WHILE_O0 = "while-O0"
 NO_TMA_TAIL = "no-tma-store-tail"
 # NO_TMA_STRIDED: every load_view of a strided view carries allow_tma = false (families/views.py)
 NO_TMA_STRIDED = "no-tma-strided-load"
+# NO_TMA_GAP_LOAD: a load_view whose tile can cross a contiguous end with a pitch gap after it carries
+# allow_tma = false (families/views.py load_may_read_a_gap)
+NO_TMA_GAP_LOAD = "no-tma-gap-load"
 # ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
 # defect entry as WHILE_O0, so a run has both or neither)
 ALLOCA_O0 = "alloca-loop-O0"
 # CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
 # assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
 CARRY_SWAP_O0 = "carry-swap-O0"
-WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0)
+WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0,
+               NO_TMA_GAP_LOAD)
 _LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
@@ -45,6 +49,7 @@ def lower_as_run(workarounds) -> None:
 
     views.HINT["store_tail"] = NO_TMA_TAIL in workarounds
     views.HINT["strided_load"] = NO_TMA_STRIDED in workarounds
+    views.HINT["gap_load"] = NO_TMA_GAP_LOAD in workarounds
 
 
 def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
@@ -230,6 +235,6 @@ def _walk(desc: dict):
     return walk(desc.get("body") or [])
 
 
-__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "ALLOCA_O0", "CARRY_SWAP_O0",
-           "WORKAROUNDS",
+__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
+           "CARRY_SWAP_O0", "WORKAROUNDS",
            "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]

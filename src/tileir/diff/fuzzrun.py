@@ -216,7 +216,8 @@ def fake_answer(job: dict, rules=None) -> Answer:
         ans.error = f"{type(e).__name__}: {e}"
         if "d_assert failed" in ans.error:  # stopped as the H200 stops at a firing assert (fuzzjudge.LAUNCH_FAILED),
             said = ans.error.split("d_assert failed", 1)[1].rstrip()  # its message printed first
-            ans.printed, ans.error = "".join(it.printed if it else ()) + f"assert failed{said}\n", FAKE_ASSERT_STOP + said + "]"
+            ans.printed = "".join(it.printed if it else ()) + f"assert failed{said}\n"
+            ans.error = FAKE_ASSERT_STOP + said + "]"
     lay = job["layout"]
     ans.outs = {lay.params[i][0]: args[i] for i in lay.outputs()}
     return ans

@@ -245,7 +245,10 @@ def _lower_load_view(lw, op):
     # 1-3's seed 663, the only failing one; no strided load without TMA failed: 0 of 248 at risk on the CPU,
     # bench/results/strided_load_trigger_cpu.json): tileiras 13.4.92 is asked for none (no library kernel
     # reads a strided view)
-    hints = NO_TMA if HINT["strided_load"] and isinstance(ty, ir.StridedView) else ()
+    # and a partition view's load past the contiguous end read a padded pitch's gap (campaign 7's 201871,
+    # 203448, 204236: load_may_read_a_gap)
+    hints = NO_TMA if (HINT["strided_load"] and isinstance(ty, ir.StridedView)) or (
+        HINT["gap_load"] and load_may_read_a_gap(lw.prog, a.view, a.inbounds, _facts(lw))) else ()
     _, tok = lw.results(op, 2, ir.LoadViewTile, lw.val(a.view), ty, idx, tuple(lw.ty(h) for h in a.indices),
                         ir.tile(ty.tile_shape, a.dtype), lw.tokens.for_read(p), a.inbounds, hints)
     lw.tokens.after_read(p, tok)
@@ -266,11 +269,16 @@ def _store_hints(lw, a: StoreView) -> tuple:
     """NO_TMA where tail_may_share_a_group says so (the program's facts gathered once a lowering)."""
     if not HINT["store_tail"]:
         return ()
+    return NO_TMA if tail_may_share_a_group(lw.prog, a.view, a.inbounds, _facts(lw)) else ()
+
+
+def _facts(lw):
+    """view_facts of the program being lowered, gathered once a lowering."""
     memo = lw.scopes[0].memo
     facts = memo.get("view facts")
     if facts is None:
         facts = memo["view facts"] = view_facts(lw.prog)
-    return NO_TMA if tail_may_share_a_group(lw.prog, a.view, a.inbounds, facts) else ()
+    return facts
 
 
 # ---- the TMA store workaround (docs/assembler-defect.md, the fourth defect) ---------------------------
@@ -292,9 +300,9 @@ def _store_hints(lw, a: StoreView) -> tuple:
 
 NO_TMA = (("sm_90", (("allow_tma", False),)),)
 GROUP = 16  # bytes: the memory group TMA writes whole
-# the two TMA workarounds, on unless a study lowers as a run without them did (the fuzz reports' names:
-# no-tma-store-tail, no-tma-strided-load; bench/tma_store_ab.py times the stores' both ways)
-HINT = {"store_tail": True, "strided_load": True}
+# the TMA workarounds, on unless a study lowers as a run without them did (the fuzz reports' names:
+# no-tma-store-tail, no-tma-strided-load, no-tma-gap-load; bench/tma_store_ab.py times the stores' both ways)
+HINT = {"store_tail": True, "strided_load": True, "gap_load": True}
 
 
 _VIEW_MAKERS = ("tensor_view", "partition_view", "strided_view", "gather_view")
@@ -317,21 +325,31 @@ def view_facts(prog) -> tuple[dict, dict, dict]:
     return known, makers, roots
 
 
-def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
+def load_may_read_a_gap(prog, view, inbounds=(), facts=None) -> bool:
+    """Whether a load_view of ``view`` may have a lane in a pitch gap: its tile can cross a unit-stride
+    dimension's end after which the next row may not start at once (the next stride not known to be the
+    extent, as tail_may_share_a_group's gap). tileiras 13.4.92 read the gap's memory there, not the
+    padding (campaign 7: column-major rows of 7 f32 at a pitch of 8, i32 rows of 3 at a pitch of 4); a
+    load past a gapless end was right in every campaign, so alignment does not matter here."""
+    return tail_may_share_a_group(prog, view, inbounds, facts, gap_only=True)
+
+
+def tail_may_share_a_group(prog, view, inbounds=(), facts=None, gap_only=False) -> bool:
     """Whether a store_view into ``view`` may have a lane past the tensor in the same 16-byte group as a
     lane in it, by what the program knows of the sizes, strides and base (static values, claims): some
     dimension the tile can cross whose stride is not 1 and not known a multiple of 16 bytes, or a unit-stride
     dimension it can cross whose extent, the view's base offset or another dimension's stride is not known
     a multiple of 16 bytes, or after which a pitch gap may lie (the next stride not known to be its extent:
     the same constant, or the same run-time size -- a launch's ROW claim, sizes.SizePlan.claim).
-    A dimension is not crossed where the tile's extent divides the tensor's (known) or inbounds promises it."""
+    A dimension is not crossed where the tile's extent divides the tensor's (known) or inbounds promises it.
+    With ``gap_only``, only the gap counts (``load_may_read_a_gap``)."""
     known, makers, roots = facts or view_facts(prog)
     tile_op = makers.get(view)
     tv_op = makers.get(tile_op.a.src) if tile_op is not None and tile_op.kind != "tensor_view" else None
     if tv_op is None or tv_op.kind != "tensor_view":
         return True  # a view we cannot follow: ask for no TMA
     tv, ty = TensorView.of(tv_op), prog.views[view]["ty"]
-    if tv.param in prog.unaligned:
+    if tv.param in prog.unaligned and not gap_only:
         return True  # its address is not claimed aligned: no boundary of it is known
     bits = BY_NAME[tv.dtype].bits
 
@@ -370,6 +388,10 @@ def tail_may_share_a_group(prog, view, inbounds=(), facts=None) -> bool:
         if promised or (not strided and extents[d] % t == 0):
             continue  # this edge is never crossed
         unit = tv.strides[d] == 1
+        if gap_only:
+            if unit and not gapless(d):
+                return True
+            continue
         if not unit and not on_group(strides[d]):
             return True
         if unit and not (on_group(extents[d]) and on_group(base) and gapless(d)
