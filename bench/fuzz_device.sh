@@ -11,7 +11,9 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final3     # campaign 7's five with no-tma-gap-load and the judge's order-dependent sums,
+#   bench/fuzz_device.sh final4     # campaign 8's 305091 with the judge's periodic rule, then campaign 9: 10,000
+#                                   # programs never drawn before (seed 500001), failures shrunk: ~4 min
+#   bench/fuzz_device.sh final3     # (ran 2026-12-02) campaign 7's five with no-tma-gap-load and the judge's order-dependent sums,
 #                                   # a focused campaign of 3000 view-load programs, then campaign 8: 10,000
 #                                   # programs never drawn before (seed 300001), failures shrunk: ~6 min
 #   bench/fuzz_device.sh final2     # (ran 2026-12-02) 100243 with carry-swap-O0, then campaign 7 with every workaround and the
@@ -35,7 +37,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -135,8 +137,15 @@ final3)
   pack fuzz_repro_vload
   pack fuzz_repro8
   ;;
+final4)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 305091 --out "$OUT/fuzz_campaign8_after_h200.json" > /dev/null
+  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 500001 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
+    --out "$OUT/fuzz_campaign9_h200.json" --repro-dir "$WORK/fuzz_repro9"
+  pack fuzz_repro9
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4" >&2
   exit 2
   ;;
 esac

@@ -1,11 +1,14 @@
-"""Campaign 7's unexplained differences (bench/results/fuzz_campaign7_h200.json), without a GPU:
+"""Campaigns 7 and 8's unexplained differences (bench/results/fuzz_campaign7_h200.json,
+fuzz_campaign8_h200.json), without a GPU:
 
 * a partition view's load whose tile crosses the tensor's contiguous end into a padded pitch's gap read the
   gap's memory instead of the padding (201871, 203448, 204236: diff.fuzzknown.pitch_gap_load answers every
   lane the device did); such a load now carries allow_tma = false (families/views.py load_may_read_a_gap);
 * a float sum whose partial sums may pass the format's range answers any class in some order (205930's f16
   sum under an rsqrt, 207142's reverse scan of two largest f32s beside -inf): the judge no longer judges
-  those lanes (fuzzjudge.PerturbedInterp, source_bounds).
+  those lanes (fuzzjudge.PerturbedInterp, source_bounds);
+* a cos of an approximate argument so large that its few ulps span a radian (campaign 8's 305091: cos(cosh(x)))
+  is any value in its range: not judged either.
 
 Each test names the mutants it kills."""
 
@@ -128,3 +131,33 @@ def test_a_forced_nan_stays_judged_where_the_row_may_overflow():
     host = _scan_job([big, big, np.inf, -np.inf] + [1.0] * 4, reverse=False)
     un, out = host.unjudged["out_f32"][:8], host.outs["out_f32"][:8]
     assert un[0] and un[1] and un[2] and np.isnan(out[3]) and not un[3] and not un[7]
+
+
+REPRO_305091 = os.path.join(ROOT, "bench", "results", "fuzz_repro_campaign8", "fuzz_differ_305091.json")
+
+
+def _cos_job(x, of_cosh: bool):
+    body = [fuzz_load(1, "f32", (len(x),))]
+    if of_cosh:
+        body.append({"op": "un", "id": 2, "f": "cosh", "a": 1})
+    body += [{"op": "un", "id": 3, "f": "cos", "a": 2 if of_cosh else 1}, {"op": "store", "id": 4, "a": 3}]
+    job = fuzz_job(fuzz_desc(body))
+    job["args"][0][: len(x)] = np.asarray(x, np.float32)
+    from tileir.diff.fuzzjudge import host_answer
+
+    return host_answer(build(job["desc"]).prog, job["layout"], job["args"], draws=1)
+
+
+def test_a_periodic_function_of_a_coarse_approximate_argument_is_not_judged():
+    """305091 shrunk: cos(cosh(x)) at the lane the H200 answered 0.9994 for the host's -0.9995 is unjudged; a cos
+    of a large argument loaded exactly, and a cos of a small approximate one, stay judged. Kills: the rule
+    dropped (305091 differs again), taken for every large argument (an exact one's cos is the device's to get
+    right), or for every approximate one (cos(cosh(0.5)) has a bound)."""
+    from tileir.diff.shrink import read_reproducer
+
+    desc = read_reproducer(REPRO_305091)["desc"]
+    assert fuzz_job(desc)["host"].unjudged["out_f32"][110]
+    exact = _cos_job([3.0e7, 1.0e9] + [1.0] * 6, of_cosh=False)
+    assert not exact.unjudged["out_f32"][:8].any()
+    approx = _cos_job([0.5, 40.0] + [1.0] * 6, of_cosh=True)  # cosh(40) ~ 1.2e17: its ulps span radians
+    assert not approx.unjudged["out_f32"][0] and approx.unjudged["out_f32"][1]
