@@ -46,6 +46,19 @@ def test_matmul_and_its_gradients_by_precision(precision, tol):
     _grads(lambda x, y: tops.matmul(x, y, precision), lambda x, y: x @ y, a, b, tol=tol)
 
 
+@pytest.mark.parametrize("precision, tol", [("tf32", 2e-2), ("3xtf32", 1e-5)])
+def test_a_linear_weights_gradients_equal_torch_and_come_out_dense(precision, tol):
+    """x @ W.T (a Linear layer): the backward reads W in place for dA and writes dW dense (dB = (dC^T @ A)^T), so
+    the optimiser's W.grad is a contiguous [N, K]. Kills: dB's transpose dropped or doubled (a wrong dW), dA
+    through W.T's copy (right, but the weight copied every step), the forward's precision lost in dA."""
+    torch.manual_seed(0)
+    x, w = torch.randn(2, 7, 40), torch.randn(9, 40)
+    _grads(lambda a, b: tops.matmul(a, b.t(), precision), lambda a, b: a @ b.t(), x, w, tol=tol)
+    wg = w.clone().requires_grad_()
+    tops.matmul(x, wg.t(), precision).sum().backward()
+    assert wg.grad.shape == (9, 40) and wg.grad.is_contiguous()
+
+
 def test_attention_forward_backward_causal_and_grouped_heads():
     torch.manual_seed(0)
     q, k, v = (torch.randn(1, 2, 33, 64).half() for _ in range(3))

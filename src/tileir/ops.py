@@ -28,27 +28,38 @@ import math
 
 import torch
 
+from . import kernels as K
 from .errors import TileirError
+from .kernels.gemm import gemm as _gemm_kernel
+from .kernels.launching import launch as _launch
 from .torch_op import torch_op
 
 _FLOATS = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
 
 
+# An eager call is host-bound at a training step's sizes (bench/results/op_host_cost_h200.json: a bf16 x @ W.T
+# 53 us against its kernel's 13 and torch's 18.5), so these helpers read each tensor attribute once and
+# make no torch.device objects on the way.
+
+
 def _fmt(t: torch.Tensor, op: str, allowed=(torch.float16, torch.bfloat16, torch.float32)) -> str:
-    if t.dtype not in allowed:
+    dt = t.dtype
+    if dt not in allowed:
         names = ", ".join(str(d).rpartition(".")[2] for d in allowed)
-        raise TileirError(f"{op} takes {names} tensors, not {str(t.dtype).rpartition('.')[2]}", what=op,
+        raise TileirError(f"{op} takes {names} tensors, not {str(dt).rpartition('.')[2]}", what=op,
                           fix=f"x.to(torch.{str(allowed[0]).rpartition('.')[2]})")
-    return _FLOATS.get(t.dtype, str(t.dtype).rpartition(".")[2])
+    f = _FLOATS.get(dt)
+    return f if f is not None else str(dt).rpartition(".")[2]
 
 
 def _same(op: str, *ts: torch.Tensor) -> None:
     first = ts[0]
+    dev, cuda, dt = first.get_device(), first.is_cuda, first.dtype
     for t in ts[1:]:
-        if t.device != first.device:
+        if t.get_device() != dev or t.is_cuda != cuda:
             raise TileirError(f"{op}: tensors on {first.device} and {t.device}", what=op,
                               fix=f".to('{first.device}') on every argument")
-        if t.dtype != first.dtype:
+        if t.dtype != dt:
             raise TileirError(f"{op}: tensors of {first.dtype} and {t.dtype}", what=op,
                               fix=f".to({first.dtype}) on every argument")
 
@@ -56,18 +67,20 @@ def _same(op: str, *ts: torch.Tensor) -> None:
 def _run(kern, *args, **config) -> None:
     """``kern`` on CUDA tensors (asynchronously, torch's current stream), or on the host reference
     for CPU tensors (their memory, in place)."""
-    from .kernels.launching import launch
-
-    launch(kern, *args, **config)
+    if getattr(args[0], "is_cuda", False):  # numpy (scaled_mm's f8 on the host) has none
+        kern(*args, **config)
+    else:
+        _launch(kern, *args, **config)
 
 
 def _rows(x: torch.Tensor, op: str) -> torch.Tensor:
     """``x`` as [rows, last dim], a view where the layout allows (a copy otherwise)."""
-    if x.dim() == 0:
+    n = x.dim()
+    if n == 0:
         raise TileirError(f"{op} of a 0-dimensional tensor", what=op, fix="x.reshape(1, -1)")
     if x.numel() == 0:
         raise TileirError(f"{op} of an empty tensor", what=op, fix="skip the call")
-    return _dense_last(x.reshape(-1, x.shape[-1]))
+    return _dense_last(x if n == 2 else x.reshape(-1, x.shape[-1]))
 
 
 # ---- matrix products ---------------------------------------------------------------------------
@@ -117,8 +130,14 @@ def f32_precision(precision: str | None = None) -> str:
 
 def _dense(t: torch.Tensor) -> bool:
     """Whether tileir reads ``t`` in place: a dense last dimension, every other stride positive."""
-    return bool(t.dim()) and (t.stride(-1) == 1 or t.shape[-1] == 1) and all(
-        s > 0 or n == 1 for n, s in zip(t.shape[:-1], t.stride()[:-1]))
+    st, sh = t.stride(), t.shape
+    n = len(sh)
+    if n == 0 or (st[-1] != 1 and sh[-1] != 1):
+        return False
+    for i in range(n - 1):
+        if st[i] <= 0 and sh[i] != 1:
+            return False
+    return True
 
 
 def _dense_last(t: torch.Tensor) -> torch.Tensor:
@@ -130,34 +149,28 @@ def _dense_last(t: torch.Tensor) -> torch.Tensor:
 def _gemm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     """a [M, K] @ b [K, N] through ``kernels.gemm``: one pass, or split-K where the rule for this
     GPU says one pass leaves it idle (``heuristics.matmul_split``: a small M, a long K)."""
-    from .kernels.gemm import gemm
-
     out = a.new_empty(a.shape[0], b.shape[1])
-    gemm(_dense_last(a), _dense_last(b), out, precision=precision if a.dtype == torch.float32 else None)
+    _gemm_kernel(_dense_last(a), _dense_last(b), out, precision=precision if a.dtype == torch.float32 else None)
     return out
 
 
 def _nt(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     """a [M, K] @ b [N, K]^T: b read through a transposing view (matmul_nt, no copy); f32 products
     other than tf32 (matmul_nt's only one) through ``_gemm`` on a copy of b^T."""
-    from .kernels import matmul_nt
-
     if a.dtype == torch.float32 and precision != "tf32":
         return _gemm(a, b.t(), precision)
     out = a.new_empty(a.shape[0], b.shape[0])
-    _run(matmul_nt, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
+    _run(K.matmul_nt, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
     return out
 
 
 def _tn(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     """a [K, M]^T @ b [K, N]: a read through a transposing view (matmul_tn, no copy); f32 products
     other than tf32 through ``_gemm`` on a copy of a^T."""
-    from .kernels import matmul_tn
-
     if a.dtype == torch.float32 and precision != "tf32":
         return _gemm(a.t(), b, precision)
     out = a.new_empty(a.shape[1], b.shape[1])
-    _run(matmul_tn, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
+    _run(K.matmul_tn, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
     return out
 
 
@@ -175,17 +188,25 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -> to
     fmt = _fmt(a, "matmul")
     _same("matmul", a, b)
     p = f32_precision(precision) if fmt == "f32" or precision is not None else "tf32"
-    if a.dim() < 1 or b.dim() != 2 or a.shape[-1] != b.shape[0]:
-        raise TileirError(f"matmul of {list(a.shape)} and {list(b.shape)}: the inner sizes must agree and b is "
+    sa, sb = a.shape, b.shape
+    if len(sa) < 1 or len(sb) != 2 or sa[-1] != sb[0]:
+        raise TileirError(f"matmul of {list(sa)} and {list(sb)}: the inner sizes must agree and b is "
                           "[K, N]", what="matmul", fix="a [..., M, K] and b [K, N]; bmm for batches of b")
     if a.numel() == 0 or b.numel() == 0:  # torch's answers: empty, or a sum of nothing
-        return a.new_zeros(*a.shape[:-1], b.shape[1])
-    a2 = a.reshape(-1, a.shape[-1])
-    if b.stride(0) == 1 and b.shape[0] > 1 and b.shape[1] > 1 and b.t().stride(-1) == 1:
+        return a.new_zeros(*sa[:-1], sb[1])
+    flat = len(sa) == 2
+    a2 = a if flat else a.reshape(-1, sa[-1])
+    if _linear_weight(b):
         out = _nt(a2, b.t(), p)  # b is W.T of a row-major W [N, K] (a Linear layer)
     else:
         out = _gemm(a2, b, p)
-    return out.reshape(*a.shape[:-1], b.shape[1])
+    return out if flat else out.reshape(*sa[:-1], sb[1])
+
+
+def _linear_weight(b: torch.Tensor) -> bool:
+    """Whether the [K, N] ``b`` is W.T of a row-major W [N, K] (what matmul_nt reads in place)."""
+    sb = b.shape
+    return b.stride(0) == 1 and sb[0] > 1 and sb[1] > 1
 
 
 @matmul.register_fake
@@ -224,12 +245,16 @@ def _matmul_setup(ctx, inputs, output):
 
 def _matmul_backward(ctx, grad):
     a, b = ctx.saved_tensors
-    g2 = grad.reshape(-1, grad.shape[-1])
+    g2 = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])
+    a2 = a if a.dim() == 2 else a.reshape(-1, a.shape[-1])
+    weight = _linear_weight(b)  # b = W.T: W itself is the dense operand, and dW = dC^T @ A comes out dense
+    need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     da = db = None
-    if ctx.needs_input_grad[0]:
-        da = _matmul_nt(g2, b, ctx.precision).reshape(a.shape)  # dA = dC @ B^T
-    if ctx.needs_input_grad[1]:
-        db = _matmul_tn(a.reshape(-1, a.shape[-1]), g2, ctx.precision)  # dB = A^T @ dC
+    if need_a:  # dA = dC @ B^T: for B = W.T that is dC @ W, W read in place (no copy of the weight)
+        da = matmul(g2, b.t(), ctx.precision) if weight else _matmul_nt(g2, b, ctx.precision)
+        da = da if a.dim() == 2 else da.reshape(a.shape)
+    if need_b:  # dB = A^T @ dC; for B = W.T, (dC^T @ A)^T, so that autograd's dW is a dense tensor
+        db = _matmul_tn(g2, a2, ctx.precision).t() if weight else _matmul_tn(a2, g2, ctx.precision)
     return da, db, None
 
 
@@ -239,8 +264,7 @@ matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 @torch_op("bmm")
 def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``torch.bmm``: [B, M, K] x [B, K, N] -> [B, M, N] (f16, bf16)."""
-    from .kernels import bmm as kern
-
+    kern = K.bmm
     fmt = _fmt(a, "bmm", (torch.float16, torch.bfloat16))
     _same("bmm", a, b)
     if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
@@ -326,10 +350,8 @@ def scaled_mm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: 
     m, n = a.shape[0], b.shape[1]
     if m == 0 or n == 0 or a.shape[1] == 0:  # torch's answers: empty, or a sum of nothing
         return torch.zeros(m, n, dtype=out_dtype, device=a.device)
-    from .kernels import matmul_f8
-
     out = torch.empty(m, n, dtype=out_dtype, device=a.device)
-    _run(matmul_f8, _f8_host(a), _f8_host(b.t()), out, scale_a.reshape(1), scale_b.reshape(1), fmt=_F8[a.dtype],
+    _run(K.matmul_f8, _f8_host(a), _f8_host(b.t()), out, scale_a.reshape(1), scale_b.reshape(1), fmt=_F8[a.dtype],
          out=_F8_OUT[out_dtype])
     return out
 
@@ -345,8 +367,7 @@ def _(a, b, scale_a, scale_b, out_dtype=torch.bfloat16):
 
 @torch_op("softmax")
 def _softmax(x: torch.Tensor) -> torch.Tensor:
-    from .kernels import softmax as kern
-
+    kern = K.softmax
     fmt = _fmt(x, "softmax")
     x2 = _rows(x, "softmax")
     y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
@@ -361,11 +382,9 @@ def _(x):
 
 @torch_op("softmax_backward")
 def _softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
-    from .kernels import softmax_bwd
-
     y2, dy2 = _rows(y, "softmax"), _rows(dy.to(y.dtype), "softmax")
     dx = torch.empty(y2.shape, dtype=y.dtype, device=y.device)
-    _run(softmax_bwd, y2, dy2, dx, fmt=_fmt(y, "softmax"))
+    _run(K.softmax_bwd, y2, dy2, dx, fmt=_fmt(y, "softmax"))
     return dx.reshape(y.shape)
 
 
@@ -395,7 +414,7 @@ def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
 
 def _norm_args(x, shape, op):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    if len(shape) != 1 or x.shape[-1:] != shape:
+    if len(shape) != 1 or not x.dim() or x.shape[-1] != shape[0]:
         raise TileirError(f"{op} over {list(shape)} of a {list(x.shape)} tensor: tileir normalises the last "
                           "dimension", what=op, fix=f"normalized_shape=[{x.shape[-1]}]")
 
@@ -404,16 +423,14 @@ def _norm_args(x, shape, op):
 def _layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor,
                                                                                         torch.Tensor]:
     """(y, mean, rstd): the forward and the [rows] f32 statistics its backward reads."""
-    from .kernels import layernorm_fwd_stats
-
     fmt = _fmt(x, "layer_norm")
     _same("layer_norm", x, w, b)
     x2 = _rows(x, "layer_norm")
-    y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
-    mean = torch.empty(x2.shape[0], dtype=torch.float32, device=x.device)
+    y = x2.new_empty(x2.shape)
+    mean = x2.new_empty(x2.shape[0], dtype=torch.float32)
     rstd = torch.empty_like(mean)
-    _run(layernorm_fwd_stats, x2, _dense_last(w), _dense_last(b), y, mean, rstd, eps=float(eps), fmt=fmt)
-    return y.reshape(x.shape), mean, rstd
+    _run(K.layernorm_fwd_stats, x2, _dense_last(w), _dense_last(b), y, mean, rstd, eps=float(eps), fmt=fmt)
+    return (y if x2 is x else y.reshape(x.shape)), mean, rstd
 
 
 @_layer_norm.register_fake
@@ -425,10 +442,8 @@ def _(x, w, b, eps):
 @torch_op("layer_norm_backward")
 def _layer_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor, mean: torch.Tensor,
                          rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    from .kernels import layernorm_backward
-
     x2 = _rows(x, "layer_norm")
-    dx, dw, db = layernorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "layer_norm"), mean, rstd)
+    dx, dw, db = K.layernorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "layer_norm"), mean, rstd)
     return dx.reshape(x.shape), dw, db
 
 
@@ -464,15 +479,13 @@ def layer_norm(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: f
 @torch_op("rms_norm")
 def _rms_norm(x: torch.Tensor, w: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(y, rstd): the forward and the [rows] f32 statistic its backward reads."""
-    from .kernels import rmsnorm_fwd_stats
-
     fmt = _fmt(x, "rms_norm")
     _same("rms_norm", x, w)
     x2 = _rows(x, "rms_norm")
-    y = torch.empty(x2.shape, dtype=x.dtype, device=x.device)
-    rstd = torch.empty(x2.shape[0], dtype=torch.float32, device=x.device)
-    _run(rmsnorm_fwd_stats, x2, _dense_last(w), y, rstd, eps=float(eps), fmt=fmt)
-    return y.reshape(x.shape), rstd
+    y = x2.new_empty(x2.shape)
+    rstd = x2.new_empty(x2.shape[0], dtype=torch.float32)
+    _run(K.rmsnorm_fwd_stats, x2, _dense_last(w), y, rstd, eps=float(eps), fmt=fmt)
+    return (y if x2 is x else y.reshape(x.shape)), rstd
 
 
 @_rms_norm.register_fake
@@ -483,10 +496,8 @@ def _(x, w, eps):
 @torch_op("rms_norm_backward")
 def _rms_norm_backward(x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor,
                        rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    from .kernels import rmsnorm_backward
-
     x2 = _rows(x, "rms_norm")
-    dx, dw = rmsnorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "rms_norm"), rstd)
+    dx, dw = K.rmsnorm_backward(x2, _dense_last(w), _rows(dy.to(x.dtype), "rms_norm"), rstd)
     return dx.reshape(x.shape), dw
 
 
@@ -513,7 +524,14 @@ def rms_norm(x: torch.Tensor, normalized_shape, weight=None, eps: float | None =
     """``F.rms_norm`` over the last dimension (eps: torch's default, the format's epsilon, when None)."""
     _norm_args(x, normalized_shape, "rms_norm")
     w = weight if weight is not None else torch.ones(x.shape[-1], dtype=x.dtype, device=x.device)
-    return _rms_norm(x, w, torch.finfo(x.dtype).eps if eps is None else eps)[0]
+    if eps is None:
+        eps = _EPS.get(x.dtype)
+        if eps is None:
+            eps = _EPS[x.dtype] = torch.finfo(x.dtype).eps
+    return _rms_norm(x, w, eps)[0]
+
+
+_EPS: dict = {}  # torch.finfo(dtype).eps, F.rms_norm's default, read once a format
 
 
 # ---- attention -----------------------------------------------------------------------------------
@@ -521,8 +539,7 @@ def rms_norm(x: torch.Tensor, normalized_shape, weight=None, eps: float | None =
 
 @torch_op("attention")
 def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, scale: float) -> torch.Tensor:
-    from .kernels import attention as kern
-
+    kern = K.attention
     fmt = _fmt(q, "attention", (torch.float16, torch.bfloat16))
     _same("attention", q, k, v)
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
@@ -548,12 +565,10 @@ def _attention_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
                    scale: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(o, lse): the forward that keeps each query row's log-sum-exp for the backward (q, k, v of
     one shape [B, H, S, D])."""
-    from .kernels import attention_forward
-
     _fmt(q, "attention", (torch.float16, torch.bfloat16))
     _same("attention", q, k, v)
-    o, lse = attention_forward(_dense_last(q), _dense_last(k), _dense_last(v), causal=bool(causal), scale=float(scale))
-    return o, lse
+    return K.attention_forward(_dense_last(q), _dense_last(k), _dense_last(v), causal=bool(causal),
+                               scale=float(scale))
 
 
 @_attention_lse.register_fake
@@ -565,9 +580,7 @@ def _(q, k, v, causal, scale):
 def _attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, do: torch.Tensor,
                         lse: torch.Tensor, causal: bool, scale: float) -> tuple[torch.Tensor, torch.Tensor,
                                                                                 torch.Tensor]:
-    from .kernels import attention_backward
-
-    return attention_backward(_dense_last(q), _dense_last(k), _dense_last(v), _dense_last(o),
+    return K.attention_backward(_dense_last(q), _dense_last(k), _dense_last(v), _dense_last(o),
                               _dense_last(do.to(q.dtype)), lse, causal=bool(causal), scale=float(scale))
 
 
@@ -620,8 +633,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
 @torch_op("transpose")
 def transpose(x: torch.Tensor) -> torch.Tensor:
     """``x.t().contiguous()`` for a [M, N] matrix: a new [N, M] tensor."""
-    from .kernels import transpose as kern
-
+    kern = K.transpose
     fmt = _fmt(x, "transpose", (torch.float32, torch.float16, torch.bfloat16))
     if x.dim() != 2:
         raise TileirError(f"transpose of a {x.dim()}-dimensional tensor", what="transpose", fix="a [M, N] matrix")
@@ -637,18 +649,16 @@ def _(x):
 
 @torch_op("cumsum")
 def _cumsum(x: torch.Tensor) -> torch.Tensor:
-    from .kernels import prefix_sum
-
     if x.dtype not in (torch.float32, torch.int32):
         raise TileirError(f"cumsum of {x.dtype}", what="cumsum", fix="x.float() (or x.int())")
     flat = x.reshape(-1).contiguous()
     out = torch.empty_like(flat)
     if flat.is_cuda:
-        prefix_sum(flat, out)
+        K.prefix_sum(flat, out)
     else:
         from .runtime.arrays import host_view
 
-        prefix_sum(host_view(flat)[0], host_view(out)[0], host=True)
+        K.prefix_sum(host_view(flat)[0], host_view(out)[0], host=True)
     return out.reshape(x.shape)
 
 
@@ -667,13 +677,11 @@ def cumsum(x: torch.Tensor, dim: int = 0) -> torch.Tensor:
 
 @torch_op("histc")
 def _histc(x: torch.Tensor, bins: int) -> torch.Tensor:
-    from .kernels import histogram
-
     if x.dtype != torch.int32:
         raise TileirError(f"histc of {x.dtype}: tileir's histogram counts i32 values in [0, bins)", what="histc",
                           fix="x.int() of values in [0, bins)")
     counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
-    _run(histogram, x.reshape(-1).contiguous(), counts)
+    _run(K.histogram, x.reshape(-1).contiguous(), counts)
     return counts
 
 
