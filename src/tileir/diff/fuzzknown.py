@@ -42,6 +42,7 @@ from .fuzzmodel import (
     NO_TMA_STRIDED,
     NO_TMA_TAIL,
     OLD_WORKAROUNDS,
+    PACK_WHOLE,
     TILEIRAS,
     WHILE_O0,
     WORKAROUNDS,
@@ -269,6 +270,18 @@ def match_view_load_pitch_gap(outcome: dict, desc: dict):
     return None
 
 
+def match_pack_of_extract(outcome: dict, desc: dict):
+    """A pack of an extract's result (the fuzz step ``pack`` of a ``shape`` extract) in a run without the
+    recording's rewrite: every differing region is then that defect's (no lane model: the H200's bytes were one
+    NaN pattern, bench/results/fuzz_variants_504651_h200.json)."""
+    if outcome.get("status") != "differ" or desc is None or PACK_WHOLE in outcome.get("workarounds", WORKAROUNDS):
+        return None
+    steps = list(_walk(desc))
+    extracts = {s["id"] for s in steps if s.get("op") == "shape" and s.get("f") == "extract"}
+    packs = [s["id"] for s in steps if s.get("op") == "pack" and s.get("a") in extracts]
+    return {"packs_of_extracts": packs, "model": "none (the device's bytes are not the extract's)"} if packs else None
+
+
 def match_strided_load_past_edge(outcome: dict, desc: dict):
     if outcome.get("status") != "differ" or desc is None or \
             NO_TMA_STRIDED in outcome.get("workarounds", WORKAROUNDS) or \
@@ -448,6 +461,13 @@ CAUSES = (
           "whose tile can cross a contiguous end with a gap after it carries allow_tma = false now "
           "(no-tma-gap-load); this matches only a run without it",
           status="differ", match=match_view_load_pitch_gap),
+    Cause("pack-of-extract", TILEIRAS, "worked around",
+          "tileiras 13.4.92 (sm_90, every level): pack_bytes of an extract's result packs other bytes (campaign 9's "
+          "504651: the four f16 of an i32 [2] extract's bytes all one NaN; bench/fuzz_variants.py: every index "
+          "and width wrong, the same tile loaded whole or the extract stored unpacked right, the whole tile's pack "
+          "with its bytes extracted right). The recording writes that instead (pack-whole-then-extract; a pack of "
+          "an extract through a reshape is refused); this matches only a run without it",
+          status="differ", match=match_pack_of_extract),
     Cause("reduce-order", JUDGE, "fixed",
           "ours: generator 2 draws reductions whose body takes the element or the accumulator, which d_reduce "
           "forbids (the fold's order is unspecified: the body must be associative and commutative), and the "
@@ -530,5 +550,5 @@ __all__ = ["Cause", "CAUSES", "FIXED", "known_cause", "model_explains", "model_j
            "match_reduce_order", "match_f8_narrow_accumulation", "match_assert_constant_stop", "match_envelope_draw",
            "narrow_f8_sum", "once_loops", "WORKAROUNDS", "OLD_WORKAROUNDS", "WHILE_O0", "NO_TMA_TAIL",
            "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0", "CARRY_SWAP_O0", "run_workarounds", "pitch_gap_load",
-           "match_view_load_pitch_gap",
+           "match_view_load_pitch_gap", "match_pack_of_extract", "PACK_WHOLE",
            "O0_triggers", "assembled_at_O0"]

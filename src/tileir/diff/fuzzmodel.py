@@ -35,8 +35,11 @@ ALLOCA_O0 = "alloca-loop-O0"
 # CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
 # assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
 CARRY_SWAP_O0 = "carry-swap-O0"
+# PACK_WHOLE: pack_bytes of an extract's result is recorded as the whole tile's pack with its bytes extracted
+# (families/tileshape.py WORKAROUND)
+PACK_WHOLE = "pack-whole-then-extract"
 WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0,
-               NO_TMA_GAP_LOAD)
+               NO_TMA_GAP_LOAD, PACK_WHOLE)
 _LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
@@ -50,6 +53,9 @@ def lower_as_run(workarounds) -> None:
     views.HINT["store_tail"] = NO_TMA_TAIL in workarounds
     views.HINT["strided_load"] = NO_TMA_STRIDED in workarounds
     views.HINT["gap_load"] = NO_TMA_GAP_LOAD in workarounds
+    from ..families import tileshape
+
+    tileshape.WORKAROUND["pack_of_extract"] = PACK_WHOLE in workarounds
 
 
 def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
@@ -236,5 +242,5 @@ def _walk(desc: dict):
 
 
 __all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
-           "CARRY_SWAP_O0", "WORKAROUNDS",
+           "CARRY_SWAP_O0", "PACK_WHOLE", "WORKAROUNDS",
            "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]

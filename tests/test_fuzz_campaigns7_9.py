@@ -1,5 +1,5 @@
-"""Campaigns 7 and 8's unexplained differences (bench/results/fuzz_campaign7_h200.json,
-fuzz_campaign8_h200.json), without a GPU:
+"""Campaigns 7, 8 and 9's unexplained differences (bench/results/fuzz_campaign7_h200.json,
+fuzz_campaign8_h200.json, fuzz_campaign9_h200.json), without a GPU:
 
 * a partition view's load whose tile crosses the tensor's contiguous end into a padded pitch's gap read the
   gap's memory instead of the padding (201871, 203448, 204236: diff.fuzzknown.pitch_gap_load answers every
@@ -8,7 +8,10 @@ fuzz_campaign8_h200.json), without a GPU:
   sum under an rsqrt, 207142's reverse scan of two largest f32s beside -inf): the judge no longer judges
   those lanes (fuzzjudge.PerturbedInterp, source_bounds);
 * a cos of an approximate argument so large that its few ulps span a radian (campaign 8's 305091: cos(cosh(x)))
-  is any value in its range: not judged either.
+  is any value in its range: not judged either;
+* pack_bytes of an extract's result packs other bytes on the H200 at every level (campaign 9's 504651,
+  bench/results/fuzz_variants_504651_h200.json): the recording writes the whole tile's pack with its bytes
+  extracted, which the H200 answers right, and refuses what that cannot stand for.
 
 Each test names the mutants it kills."""
 
@@ -34,10 +37,19 @@ GAP_SEEDS = (201871, 203448, 204236)
 FOLD_SEEDS = (205930, 207142)
 
 
+def _campaign(n):
+    with open(os.path.join(ROOT, "bench", "results", f"fuzz_campaign{n}_h200.json")) as f:
+        return {d["seed"]: d for d in json.load(f)["differences"]}
+
+
+@pytest.fixture(scope="module")
+def campaign9():
+    return _campaign(9)
+
+
 @pytest.fixture(scope="module")
 def campaign7():
-    with open(os.path.join(ROOT, "bench", "results", "fuzz_campaign7_h200.json")) as f:
-        return {d["seed"]: d for d in json.load(f)["differences"]}
+    return _campaign(7)
 
 
 def _outcome(diff: dict, workarounds) -> dict:
@@ -161,3 +173,62 @@ def test_a_periodic_function_of_a_coarse_approximate_argument_is_not_judged():
     assert not exact.unjudged["out_f32"][:8].any()
     approx = _cos_job([0.5, 40.0] + [1.0] * 6, of_cosh=True)  # cosh(40) ~ 1.2e17: its ulps span radians
     assert not approx.unjudged["out_f32"][0] and approx.unjudged["out_f32"][1]
+
+
+REPRO_504651 = os.path.join(ROOT, "bench", "results", "fuzz_repro_campaign9", "fuzz_differ_504651.json")
+
+
+def _pack_of_extract(idx: int, n: int = 2):
+    def body():
+        t = ti.load(ti.param(ti.I32, 0), ti.idx_const(0), [8])
+        b = ti.pack_bytes(ti.extract(t, [n], [ti.idx_const(idx)]))
+        ti.store(ti.param(ti.F16, 1), ti.idx_const(0), ti.unpack_bytes(b, ti.F16))
+
+    return ti.trace_kernel("pack_of_extract", (ti.ByPtr(ti.I32), ti.ByPtr(ti.F16)), body)
+
+
+def _packs_of_extracts(prog) -> int:
+    made = {o.res[0]: o.kind for o in prog.walk() if o.res}
+    return sum(1 for o in prog.walk() if o.kind == "repack" and o.a.op == "pack" and made.get(o.a.src) == "extract")
+
+
+@pytest.mark.parametrize("idx, n", [(0, 2), (2, 2), (3, 2), (1, 4)])
+def test_a_pack_of_an_extract_is_recorded_as_the_whole_tiles_pack(idx, n):
+    """The recording holds no pack of an extract's result, and the host answers the extract's own bytes.
+    Kills: the rewrite missing (504651's wrong bytes on the H200), the bytes' slice index or length scaled
+    wrong (another lane's bytes)."""
+    from tileir.ref.core import Interp
+
+    prog = _pack_of_extract(idx, n)
+    assert _packs_of_extracts(prog) == 0
+    x = (np.arange(8, dtype=np.int32) * 1234567 - 3000000).astype(np.int32)
+    out = np.zeros(2 * n, np.float16)
+    Interp(prog, [x.copy(), out], (1,)).run()
+    assert out.tobytes() == x[idx * n:(idx + 1) * n].tobytes()
+
+
+def test_a_pack_of_an_extract_it_cannot_rewrite_is_refused():
+    """An extract of a [4, 2] tile reshaped to [2] before the pack: refused with the rewrite to write. Kills: the
+    refusal missing (the defect's bytes), or a reshape's extract taken as a rank-1 one."""
+    def body():
+        t = ti.load(ti.param(ti.I32, 0), ti.idx_const(0), [4, 2])
+        e = ti.reshape(ti.extract(t, [1, 2], [ti.idx_const(1), ti.idx_const(0)]), [2])
+        ti.store(ti.param(ti.I8, 1), ti.idx_const(0), ti.pack_bytes(e))
+
+    with pytest.raises(ti.TileirError, match="extract\\(pack_bytes"):
+        ti.trace_kernel("pack_of_extract", (ti.ByPtr(ti.I32), ti.ByPtr(ti.I8)), body)
+
+
+def test_campaign_9s_504651_is_the_pack_of_an_extract(campaign9):
+    """Its report's difference is pack-of-extract's in a run without the rewrite and nobody's with it; its
+    program now records no such pack. Kills: the matcher reading the run's workarounds wrongly, the cause
+    missing from the table."""
+    from tileir.diff.fuzzknown import PACK_WHOLE
+    from tileir.diff.shrink import read_reproducer
+
+    desc = generate(504651)
+    before = [w for w in WORKAROUNDS if w != PACK_WHOLE]
+    cause = known_cause(_outcome(campaign9[504651], before), desc)
+    assert cause and cause["cause"] == "pack-of-extract"
+    assert known_cause(_outcome(campaign9[504651], WORKAROUNDS), desc) is None
+    assert _packs_of_extracts(build(read_reproducer(REPRO_504651)["desc"]).prog) == 0
