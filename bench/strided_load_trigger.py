@@ -1,4 +1,5 @@
-"""Does tileiras' choice of a TMA load decide `strided-load-past-edge` (docs/fuzz.md)? The CPU half.
+"""Does tileiras' choice of a TMA load decide `strided-load-past-edge` -- or, with ``--cause
+view-load-pitch-gap``, a partition view's load into a pitch gap (docs/fuzz.md)? The CPU half.
 
 Campaign 3's seed 663 (and campaign 2's) failed on the H200 as ``diff.fuzzknown.strided_unmasked_load``
 says: a strided view's load_view past the tensor's edge got the memory there instead of the padding. The
@@ -20,7 +21,12 @@ with their TMA remarks and whether their program was right.
         --campaign bench/results/fuzz_campaign3_h200.json --workers 2 \
         --out bench/results/strided_load_trigger_cpu.json
 
-(``--limit N``: the first N seeds plus every failing one; ``--gen-version`` overrides the report's generator.)
+    PYTHONPATH=src .venv/bin/python bench/strided_load_trigger.py --cause view-load-pitch-gap \
+        --campaign bench/results/fuzz_campaign7_h200.json --failing 201871,203448,204236 --workers 2 \
+        --out bench/results/gap_load_trigger_cpu.json
+
+(``--limit N``: the first N seeds plus every failing one; ``--gen-version`` overrides the report's generator;
+``--failing``: the seeds of the cause where the report predates its name.)
 """
 
 from __future__ import annotations
@@ -40,6 +46,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import view_store_tail_trigger as vst  # noqa: E402  (tileiras_remarks, box_matches, Static, confusion, failures)
 
 CAUSE = "strided-load-past-edge"
+# per cause: the view kind whose loads it is about, and its model (diff.fuzzknown's) of the device's load
+STUDIES = {"strided-load-past-edge": ("strided", "strided_unmasked_load"),
+           "view-load-pitch-gap": ("partition", "pitch_gap_load")}
+
+
+def _model(cause: str):
+    from tileir.diff import fuzzknown
+
+    name = STUDIES[cause][1]
+    return fuzzknown.pitch_gap_load(False) if name == "pitch_gap_load" else getattr(fuzzknown, name)
 
 
 def analyse(task: dict) -> dict:
@@ -60,17 +76,18 @@ def _analyse(task: dict) -> dict:
     lower_as_run(task.get("workarounds", WORKAROUNDS))  # the TMA hints as the campaign's lowering wrote them
     from tileir.diff.fuzzbuild import build
     from tileir.diff.fuzzgen import generate, walk
-    from tileir.diff.fuzzknown import strided_unmasked_load
     from tileir.diff.fuzzrun import compile_task, fake_answer, judge_job
     from tileir.diff.fuzzspec import Profile
     from tileir.families import views as V
     from tileir.ref.core import RULES
 
     seed = task["seed"]
+    cause = task.get("cause", CAUSE)
+    kind_of_cause, model = STUDIES[cause][0], _model(cause)
     desc = generate(seed, Profile(version=task["version"]))
     vloads = [s for s in walk(desc["body"]) if s.get("op") == "vload"]
-    if not any(s.get("kind") == "strided" for s in vloads) and not (task.get("partition") and vloads):
-        return {"seed": seed, "status": "no-strided"}
+    if not any(s.get("kind") == kind_of_cause for s in vloads) and not (task.get("partition") and vloads):
+        return {"seed": seed, "status": "no-" + kind_of_cause}
     job = compile_task({"desc": desc, "seed": seed, "assemble": False})
     if job.get("status") != "ready":
         return {"seed": seed, "status": job.get("status")}
@@ -81,8 +98,8 @@ def _analyse(task: dict) -> dict:
         kind = _kind(view)
         RULES["load_view"](it, op)
         host = np.array(it.val(op.res[0]))
-        if kind == "strided":
-            strided_unmasked_load(it, op)
+        if kind == kind_of_cause:
+            model(it, op)
         got = np.asarray(it.val(op.res[0]))
         tv = view["tv"]
         offs, inb = V._tile_geometry(it, view, op.a.indices)
@@ -229,6 +246,8 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--campaign", default="bench/results/fuzz_campaign3_h200.json")
+    p.add_argument("--cause", default=CAUSE, choices=sorted(STUDIES))
+    p.add_argument("--failing", default="", help="comma-separated seeds of the cause (a report before its name)")
     p.add_argument("--gen-version", type=int, default=None)
     p.add_argument("--limit", type=int, default=None, help="the first N seeds only (plus every failing seed)")
     p.add_argument("--workers", type=int, default=2)
@@ -243,11 +262,14 @@ def main(argv=None) -> int:
         rep = json.load(f)
     version = int(a.gen_version or rep.get("generator") or 1)
     seed0, n = int(rep.get("seed") or 1), int(rep.get("programs") or 0)
+    cause, study_kind = a.cause, STUDIES[a.cause][0]
     fails = vst.failures(rep)
+    for s in filter(None, a.failing.split(",")):
+        fails[int(s)] = (cause, fails.get(int(s), (None, set()))[1])
     seeds = list(range(seed0, seed0 + (min(n, a.limit) if a.limit else n)))
-    seeds += sorted(s for s, (c, _) in fails.items() if c == CAUSE and s not in seeds)
+    seeds += sorted(s for s, (c, _) in fails.items() if c == cause and s not in seeds)
     while_o0 = "while-O0" in (rep.get("workarounds") or ())
-    tasks = [{"seed": s, "version": version, "while_o0": while_o0, "partition": a.partition,
+    tasks = [{"seed": s, "version": version, "while_o0": while_o0, "partition": a.partition, "cause": cause,
               "workarounds": list(rep.get("workarounds") or ())} for s in seeds]
     t0 = time.time()
     with ProcessPoolExecutor(a.workers) as ex:  # the host and the model for all; then tileiras for the chosen
@@ -265,16 +287,17 @@ def main(argv=None) -> int:
 
     def label(r):  # 1 failing of this cause, 0 right, None failing for another cause
         f = fails.get(r["seed"])
-        return 0 if f is None else 1 if f[0] == CAUSE else None
+        return 0 if f is None else 1 if f[0] == cause else None
 
     ok = [r for r in rows if r["status"] == "ok"]
-    rows_st = [r for r in ok if any(x["kind"] == "strided" for x in r["loads"])]
+    rows_st = [r for r in ok if any(x["kind"] == study_kind for x in r["loads"])]
     risky = [r for r in ok if r["at_risk"]]
     lab = [r for r in risky if label(r) is not None]
 
-    # the rule, by program: some strided load the model changes got a TMA load remark of its element count
+    # the rule, by program: some load of the cause's kind the model changes got a TMA load remark of its
+    # element count
     def changed_strided(r):
-        return [x for x in r["loads"] if x["kind"] == "strided" and x["changed"] > 0]
+        return [x for x in r["loads"] if x["kind"] == study_kind and x["changed"] > 0]
 
     rules = {
         "tma": lambda r: any(x.get("tma") for x in changed_strided(r)),
@@ -327,7 +350,8 @@ def main(argv=None) -> int:
     interesting = [{k: x.get(k) for k in keep} for x in loads if x["y"] or x.get("tma")]
     doc = {
         "tool": "bench/strided_load_trigger.py",
-        "model": "diff.fuzzknown.strided_unmasked_load",
+        "cause": cause,
+        "model": "diff.fuzzknown." + STUDIES[cause][1],
         "campaign": a.campaign,
         "generator": version,
         "seeds": [seeds[0], seeds[-1], len(seeds)],
@@ -344,7 +368,7 @@ def main(argv=None) -> int:
         "failing_not_at_risk": sorted(
             s
             for s, (c, _) in fails.items()
-            if c == CAUSE and not any(r["seed"] == s and r.get("at_risk") for r in rows)
+            if c == cause and not any(r["seed"] == s and r.get("at_risk") for r in rows)
         ),
         "programs_failing": sum(1 for r in lab if label(r)),
         "programs_right": sum(1 for r in lab if not label(r)),

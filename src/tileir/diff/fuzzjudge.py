@@ -32,7 +32,7 @@ from ..dtypes import BY_NAME, to_format
 from ..elementwise import tolerance_ops
 from ..families.arith import BinaryF, UnaryF
 from ..families.mma import MmaF
-from ..families.reduce import Reduce
+from ..families.reduce import Reduce, Scan
 from ..judge import compare, ulp_of
 from ..ref.core import RULES, Interp
 from .model import Judge
@@ -214,7 +214,7 @@ def source_bounds(it, op) -> list:
                 b = np.broadcast_to(b, np.shape(it.vals[op.res[len(out)]]))
             # ...except a NaN every order answers: a NaN among the folded elements, or both infinities
             # (a scan's lane folds its own prefix, or suffix when reversed)
-            b = np.where(_forced_nan(raw, dim, k == "scan", k == "scan" and a.reverse), 0.0, b)
+            b = np.where(_forced_nan(raw, dim, k == "scan", isinstance(a, Scan) and a.reverse), 0.0, b)
             out.append(b)
         return out
     if isinstance(a, MmaF):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .. import ir
-    from ..prog import Handle
+    from ..prog import Handle, Op
     from ..record.core import RecorderCore
 
     class Recording(RecorderCore):
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         def space_of(self, h: Handle) -> Space: ...
         def _pointee(self, dtype: str, what: str) -> str: ...
         def _i32_index(self, h: Handle, shape: Sequence[int], what: str) -> Handle: ...
+        def _defining_op(self, h: Handle) -> Op | None: ...
 
         # globals.py
         def declared_global(self, sym: str) -> ir.Global | None: ...

@@ -27,6 +27,7 @@ from ..ref.core import interp
 from ..ref.second import ref_fpowi
 from .memory import pow2
 from .recording import Recording
+from .shape import Reshape
 
 POWI_EXPONENTS = ("i1", "i8", "i16", "i32")
 PACKABLE = ("f64", "f32", "f16", "bf16", "f4E2M1FN", "i64", "i32", "i16", "i4")
@@ -162,16 +163,17 @@ class TileShapeRecording(Recording):
         self.emit(PowI(dtype=ai.dtype, exp_dtype=ni.dtype, shape=tuple(shape), a=a, n=n), (r,))
         return r
 
-    def _extracted(self, h) -> bool:
-        """Whether the value ``h`` is an extract's result, through reshapes."""
-        for _ in range(16):
+    def _extracted(self, h) -> tuple[Extract | None, bool]:
+        """(the extract whose result the value ``h`` is, through reshapes, or None; whether ``h`` is that
+        extract's own result)."""
+        for depth in range(16):
             op = self._defining_op(h)
-            if op is None or op.kind not in ("extract", "reshape"):
-                return False
-            if op.kind == "extract":
-                return True
+            if op is not None and isinstance(op.a, Extract):
+                return op.a, depth == 0
+            if op is None or not isinstance(op.a, Reshape):
+                return None, False
             h = op.a.src
-        return False
+        return None, False
 
     def t_repack(self, op, from_, to, shape, a):
         inf = self._whole_tile(a, op)
@@ -195,20 +197,20 @@ class TileShapeRecording(Recording):
         if n < 1 or not pow2(n) or (op == "pack" and inf.shape[0] * bits % 8):
             raise self.refuse(f"{op} of {inf.shape[0]} {inf.dtype} lanes makes no whole power-of-two tile",
                               "a longer tile")
-        if op == "pack" and WORKAROUND["pack_of_extract"] and self._extracted(a):
+        ex, direct = self._extracted(a) if op == "pack" and WORKAROUND["pack_of_extract"] else (None, False)
+        if ex is not None:
             # tileiras 13.4.92 packs other bytes for the pack of an extract's result on the H200, at every level,
             # whatever the index and width (campaign 9's 504651; bench/results/fuzz_variants_504651_h200.json:
             # the same tile loaded whole, or the extract stored unpacked, is right, and so is the pack of the
             # whole tile with its bytes extracted): recorded as that, or refused where that is not the same
-            ex = self._defining_op(a)
-            whole = self.info(ex.a.src) if ex.kind == "extract" else None
-            if whole is None or len(whole.shape) != 1 or bits < 8:
+            whole = self.info(ex.src)
+            if not direct or len(whole.shape) != 1 or bits < 8:
                 raise self.refuse("pack_bytes of an extract's result: tileiras 13.4.92 packs other bytes "
                                   "(docs/assembler-defect.md, the eighth defect)",
                                   "pack_bytes the whole rank-1 tile and extract its bytes: extract(pack_bytes(t), "
                                   "[n * bits / 8], [i]) for extract(t, [n], [i])")
-            packed = self.t_repack("pack", whole.dtype, "i8", list(whole.shape), ex.a.src)
-            return self.t_extract("i8", list(self.info(packed).shape), (n,), packed, ex.a.indices)
+            packed = self.t_repack("pack", whole.dtype, "i8", list(whole.shape), ex.src)
+            return self.t_extract("i8", list(self.info(packed).shape), (n,), packed, ex.indices)
         out = "i8" if op == "pack" else wide
         r = self.new("val", out, (n,))
         self.emit(Repack(op=op, from_=inf.dtype, to=out, src=a, n=n), (r,))
