@@ -136,6 +136,7 @@ def test_an_assert_stop_needs_the_devices_printed_message():
     assert said("")["assert_printed"] is None
     assert said("fz3")["status"] == said("block 1 assert fz4 failed")["status"] == "equal"  # another block's
     assert said("")["status"] == said("warning: x\n")["status"] == "differ"
+    assert said("fz5: 1.0 2.0\n")["status"] == "differ"  # a print's text is no assert's message
 
 
 def test_a_firing_assert_and_a_launch_failure_both_stopped():

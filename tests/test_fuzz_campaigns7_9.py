@@ -124,9 +124,9 @@ def test_an_order_dependent_sums_lanes_are_not_judged(seed, campaign7):
             assert host.unjudged[name][lane], (seed, lane_text)
 
 
-def _scan_job(values, reverse):
+def _scan_job(values, reverse, f="sum"):
     body = [fuzz_load(1, "f32", (len(values),), dist="special"),
-            {"op": "scan", "id": 2, "f": "sum", "a": 1, "dim": 0, "rev": reverse}, {"op": "store", "id": 3, "a": 2}]
+            {"op": "scan", "id": 2, "f": f, "a": 1, "dim": 0, "rev": reverse}, {"op": "store", "id": 3, "a": 2}]
     job = fuzz_job(fuzz_desc(body))
     x = np.asarray(values, np.float32)
     job["args"][0][: x.size] = x
@@ -143,6 +143,27 @@ def test_a_forced_nan_stays_judged_where_the_row_may_overflow():
     host = _scan_job([big, big, np.inf, -np.inf] + [1.0] * 4, reverse=False)
     un, out = host.unjudged["out_f32"][:8], host.outs["out_f32"][:8]
     assert un[0] and un[1] and un[2] and np.isnan(out[3]) and not un[3] and not un[7]
+    rev = _scan_job([1.0] * 4 + [-np.inf, np.inf, big, big], reverse=True)  # lanes 0-4 fold both infinities
+    un, out = rev.unjudged["out_f32"][:8], rev.outs["out_f32"][:8]
+    assert np.isnan(out[4]) and not un[0] and not un[4] and un[5]  # Kills: the scan's direction ignored
+
+
+def test_a_periodic_functions_argument_is_followed_through_its_producers():
+    """cos(max-reduce(cosh(x)) + 0) -- a fold's operands tuple and a binary op's handles between the
+    approximation and the cos: still not judged where the argument is coarse. Kills: approx_values not
+    following dependents, or skipping tuple-of-handles fields."""
+    body = [fuzz_load(1, "f32", (8,)), {"op": "un", "id": 2, "f": "cosh", "a": 1},
+            {"op": "reduce", "id": 3, "f": "max", "a": 2, "dim": 0, "keep": True},
+            {"op": "un", "id": 4, "f": "cos", "a": 3}, {"op": "store", "id": 5, "a": 4}]
+    job = fuzz_job(fuzz_desc(body))
+    job["args"][0][:8] = np.float32(40.0)  # cosh(40) ~ 1.2e17
+    from tileir.diff.fuzzjudge import approx_values, host_answer
+
+    prog = build(job["desc"]).prog
+    cos = next(o for o in prog.walk() if o.kind == "unaryf" and o.a.op == "cos")
+    assert cos.a.a in approx_values(prog)
+    host = host_answer(prog, job["layout"], job["args"], draws=1)
+    assert host.unjudged["out_f32"][0]
 
 
 REPRO_305091 = os.path.join(ROOT, "bench", "results", "fuzz_repro_campaign8", "fuzz_differ_305091.json")
@@ -232,3 +253,24 @@ def test_campaign_9s_504651_is_the_pack_of_an_extract(campaign9):
     assert cause and cause["cause"] == "pack-of-extract"
     assert known_cause(_outcome(campaign9[504651], WORKAROUNDS), desc) is None
     assert _packs_of_extracts(build(read_reproducer(REPRO_504651)["desc"]).prog) == 0
+
+
+def _library_load_hints(kern, arrays, **static):
+    cfg = kern.config(**static)
+    plan = kern.plan(cfg)
+    k = kern.kernel(div16=plan.div16(plan.values(arrays), arrays), **static)
+    return [i.hints == NO_TMA for i in walk(k.body) if type(i).__name__ == "LoadViewTile"]
+
+
+def test_the_librarys_dense_rows_keep_tma_loads():
+    """A launch of dense rows claims ROW, so the gap rule leaves the library's loads their TMA; a slice of wider
+    rows (a pitch gap) loses it. Kills: the gap rule blind to ROW (every library load of an odd width would
+    lose TMA), or ROW granted to a slice."""
+    import tileir.kernels as K
+
+    a = np.zeros((1000, 1000), np.float32)
+    assert _library_load_hints(K.matmul_tf32, [a, a.copy(), a.copy()]) == [False, False]
+    x = np.zeros((64, 1000), np.float32)
+    assert _library_load_hints(K.softmax, [x, x.copy()]) == [False, False]
+    wide = np.zeros((64, 1024), np.float32)
+    assert True in _library_load_hints(K.softmax, [wide[:, :1000], x.copy()])

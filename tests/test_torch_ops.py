@@ -54,9 +54,23 @@ def test_a_linear_weights_gradients_equal_torch_and_come_out_dense(precision, to
     torch.manual_seed(0)
     x, w = torch.randn(2, 7, 40), torch.randn(9, 40)
     _grads(lambda a, b: tops.matmul(a, b.t(), precision), lambda a, b: a @ b.t(), x, w, tol=tol)
-    wg = w.clone().requires_grad_()
-    tops.matmul(x, wg.t(), precision).sum().backward()
+    wg, xg = w.clone().requires_grad_(), x.clone().requires_grad_()
+    y = tops.matmul(xg, wg.t(), precision)
+    seen = []
+    real_nt = tops._matmul_nt
+    old = torch.get_float32_matmul_precision()
+    try:
+        tops._matmul_nt = lambda *a: seen.append(a) or real_nt(*a)
+        torch.set_float32_matmul_precision("high")  # the backward keeps the forward's precision regardless
+        (y * torch.ones_like(y)).sum().backward()
+    finally:
+        tops._matmul_nt = real_nt
+        torch.set_float32_matmul_precision(old)
+    assert not seen  # dA = dC @ W through matmul, not through matmul_nt on W.T (which copies W)
     assert wg.grad.shape == (9, 40) and wg.grad.is_contiguous()
+    want = torch.ones(2, 7, 9, dtype=torch.float64) @ w.double()
+    err = float((xg.grad.double() - want).abs().max() / want.abs().max())
+    assert err < tol and (precision == "tf32" or err < 1e-5)
 
 
 def test_attention_forward_backward_causal_and_grouped_heads():

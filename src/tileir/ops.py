@@ -56,7 +56,8 @@ def _same(op: str, *ts: torch.Tensor) -> None:
     first = ts[0]
     dev, cuda, dt = first.get_device(), first.is_cuda, first.dtype
     for t in ts[1:]:
-        if t.get_device() != dev or t.is_cuda != cuda:
+        # CUDA tensors by their index (no torch.device made); the rest (CPU, meta, ...) by their device
+        if t.get_device() != dev or t.is_cuda != cuda or (not cuda and t.device != first.device):
             raise TileirError(f"{op}: tensors on {first.device} and {t.device}", what=op,
                               fix=f".to('{first.device}') on every argument")
         if t.dtype != dt:
@@ -80,7 +81,12 @@ def _rows(x: torch.Tensor, op: str) -> torch.Tensor:
         raise TileirError(f"{op} of a 0-dimensional tensor", what=op, fix="x.reshape(1, -1)")
     if x.numel() == 0:
         raise TileirError(f"{op} of an empty tensor", what=op, fix="skip the call")
-    return _dense_last(x if n == 2 else x.reshape(-1, x.shape[-1]))
+    return _dense_last(_2d(x))
+
+
+def _2d(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as [rows, last dim]: itself where it is a matrix already."""
+    return t if t.dim() == 2 else t.reshape(-1, t.shape[-1])
 
 
 # ---- matrix products ---------------------------------------------------------------------------
@@ -195,7 +201,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, precision: str | None = None) -> to
     if a.numel() == 0 or b.numel() == 0:  # torch's answers: empty, or a sum of nothing
         return a.new_zeros(*sa[:-1], sb[1])
     flat = len(sa) == 2
-    a2 = a if flat else a.reshape(-1, sa[-1])
+    a2 = _2d(a)
     if _linear_weight(b):
         out = _nt(a2, b.t(), p)  # b is W.T of a row-major W [N, K] (a Linear layer)
     else:
@@ -245,11 +251,12 @@ def _matmul_setup(ctx, inputs, output):
 
 def _matmul_backward(ctx, grad):
     a, b = ctx.saved_tensors
-    g2 = grad if grad.dim() == 2 else grad.reshape(-1, grad.shape[-1])
-    a2 = a if a.dim() == 2 else a.reshape(-1, a.shape[-1])
+    g2, a2 = _2d(grad), _2d(a)
     weight = _linear_weight(b)  # b = W.T: W itself is the dense operand, and dW = dC^T @ A comes out dense
     need_a, need_b = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
     da = db = None
+    # the products are the custom ops (matmul, matmul_nt / _tn), not _gemm / _nt: torch.compile traces this
+    # formula, and only an op has a fake implementation
     if need_a:  # dA = dC @ B^T: for B = W.T that is dC @ W, W read in place (no copy of the weight)
         da = matmul(g2, b.t(), ctx.precision) if weight else _matmul_nt(g2, b, ctx.precision)
         da = da if a.dim() == 2 else da.reshape(a.shape)
@@ -416,7 +423,8 @@ def _norm_args(x, shape, op):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if len(shape) != 1 or not x.dim() or x.shape[-1] != shape[0]:
         raise TileirError(f"{op} over {list(shape)} of a {list(x.shape)} tensor: tileir normalises the last "
-                          "dimension", what=op, fix=f"normalized_shape=[{x.shape[-1]}]")
+                          "dimension", what=op,
+                          fix=f"normalized_shape=[{x.shape[-1]}]" if x.dim() else "x.reshape(1, -1) first")
 
 
 @torch_op("layer_norm")

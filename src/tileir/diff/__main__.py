@@ -45,9 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "--programs from --seed: a campaign's failures again")
     z.add_argument("--workers", type=int, default=None, help="compile processes (default: one a core; 0: none)")
     z.add_argument("--opt-level", type=int, default=None, help="force tileiras --opt-level (default: its own, "
-                   "or the level a known assembler defect needs: -O0 for a program that keeps a while loop or an "
-                   "alloca in a loop, the report's while-O0 / alloca-loop-O0 workarounds, which a level forced here "
-                   "drops)")
+                   "or the level a known assembler defect needs: -O0 for a program that keeps a while loop, an "
+                   "alloca in a loop or a carry passed to another, the report's while-O0 / alloca-loop-O0 / "
+                   "carry-swap-O0 workarounds, which a level forced here drops)")
     z.add_argument("--arch", default=None, help="the target (default: the GPU's, else sm_90)")
     z.add_argument("--device", choices=("gpu", "fake", "inprocess"), default="gpu",
                    help="gpu; fake / inprocess: the host reference answers (no GPU; for tests)")

@@ -30,7 +30,7 @@ NO_TMA_STRIDED = "no-tma-strided-load"
 # allow_tma = false (families/views.py load_may_read_a_gap)
 NO_TMA_GAP_LOAD = "no-tma-gap-load"
 # ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
-# defect entry as WHILE_O0, so a run has both or neither)
+# defect entry as WHILE_O0, so a run has all three -O0 workarounds or none)
 ALLOCA_O0 = "alloca-loop-O0"
 # CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
 # assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
