@@ -553,12 +553,12 @@ def _attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, 
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
         raise TileirError(f"attention of {list(q.shape)}, {list(k.shape)}, {list(v.shape)}: q, k, v are "
                           "[B, H, S, D]", what="attention", fix="x.view(B, S, H, D).transpose(1, 2) for [B, S, H, D]")
-    b, h, _, d = q.shape
-    if k.shape[0] != b or v.shape[0] != b or k.shape[3] != d or v.shape[3] != d or k.shape[:3] != v.shape[:3] \
-            or h % k.shape[1]:
-        raise TileirError(f"attention of {list(q.shape)}, {list(k.shape)}, {list(v.shape)}: k and v are "
+    sq, sk, sv = q.shape, k.shape, v.shape
+    b, h, _, d = sq
+    if sk[0] != b or sv[0] != b or sk[3] != d or sv[3] != d or sk[:3] != sv[:3] or h % sk[1]:
+        raise TileirError(f"attention of {list(sq)}, {list(sk)}, {list(sv)}: k and v are "
                           "[B, H_kv, S_kv, D] with H a multiple of H_kv", what="attention")
-    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    o = q.new_empty(sq)
     _run(kern, _dense_last(q), _dense_last(k), _dense_last(v), o, causal=bool(causal), scale=float(scale), fmt=fmt)
     return o
 
@@ -620,7 +620,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     is wanted the forward keeps its log-sum-exp and the backward is FlashAttention-2's (grouped
     heads through k and v repeated to H heads, their gradients summed back)."""
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+    if (q.requires_grad or k.requires_grad or v.requires_grad) and torch.is_grad_enabled():
         if k.shape[1] != q.shape[1]:  # grouped heads: autograd sums the repeated heads' gradients
             if q.dim() != 4 or k.dim() != 4 or q.shape[1] % k.shape[1]:
                 raise TileirError(f"attention of q {list(q.shape)} and k {list(k.shape)}: k and v are [B, H_kv, "

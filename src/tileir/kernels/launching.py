@@ -46,14 +46,19 @@ def fmt_of(a) -> str:
 
 def empty(like, shape, fmt: str):
     """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16) in ``like``'s library and device."""
-    shape = tuple(int(n) for n in shape)
     if isinstance(like, np.ndarray):
         from ..dtypes import dtype
 
-        return np.empty(shape, dtype(fmt).np)
-    import torch
+        return np.empty(tuple(int(n) for n in shape), dtype(fmt).np)
+    if not _TORCH_DTYPES:
+        import torch
 
-    return like.new_empty(shape, dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[fmt])
+        _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16})
+    # a training step makes dozens: no per-call import
+    return like.new_empty(tuple(int(n) for n in shape), dtype=_TORCH_DTYPES[fmt])
+
+
+_TORCH_DTYPES: dict = {}
 
 
 def zeros(like, shape, fmt: str):
