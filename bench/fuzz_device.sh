@@ -11,7 +11,10 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final4     # campaign 8's 305091 with the judge's periodic rule, then campaign 9: 10,000
+#   bench/fuzz_device.sh final5     # campaign 9's 504651, 8's 305091, 7's 201871 as the code is now, then campaign
+#                                   # 10: 10,000 programs never drawn before (seed 600001), failures shrunk:
+#                                   # ~4 min -- the final campaign, if it has 0 unexplained
+#   bench/fuzz_device.sh final4     # (ran 2026-12-02) campaign 8's 305091 with the judge's periodic rule, then campaign 9: 10,000
 #                                   # programs never drawn before (seed 500001), failures shrunk: ~4 min
 #   bench/fuzz_device.sh final3     # (ran 2026-12-02) campaign 7's five with no-tma-gap-load and the judge's order-dependent sums,
 #                                   # a focused campaign of 3000 view-load programs, then campaign 8: 10,000
@@ -37,7 +40,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4|final5}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -144,8 +147,15 @@ final4)
     --out "$OUT/fuzz_campaign9_h200.json" --repro-dir "$WORK/fuzz_repro9"
   pack fuzz_repro9
   ;;
+final5)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 504651,305091,201871 --out "$OUT/fuzz_campaign9_after_h200.json" > /dev/null
+  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 600001 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
+    --out "$OUT/fuzz_campaign10_h200.json" --repro-dir "$WORK/fuzz_repro10"
+  pack fuzz_repro10
+  ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5" >&2
   exit 2
   ;;
 esac
