@@ -272,14 +272,26 @@ def match_view_load_pitch_gap(outcome: dict, desc: dict):
 
 def match_pack_of_extract(outcome: dict, desc: dict):
     """A pack of an extract's result (the fuzz step ``pack`` of a ``shape`` extract) in a run without the
-    recording's rewrite: every differing region is then that defect's (no lane model: the H200's bytes were one
-    NaN pattern, bench/results/fuzz_variants_504651_h200.json)."""
+    recording's rewrite, every differing region a step that depends on such a pack (no lane model: the H200's
+    bytes were one NaN pattern, bench/results/fuzz_variants_504651_h200.json)."""
     if outcome.get("status") != "differ" or desc is None or PACK_WHOLE in outcome.get("workarounds", WORKAROUNDS):
         return None
     steps = list(_walk(desc))
     extracts = {s["id"] for s in steps if s.get("op") == "shape" and s.get("f") == "extract"}
     packs = [s["id"] for s in steps if s.get("op") == "pack" and s.get("a") in extracts]
-    return {"packs_of_extracts": packs, "model": "none (the device's bytes are not the extract's)"} if packs else None
+    if not packs:
+        return None
+    after = set(packs)  # the values the packs' bytes reach (steps in program order; a loop's carries too)
+    for s in steps:
+        if any(s.get(k) in after for k in ("a", "b", "c")) or any(c in after for c in s.get("carries") or ()):
+            n = max(1, len(s.get("carries") or ()))
+            after.update(range(s["id"], s["id"] + n))
+            if "cid" in s:  # the carried values inside the loop's body
+                after.update(range(s["cid"], s["cid"] + n))
+    regs = (outcome.get("verdict") or {}).get("regions") or []
+    if not regs or any(r.get("step") not in after for r in regs):
+        return None
+    return {"packs_of_extracts": packs, "model": "none (the device's bytes are not the extract's)"}
 
 
 def match_strided_load_past_edge(outcome: dict, desc: dict):
