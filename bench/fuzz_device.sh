@@ -49,6 +49,14 @@ if [ ! -x /tmp/tc/bin/tileiras ] && [ -f .tc/tc.tar.xz ]; then tar -C /tmp -xJf 
 unset CUDA_HOME CUDA_PATH CUDA_ROOT
 export PYTHONPATH=src
 pack() { [ -d "$WORK/$1" ] && tar -C "$WORK" -czf "$OUT/$1.tgz" "$1"; }
+# campaign N SEED [SHRINK_TOTAL_S]: 10,000 programs from SEED, at most 8 failures shrunk (2 of a class, 30 s
+# each), the report fuzz_campaignN_h200.json, the reproducers packed as fuzz_reproN.tgz
+campaign() {
+  timeout "${4:-400}" python3 -m tileir.diff fuzz --programs 10000 --seed "$2" --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s "${3:-100}" \
+    --out "$OUT/fuzz_campaign$1_h200.json" --repro-dir "$WORK/fuzz_repro$1"
+  pack "fuzz_repro$1"
+}
 
 case "$STEP" in
 campaign)
@@ -116,17 +124,11 @@ final)
   # figure asks for, on programs no workaround was tuned on, its failures shrunk (at most 8, 30 s each)
   timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --out "$OUT/fuzz_100243_h200.json" > /dev/null
   timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --opt-level 0 --out "$OUT/fuzz_100243_O0_h200.json" > /dev/null
-  timeout 400 python3 -m tileir.diff fuzz --programs 10000 --seed 100001 --time-limit 200 \
-    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
-    --out "$OUT/fuzz_campaign6_h200.json" --repro-dir "$WORK/fuzz_repro6"
-  pack fuzz_repro6
+  campaign 6 100001 120
   ;;
 final2)
   timeout 60 python3 -m tileir.diff fuzz --seeds 100243 --out "$OUT/fuzz_100243_after_h200.json" > /dev/null
-  timeout 400 python3 -m tileir.diff fuzz --programs 10000 --seed 200001 --time-limit 200 \
-    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 120 \
-    --out "$OUT/fuzz_campaign7_h200.json" --repro-dir "$WORK/fuzz_repro7"
-  pack fuzz_repro7
+  campaign 7 200001 120
   ;;
 final3)
   timeout 60 python3 -m tileir.diff fuzz --seeds 201871,203448,204236,205930,207142 \
@@ -134,25 +136,16 @@ final3)
   timeout 150 python3 -m tileir.diff fuzz --programs 3000 --seed 400001 --focus vload --time-limit 90 \
     --max-shrink 4 --max-shrink-per-class 2 --shrink-s 20 --shrink-total-s 40 \
     --out "$OUT/fuzz_vload_focus_h200.json" --repro-dir "$WORK/fuzz_repro_vload" > /dev/null
-  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 300001 --time-limit 200 \
-    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
-    --out "$OUT/fuzz_campaign8_h200.json" --repro-dir "$WORK/fuzz_repro8"
   pack fuzz_repro_vload
-  pack fuzz_repro8
+  campaign 8 300001 100 330
   ;;
 final4)
   timeout 60 python3 -m tileir.diff fuzz --seeds 305091 --out "$OUT/fuzz_campaign8_after_h200.json" > /dev/null
-  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 500001 --time-limit 200 \
-    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
-    --out "$OUT/fuzz_campaign9_h200.json" --repro-dir "$WORK/fuzz_repro9"
-  pack fuzz_repro9
+  campaign 9 500001 100 330
   ;;
 final5)
   timeout 60 python3 -m tileir.diff fuzz --seeds 504651,305091,201871 --out "$OUT/fuzz_campaign9_after_h200.json" > /dev/null
-  timeout 330 python3 -m tileir.diff fuzz --programs 10000 --seed 600001 --time-limit 200 \
-    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
-    --out "$OUT/fuzz_campaign10_h200.json" --repro-dir "$WORK/fuzz_repro10"
-  pack fuzz_repro10
+  campaign 10 600001 100 330
   ;;
 *)
   echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5" >&2

@@ -14,8 +14,9 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
-import time
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -23,21 +24,15 @@ import torch.nn.functional as F
 import tileir.ops as T
 from tileir.kernels import matmul_nt
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import host_us  # noqa: E402
+
 REPS = 300
 
 
-def us(fn, reps: int = REPS) -> float:
-    """Best of 5 batches: host microseconds per call (the queue drained between batches)."""
-    fn()
-    torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (time.perf_counter() - t) / reps * 1e6)
-        torch.cuda.synchronize()
-    return round(best, 2)
+def us(fn) -> float:
+    """Host microseconds per call (timing.host_us: best of 5 batches, the queue drained between them)."""
+    return round(host_us(fn, REPS), 2)
 
 
 def cases(dev):

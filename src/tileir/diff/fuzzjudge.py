@@ -21,7 +21,9 @@ sides stopped; a print by the text (its lines as a multiset when several blocks 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -334,9 +336,18 @@ def approx_values(prog) -> frozenset:
     """The values an approximate operation made or that depend on one, through the operations' handle
     fields (their annotations, as every family module writes them: "Handle", "Handle | None",
     "tuple[Handle, ...]"). Not followed: a region's yields into its op's results (an if's, a loop's
-    carries), so a periodic function of such a result stays judged."""
-    import dataclasses
+    carries), so a periodic function of such a result stays judged. Worked out once a program (every
+    perturbed run of its envelope asks)."""
+    got = _APPROX_VALUES.get(prog)
+    if got is None:
+        got = _APPROX_VALUES[prog] = _approx_values(prog)
+    return got
 
+
+_APPROX_VALUES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _approx_values(prog) -> frozenset:
     nums, out = set(approx_ops(prog)), set()
     for op in prog.walk():
         ins = []

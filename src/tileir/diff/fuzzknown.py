@@ -247,15 +247,21 @@ def match_tf32_k4_unpadded(outcome: dict, desc: dict):
     return {"products": unpadded} if unpadded else None
 
 
+def _pitch_gap_matched(desc: dict, outcome: dict, op: str, model, orders) -> dict | None:
+    """The first of ``model(last_row)`` for ``last_row`` in ``orders`` in place of ``op``'s host rule that
+    gives the device's verdict (model_judged), named; None where neither does."""
+    for last_row in orders:
+        ev = model_judged(desc, outcome, {op: model(last_row)})
+        if ev:
+            return dict(ev, model=f"diff.fuzzknown.{model.__name__}", last_row=last_row)
+    return None
+
+
 def match_view_store_pitch_gap(outcome: dict, desc: dict):
     if outcome.get("status") != "differ" or desc is None or _tma_store_worked_around(outcome) or \
             not all(r.get("op") == "vstore" for r in (outcome.get("verdict") or {}).get("regions") or [{}]):
         return None
-    for last_row in (True, False):
-        ev = model_judged(desc, outcome, {"store_view": pitch_gap_store(last_row)})
-        if ev:
-            return dict(ev, model="diff.fuzzknown.pitch_gap_store", last_row=last_row)
-    return None
+    return _pitch_gap_matched(desc, outcome, "store_view", pitch_gap_store, (True, False))
 
 
 def match_view_load_pitch_gap(outcome: dict, desc: dict):
@@ -263,11 +269,7 @@ def match_view_load_pitch_gap(outcome: dict, desc: dict):
             NO_TMA_GAP_LOAD in outcome.get("workarounds", WORKAROUNDS) or \
             not any(s.get("op") == "vload" and s.get("kind") == "partition" for s in _walk(desc)):
         return None
-    for last_row in (False, True):
-        ev = model_judged(desc, outcome, {"load_view": pitch_gap_load(last_row)})
-        if ev:
-            return dict(ev, model="diff.fuzzknown.pitch_gap_load", last_row=last_row)
-    return None
+    return _pitch_gap_matched(desc, outcome, "load_view", pitch_gap_load, (False, True))
 
 
 def match_pack_of_extract(outcome: dict, desc: dict):
