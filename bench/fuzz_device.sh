@@ -11,7 +11,10 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final5     # campaign 9's 504651, 8's 305091, 7's 201871 as the code is now, then campaign
+#   bench/fuzz_device.sh final6     # campaign 10's 10,000 programs again (seed 600001) with the judge's interleaved prints and
+#                                   # tileiras killed past 60 s (one program held campaign 10's last batch), what
+#                                   # still fails shrunk (up to 150 s): ~8 min
+#   bench/fuzz_device.sh final5     # (ran 2026-12-02) campaign 9's 504651, 8's 305091, 7's 201871 as the code is now, then campaign
 #                                   # 10: 10,000 programs never drawn before (seed 600001), failures shrunk:
 #                                   # ~4 min -- the final campaign, if it has 0 unexplained
 #   bench/fuzz_device.sh final4     # (ran 2026-12-02) campaign 8's 305091 with the judge's periodic rule, then campaign 9: 10,000
@@ -40,7 +43,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4|final5}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4|final5|final6}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -143,12 +146,15 @@ final4)
   timeout 60 python3 -m tileir.diff fuzz --seeds 305091 --out "$OUT/fuzz_campaign8_after_h200.json" > /dev/null
   campaign 9 500001 100 330
   ;;
+final6)
+  campaign 10_after 600001 150 480
+  ;;
 final5)
   timeout 60 python3 -m tileir.diff fuzz --seeds 504651,305091,201871 --out "$OUT/fuzz_campaign9_after_h200.json" > /dev/null
   campaign 10 600001 100 330
   ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5 | final6" >&2
   exit 2
   ;;
 esac

@@ -31,6 +31,7 @@ import queue
 import threading
 import time
 
+from ..assemble import ENV_TIMEOUT
 from . import mutants as M
 from .fuzzgen import DEFAULT, MUTANT_FOCUS, Profile
 from .fuzzknown import run_workarounds
@@ -41,12 +42,23 @@ from .shrink import FAILURES, Shrinker, Tester, core_steps, failure_class, write
 BATCH = 256  # programs handed to the GPU worker at a time
 
 
-def make_pool(workers: int | None):
-    """The compile pool: ``workers`` processes (None: one a core); 0 runs everything in process."""
+ASSEMBLE_TIMEOUT_S = 60.0  # tileiras' time on one fuzz program past which it is killed: the campaign's slowest
+# of 10,000 took 2.1 s (fuzz_campaign10_h200.json, stage_s_max), and one that never finished held campaign 10's
+# last batch until the call's limit (tileir's own default waits 600 s)
+
+
+def _compile_worker_init(assemble_timeout_s: float) -> None:
+    os.environ[ENV_TIMEOUT] = f"{assemble_timeout_s:g}"
+
+
+def make_pool(workers: int | None, assemble_timeout_s: float = ASSEMBLE_TIMEOUT_S):
+    """The compile pool: ``workers`` processes (None: one a core), tileiras killed past
+    ``assemble_timeout_s`` there (an assemble error of its own); 0 runs everything in process."""
     if workers == 0:
         return None
     n = workers or os.cpu_count() or 2
-    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+    return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_compile_worker_init, initargs=(assemble_timeout_s,))
 
 
 INTERRUPTED = "the campaign was interrupted"  # what the device answers for the programs it never ran

@@ -323,6 +323,13 @@ def _hexfloat(x: float, prec, upper: bool) -> str:
 def c_format(fmt: str, values, dtypes) -> str:
     """``fmt`` with ``values`` interleaved as C's printf writes them (length modifiers read as C
     reads them; floats promoted to double)."""
+    return "".join(c_pieces(fmt, values, dtypes))
+
+
+def c_pieces(fmt: str, values, dtypes) -> list:
+    """``c_format``'s text in the pieces the H200 writes one at a time: each run of literal text and
+    each conversion's text (``%%`` is literal). Concurrent blocks' prints interleave at these pieces'
+    boundaries and nowhere else (bench/results/fuzz_campaign10_h200.json: 603173, 607561)."""
     out, pos, k = [], 0, 0
     for m in _SPEC.finditer(fmt):
         out.append(fmt[pos:m.start()])
@@ -354,14 +361,15 @@ def c_format(fmt: str, values, dtypes) -> str:
         else:
             out.append((spec + ("d" if conv in "diu" else conv)) % n)
     out.append(fmt[pos:])
-    return "".join(out)
+    return out
 
 
 @interp("print")
 def _ref_print(it, op):
     a = Print.of(op)
-    line = c_format(a.fmt, [it.val(h) for h in a.args], a.dtypes)
-    it.printed.append(line)
+    pieces = c_pieces(a.fmt, [it.val(h) for h in a.args], a.dtypes)
+    it.printed.append("".join(pieces))
+    it.print_pieces.append((it.block, pieces))
 
 
 @interp("token_only")

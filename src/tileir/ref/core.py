@@ -61,6 +61,7 @@ class Interp:
         self.block = (0, 0, 0)
         self.cur_op = 0
         self.printed: list = []  # what d_print wrote, one string a print a block, in the order run
+        self.print_pieces: list = []  # the same as (block, the pieces the device writes one at a time)
 
     def val(self, h):
         v = self.vals.get(h)
