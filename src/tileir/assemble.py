@@ -299,10 +299,23 @@ def carry_yielded_to_another(kernel) -> bool:
     return False
 
 
+WORKAROUND = {"any_alloca": True}  # a study's switch: False leaves ``holds_alloca`` out of the -O0 trigger
+
+
+def holds_alloca(kernel) -> bool:
+    """An ``AllocaPtr`` anywhere (while ``WORKAROUND["any_alloca"]``): campaign 10's 608065, two allocas of 8
+    f32 stored and read back, the values never used, beside an unrelated copy and no loop, failed its launch
+    with CUDA_ERROR_ILLEGAL_ADDRESS at tileiras' default level and was right at -O0 on the H200
+    (bench/results/fuzz_campaign10_after_h200.json; bench/alloca_variants.py studies the rule). No
+    library kernel holds an alloca, so -O0 for all of them costs the library nothing."""
+    return WORKAROUND["any_alloca"] and "AllocaPtr" in instr_kinds(kernel)
+
+
 def optimiser_loops(kernel) -> bool:
-    """The trigger of tileiras 13.4.92's loop defects (docs/assembler-defect.md, the sixth):
-    ``holds_while_loop``, ``alloca_in_a_loop`` or ``carry_yielded_to_another``."""
-    return holds_while_loop(kernel) or alloca_in_a_loop(kernel) or carry_yielded_to_another(kernel)
+    """The trigger of tileiras 13.4.92's optimiser defects (docs/assembler-defect.md, the sixth):
+    ``holds_while_loop``, ``alloca_in_a_loop``, ``carry_yielded_to_another`` or ``holds_alloca``."""
+    return holds_while_loop(kernel) or alloca_in_a_loop(kernel) or carry_yielded_to_another(kernel) or \
+        holds_alloca(kernel)
 
 
 @dataclass(frozen=True)

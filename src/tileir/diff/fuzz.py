@@ -51,11 +51,14 @@ def _compile_worker_init(assemble_timeout_s: float) -> None:
     os.environ[ENV_TIMEOUT] = f"{assemble_timeout_s:g}"
 
 
-def make_pool(workers: int | None, assemble_timeout_s: float = ASSEMBLE_TIMEOUT_S):
+def make_pool(workers: int | None, assemble_timeout_s: float | None = None):
     """The compile pool: ``workers`` processes (None: one a core), tileiras killed past
-    ``assemble_timeout_s`` there (an assemble error of its own); 0 runs everything in process."""
+    ``assemble_timeout_s`` there (an assemble error of its own; None: $TILEIR_FUZZ_ASSEMBLE_S or
+    ASSEMBLE_TIMEOUT_S); 0 runs everything in process."""
     if workers == 0:
         return None
+    if assemble_timeout_s is None:
+        assemble_timeout_s = float(os.environ.get("TILEIR_FUZZ_ASSEMBLE_S") or ASSEMBLE_TIMEOUT_S)
     n = workers or os.cpu_count() or 2
     return cf.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"),
                                   initializer=_compile_worker_init, initargs=(assemble_timeout_s,))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fuzzmodel import ALLOCA_O0, CARRY_SWAP_O0, WHILE_O0, WORKAROUNDS, _job, _same_verdict, model_judged, run_with
+from .fuzzmodel import ALLOCA_ANY_O0, ALLOCA_O0, CARRY_SWAP_O0, WHILE_O0, WORKAROUNDS, _job, _same_verdict, model_judged, run_with
 
 
 def stale_while(num: int, j: int, which=None):
@@ -86,13 +86,13 @@ def _level_triggers():
     from .. import assemble as asm
 
     return ((WHILE_O0, asm.holds_while_loop), (ALLOCA_O0, asm.alloca_in_a_loop),
-            (CARRY_SWAP_O0, asm.carry_yielded_to_another))
+            (CARRY_SWAP_O0, asm.carry_yielded_to_another), (ALLOCA_ANY_O0, asm.holds_alloca))
 
 
 def O0_triggers(desc: dict) -> tuple[str, ...]:  # noqa: N802 - the level's name
     """The -O0 workarounds whose trigger ``desc``'s lowered program reaches: WHILE_O0 (a while loop the
     lowering does not write once, assemble.holds_while_loop), ALLOCA_O0 (an alloca in a loop),
-    CARRY_SWAP_O0 (a loop passing one carry's entering value to another)."""
+    CARRY_SWAP_O0 (a loop passing one carry's entering value to another), ALLOCA_ANY_O0 (an alloca anywhere)."""
     from .. import lower
     from .fuzzbuild import build
 

@@ -32,6 +32,8 @@ NO_TMA_GAP_LOAD = "no-tma-gap-load"
 # ALLOCA_O0: a kernel with an alloca in a loop is assembled at -O0 too (assemble.alloca_in_a_loop, the same
 # defect entry as WHILE_O0, so a run has all three -O0 workarounds or none)
 ALLOCA_O0 = "alloca-loop-O0"
+# ALLOCA_ANY_O0: a kernel with an alloca anywhere is assembled at -O0 too (assemble.holds_alloca; the same entry)
+ALLOCA_ANY_O0 = "alloca-O0"
 # CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
 # assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
 CARRY_SWAP_O0 = "carry-swap-O0"
@@ -39,8 +41,8 @@ CARRY_SWAP_O0 = "carry-swap-O0"
 # (families/tileshape.py WORKAROUND)
 PACK_WHOLE = "pack-whole-then-extract"
 WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0,
-               NO_TMA_GAP_LOAD, PACK_WHOLE)
-_LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0)  # the workarounds a forced level other than 0 takes away
+               NO_TMA_GAP_LOAD, PACK_WHOLE, ALLOCA_ANY_O0)
+_LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0, ALLOCA_ANY_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
 
@@ -56,6 +58,9 @@ def lower_as_run(workarounds) -> None:
     from ..families import tileshape
 
     tileshape.WORKAROUND["pack_of_extract"] = PACK_WHOLE in workarounds
+    from .. import assemble
+
+    assemble.WORKAROUND["any_alloca"] = ALLOCA_ANY_O0 in workarounds
 
 
 def run_workarounds(opt_level=None, gpu_name: str = "sm_90", tileiras: str | None = None) -> tuple[str, ...]:
@@ -241,6 +246,6 @@ def _walk(desc: dict):
     return walk(desc.get("body") or [])
 
 
-__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
+__all__ = ["HOST", "TILEIRAS", "JUDGE", "ALLOCA_ANY_O0", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
            "CARRY_SWAP_O0", "PACK_WHOLE", "WORKAROUNDS",
            "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]
