@@ -24,6 +24,7 @@ CAMPAIGNS = [("1", "fuzz_campaign1_h200.json"), ("2", "fuzz_h200.json"), ("3", "
              ("11", "fuzz_campaign11_h200.json")]
 BY_GROUP = {"1": "docs/fuzz.md, The first campaign", "2": "docs/fuzz.md, The second campaign"}
 W, T, J, H = "worked around", "tileiras", "the judge", "host reference"
+PRINTS = "fixed: concurrent blocks' prints interleave at printf's pieces"
 # seed -> (who was wrong, what was done, reproducer, the after-check)
 RESOLVED = {
     3958: (T, f"{W}: alloca-loop-O0", "fuzz_repro_campaign4/fuzz_differ_3958.json", "fuzz_3958_after_h200.json"),
@@ -36,13 +37,14 @@ RESOLVED = {
     207142: (J, "fixed: order-dependent float sums unjudged", None, "fuzz_campaign7_after_h200.json"),
     305091: (J, "fixed: a periodic function of a coarse approximate argument unjudged",
              "fuzz_repro_campaign8/fuzz_differ_305091.json", "fuzz_campaign8_after_h200.json"),
-    504651: (T, f"{W}: pack-whole-then-extract", "fuzz_repro_campaign9/fuzz_differ_504651.json", "fuzz_campaign9_after_h200.json"),
-    603173: (J, "fixed: concurrent blocks' prints interleave at printf's pieces", None, "fuzz_campaign10_after_h200.json"),
-    607561: (J, "fixed: concurrent blocks' prints interleave at printf's pieces", None, "fuzz_campaign10_after_h200.json"),
+    504651: (T, f"{W}: pack-whole-then-extract", "fuzz_repro_campaign9/fuzz_differ_504651.json",
+             "fuzz_campaign9_after_h200.json"),
+    603173: (J, PRINTS, None, "fuzz_campaign10_after_h200.json"),
+    607561: (J, PRINTS, None, "fuzz_campaign10_after_h200.json"),
     608065: (T, f"{W}: alloca-O0", "fuzz_repro_campaign10/fuzz_device_error_608065.json",
              "fuzz_campaign10_after2_h200.json"),
-    605709: (T, "classified, not worked around: tileiras never finishes (docs/assembler-defect.md, the ninth)",
-             None, None),
+    605709: (T, f"{W}: extract-by-dimension (tileiras never finishes an extract of 4096 slices)",
+             "fuzz_repro_campaign10/fuzz_assemble_error_605709.json", None),
 }
 
 

@@ -17,11 +17,11 @@ import random
 
 import pytest
 
+from tests.kernelcheck import fuzz_job
 from tileir.diff.fuzz import ASSEMBLE_TIMEOUT_S, make_pool
 from tileir.diff.fuzzgen import generate
 from tileir.diff.fuzzjudge import Answer, interleaves, judge, same_print
 from tileir.families.debug import c_format, c_pieces
-from tests.kernelcheck import fuzz_job
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PRINT_SEEDS = (603173, 607561)
@@ -126,10 +126,10 @@ def test_a_kernel_holding_an_alloca_is_assembled_at_O0():  # noqa: N802 - the le
     """608065 shrunk (two allocas read back unused, no loop: an illegal address at tileiras' level, right at
     -O0) reaches the -O0 trigger; without an alloca, or with the study's switch off, it does not. Kills: the
     trigger reading allocas in loops only (608065 has none), the switch ignored."""
+    import tileir as ti
     from tileir import assemble as asm
     from tileir.diff.fuzzbuild import build
     from tileir.diff.shrink import read_reproducer
-    import tileir as ti
 
     desc = read_reproducer(REPRO_608065)["desc"]
     k = ti.lower(build(desc).prog)
@@ -167,3 +167,56 @@ def test_the_campaigns_index_is_current_and_every_unexplained_one_resolved():
             for key in ("reproducer", "after"):
                 if u.get(key):
                     assert os.path.exists(os.path.join(ROOT, u[key])), u[key]
+
+
+def _extract_prog(shape, to, idx, name="wide_extract"):
+    import tileir as ti
+
+    def body():
+        t = ti.load(ti.param(ti.F32, 0), ti.idx_const(0), list(shape))
+        e = ti.extract(t, list(to), [ti.idx_const(i) for i in idx])
+        ti.store(ti.param(ti.F32, 1), ti.idx_const(0), e)
+
+    return ti.trace_kernel(name, (ti.ByPtr(ti.F32), ti.ByPtr(ti.F32)), body)
+
+
+@pytest.mark.parametrize("shape, to, idx", [((256, 16), (1, 1), (128, 6)), ((64, 64), (1, 1), (3, 5)),
+                                            ((16, 32, 16), (1, 2, 1), (9, 7, 15))])
+def test_an_extract_of_many_slices_is_cut_one_dimension_at_a_time(shape, to, idx):
+    """605709 shrunk is a [1, 1] extract of a [256, 16] tile (4096 slices), which tileiras 13.4.92 does not finish;
+    the recording writes one extract a cut dimension (256 and 16 slices), and the host answers numpy's subtile.
+    Kills: the chain giving another dimension's index (a wrong subtile), a chain left unwritten (one extract of
+    4096 slices), the per-dimension zero index dropped."""
+    import numpy as np
+
+    from tileir.families.tileshape import EXTRACT_SLICES
+    from tileir.ref.core import run_host
+
+    prog = _extract_prog(shape, to, idx)
+    extracts = [o for o in prog.walk() if o.kind == "extract"]
+    assert len(extracts) == sum(n != m for n, m in zip(shape, to)) >= 2
+    for o in extracts:
+        src = prog.info[o.a.src].shape
+        assert np.prod([n // m for n, m in zip(src, o.a.to)]) <= EXTRACT_SLICES
+    x = np.random.default_rng(1).standard_normal(int(np.prod(shape))).astype(np.float32)
+    out = np.zeros(int(np.prod(to)), np.float32)
+    run_host(prog, [x, out], (1, 1, 1))
+    want = x.reshape(shape)[tuple(slice(i * m, (i + 1) * m) for i, m in zip(idx, to))]
+    assert np.array_equal(out, want.reshape(-1))
+
+
+def test_an_extract_of_few_slices_stays_one_and_the_uncuttable_is_refused():
+    """A [1, 1] extract of [128, 16] (2048 slices, 0.2 s in tileiras) stays one extract; a [1] extract of [4096]
+    cannot be cut and is refused, naming the fix; the study's switch off writes the one extract. Kills: a
+    threshold that cuts every extract, a rank-1 extract of 4096 slices recorded, the switch ignored."""
+    import tileir as ti
+    from tileir.families import tileshape
+
+    assert [o.kind for o in _extract_prog((128, 16), (1, 1), (64, 6)).walk()].count("extract") == 1
+    with pytest.raises(ti.TileirError, match="reshape to more dimensions"):
+        _extract_prog((4096,), (1,), (7,))
+    tileshape.WORKAROUND["extract_by_dimension"] = False
+    try:
+        assert [o.kind for o in _extract_prog((256, 16), (1, 1), (1, 1)).walk()].count("extract") == 1
+    finally:
+        tileshape.WORKAROUND["extract_by_dimension"] = True

@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fuzzmodel import ALLOCA_ANY_O0, ALLOCA_O0, CARRY_SWAP_O0, WHILE_O0, WORKAROUNDS, _job, _same_verdict, model_judged, run_with
+from .fuzzmodel import (
+    ALLOCA_ANY_O0,
+    ALLOCA_O0,
+    CARRY_SWAP_O0,
+    WHILE_O0,
+    WORKAROUNDS,
+    _job,
+    _same_verdict,
+    model_judged,
+    run_with,
+)
 
 
 def stale_while(num: int, j: int, which=None):

@@ -34,6 +34,9 @@ NO_TMA_GAP_LOAD = "no-tma-gap-load"
 ALLOCA_O0 = "alloca-loop-O0"
 # ALLOCA_ANY_O0: a kernel with an alloca anywhere is assembled at -O0 too (assemble.holds_alloca; the same entry)
 ALLOCA_ANY_O0 = "alloca-O0"
+# EXTRACT_CUT: an extract of more than tileshape.EXTRACT_SLICES slices is recorded one dimension at a time
+# (families/tileshape.py WORKAROUND; the ninth defect: tileiras does not finish such an extract)
+EXTRACT_CUT = "extract-by-dimension"
 # CARRY_SWAP_O0: a kernel with a loop that continues with one carry's entering value as another's is
 # assembled at -O0 too (assemble.carry_yielded_to_another; the same defect entry)
 CARRY_SWAP_O0 = "carry-swap-O0"
@@ -41,7 +44,7 @@ CARRY_SWAP_O0 = "carry-swap-O0"
 # (families/tileshape.py WORKAROUND)
 PACK_WHOLE = "pack-whole-then-extract"
 WORKAROUNDS = ("tf32-k4", "while-first-exit", WHILE_O0, NO_TMA_TAIL, NO_TMA_STRIDED, ALLOCA_O0, CARRY_SWAP_O0,
-               NO_TMA_GAP_LOAD, PACK_WHOLE, ALLOCA_ANY_O0)
+               NO_TMA_GAP_LOAD, PACK_WHOLE, ALLOCA_ANY_O0, EXTRACT_CUT)
 _LEVEL = (WHILE_O0, ALLOCA_O0, CARRY_SWAP_O0, ALLOCA_ANY_O0)  # the workarounds a forced level other than 0 takes away
 OLD_WORKAROUNDS = ("tf32-k4",)
 
@@ -58,6 +61,7 @@ def lower_as_run(workarounds) -> None:
     from ..families import tileshape
 
     tileshape.WORKAROUND["pack_of_extract"] = PACK_WHOLE in workarounds
+    tileshape.WORKAROUND["extract_by_dimension"] = EXTRACT_CUT in workarounds
     from .. import assemble
 
     assemble.WORKAROUND["any_alloca"] = ALLOCA_ANY_O0 in workarounds
@@ -246,6 +250,6 @@ def _walk(desc: dict):
     return walk(desc.get("body") or [])
 
 
-__all__ = ["HOST", "TILEIRAS", "JUDGE", "ALLOCA_ANY_O0", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
-           "CARRY_SWAP_O0", "PACK_WHOLE", "WORKAROUNDS",
+__all__ = ["HOST", "TILEIRAS", "JUDGE", "WHILE_O0", "NO_TMA_TAIL", "NO_TMA_STRIDED", "NO_TMA_GAP_LOAD", "ALLOCA_O0",
+           "CARRY_SWAP_O0", "ALLOCA_ANY_O0", "EXTRACT_CUT", "PACK_WHOLE", "WORKAROUNDS",
            "OLD_WORKAROUNDS", "run_workarounds", "lower_as_run", "Cause", "run_with", "model_explains", "model_judged"]

@@ -15,6 +15,7 @@ recorded, lowered, computed on the host.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,11 @@ PACKABLE = ("f64", "f32", "f16", "bf16", "f4E2M1FN", "i64", "i32", "i16", "i4")
 
 # the workarounds of tileiras defects in the recording, on unless a device study measures the defect itself
 # (bench/fuzz_variants.py)
-WORKAROUND = {"pack_of_extract": True}
+WORKAROUND = {"pack_of_extract": True, "extract_by_dimension": True}
+# tileiras 13.4.92's time on an extract grows past linear in its slice count (CPU and device alike): 2048
+# slices take 0.2 s, 4096 of [1, 2] 7.6 s, 4096 of [1, 1] more than 150 s (campaign 10's 605709: the ninth
+# defect, docs/assembler-defect.md). Past this many, the recording cuts one dimension at a time.
+EXTRACT_SLICES = 2048
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,23 @@ class TileShapeRecording(Recording):
         inf = self._whole_tile(src, "extract")
         to = tuple(to)
         self._slices(to, inf.shape, indices, "extract", "subtile", "tile")
+        cuts = [k for k, (n, m) in enumerate(zip(inf.shape, to)) if n != m]
+        if math.prod(n // m for n, m in zip(inf.shape, to)) > EXTRACT_SLICES and WORKAROUND["extract_by_dimension"]:
+            if len(cuts) < 2 or any(inf.shape[k] // to[k] > EXTRACT_SLICES for k in cuts):
+                raise self.refuse(f"an extract of {list(to)} from a {list(inf.shape)} tile has "
+                                  f"{math.prod(n // m for n, m in zip(inf.shape, to))} slices, and tileiras 13.4.92 "
+                                  f"does not finish an extract of more than {EXTRACT_SLICES} along one dimension "
+                                  "(4096 slices of [1]: not within 150 s)",
+                                  "a reshape to more dimensions first (each holding at most "
+                                  f"{EXTRACT_SLICES} slices), or load the smaller tile itself")
+            zero, cur, shape = self.t_idx_const(0), src, list(inf.shape)
+            for k in cuts:  # one dimension at a time: each extract holds shape[k] / to[k] slices
+                shape[k] = to[k]
+                step = self.new("val", inf.dtype, tuple(shape))
+                self.emit(Extract(dtype=inf.dtype, src=cur, to=tuple(shape),
+                                  indices=tuple(indices[j] if j == k else zero for j in range(len(to)))), (step,))
+                cur = step
+            return cur
         r = self.new("val", inf.dtype, to)
         self.emit(Extract(dtype=inf.dtype, src=src, to=to, indices=tuple(indices)), (r,))
         return r
