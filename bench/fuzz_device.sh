@@ -11,7 +11,10 @@
 #   bench/fuzz_device.sh focus      # focused campaigns: view stores (the open tail cause), while loops,
 #                                   # allocas in while loops, strided loads; and the layer-2 ftof family
 #                                   # with the new modes: ~7 min
-#   bench/fuzz_device.sh final7     # 608065's variants (bench/alloca_variants.py), 608065 with alloca-O0, then campaign 11:
+#   bench/fuzz_device.sh final8     # 605709 with extract-by-dimension (its extract cut one dimension at a time), then
+#                                   # campaign 12 at --opt-level 3 (the optimiser on what the -O0 workarounds take
+#                                   # away from it; seed 800001): ~6 min
+#   bench/fuzz_device.sh final7     # (ran 2026-12-02) 608065's variants (bench/alloca_variants.py), 608065 with alloca-O0, then campaign 11:
 #                                   # 10,000 programs never drawn before (seed 700001), failures shrunk: ~8 min
 #   bench/fuzz_device.sh final6     # (ran 2026-12-02) campaign 10's 10,000 programs again (seed 600001) with the judge's interleaved prints and
 #                                   # tileiras killed past 60 s (one program held campaign 10's last batch), what
@@ -45,7 +48,7 @@
 # Results go to $OUT (the device tool's folder that comes back; bench/results without it); the
 # reproducers of a step are packed into one .tgz there (a call brings back at most 8 files).
 set -u
-STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4|final5|final6|final7}
+STEP=${1:?usage: bench/fuzz_device.sh campaign|mutants|repro|unexplained2|focus|after2|known|vst-pairs|final|final2|final3|final4|final5|final6|final7|final8}
 OUT=${OUT:-bench/results}
 WORK=$(mktemp -d)
 mkdir -p "$OUT"
@@ -148,6 +151,13 @@ final4)
   timeout 60 python3 -m tileir.diff fuzz --seeds 305091 --out "$OUT/fuzz_campaign8_after_h200.json" > /dev/null
   campaign 9 500001 100 330
   ;;
+final8)
+  timeout 60 python3 -m tileir.diff fuzz --seeds 605709 --out "$OUT/fuzz_campaign10_after3_h200.json" > /dev/null
+  timeout 380 python3 -m tileir.diff fuzz --programs 10000 --seed 800001 --opt-level 3 --time-limit 200 \
+    --max-shrink 8 --max-shrink-per-class 2 --shrink-s 30 --shrink-total-s 100 \
+    --out "$OUT/fuzz_campaign12_O3_h200.json" --repro-dir "$WORK/fuzz_repro12"
+  pack fuzz_repro12
+  ;;
 final7)
   timeout 90 python3 bench/alloca_variants.py --out "$OUT/alloca_variants_608065_h200.json"
   timeout 40 python3 -m tileir.diff fuzz --seeds 608065 --out "$OUT/fuzz_campaign10_after2_h200.json" > /dev/null
@@ -161,7 +171,7 @@ final5)
   campaign 10 600001 100 330
   ;;
 *)
-  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5 | final6 | final7" >&2
+  echo "unknown step $STEP: campaign | mutants | repro | unexplained2 | focus | after2 | known | vst-pairs | final | final2 | final3 | final4 | final5 | final6 | final7 | final8" >&2
   exit 2
   ;;
 esac
