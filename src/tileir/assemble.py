@@ -303,11 +303,13 @@ WORKAROUND = {"any_alloca": True}  # a study's switch: False leaves ``holds_allo
 
 
 def holds_alloca(kernel) -> bool:
-    """An ``AllocaPtr`` anywhere (while ``WORKAROUND["any_alloca"]``): campaign 10's 608065, two allocas of 8
-    f32 stored and read back, the values never used, beside an unrelated copy and no loop, failed its launch
-    with CUDA_ERROR_ILLEGAL_ADDRESS at tileiras' default level and was right at -O0 on the H200
-    (bench/results/fuzz_campaign10_after_h200.json; bench/alloca_variants.py studies the rule). No
-    library kernel holds an alloca, so -O0 for all of them costs the library nothing."""
+    """An ``AllocaPtr`` anywhere (while ``WORKAROUND["any_alloca"]``): campaign 10's 608065, two allocas of a
+    reduction's [1, 8] result stored and read back beside an unrelated copy, 4 blocks, no loop, failed its
+    launch with CUDA_ERROR_ILLEGAL_ADDRESS at tileiras' default level and was right at -O0 on the H200
+    (bench/results/fuzz_campaign10_after_h200.json). Its variants (bench/alloca_variants.py) failed with the
+    read-back values used too and needed the reduction, the copy and several blocks together: no narrower
+    test. No library kernel holds an alloca, so -O0 for all of them costs the library nothing. (With the
+    switch off, ``alloca_in_a_loop`` still stands: the runs before this trigger had it.)"""
     return WORKAROUND["any_alloca"] and "AllocaPtr" in instr_kinds(kernel)
 
 

@@ -20,6 +20,7 @@ sides stopped; a print by the text (its lines as a multiset when several blocks 
 
 from __future__ import annotations
 
+import collections
 import copy
 import dataclasses
 import re
@@ -478,10 +479,7 @@ def interleaves(text: str, blocks: list, budget: int = INTERLEAVE_STATES) -> boo
     607561: "fz2: fz21: 1000 \n100..." for "fz2: 100 100 100" and "fz21: 0"). A depth-first search
     over how far each block got; blocks with the same pieces are interchangeable, so their positions
     are kept sorted. None when ``budget`` states did not decide."""
-    groups: dict = {}
-    for seq in blocks:
-        groups.setdefault(tuple(seq), 0)
-        groups[tuple(seq)] += 1
+    groups = collections.Counter(tuple(seq) for seq in blocks)
     seqs = list(groups)
     if sum(len("".join(q)) * n for q, n in groups.items()) != len(text):
         return False

@@ -30,8 +30,8 @@ gdc_launch_dependents and memory_fence_alias are taken in loops. gdc_wait and
 gdc_launch_dependents are no-ops under tileir's launch, which sets no programmatic dependent launch.
 
 Host: assert raises (the device fails the launch); assume is the identity (nothing checks it);
-print formats with C printf semantics and appends the text to ``Interp.printed``; the token-only
-three do nothing.
+print formats with C printf semantics and appends the text to ``Interp.print_pieces`` (``.printed`` joins
+it); the token-only three do nothing.
 """
 
 from __future__ import annotations
@@ -367,9 +367,7 @@ def c_pieces(fmt: str, values, dtypes) -> list:
 @interp("print")
 def _ref_print(it, op):
     a = Print.of(op)
-    pieces = c_pieces(a.fmt, [it.val(h) for h in a.args], a.dtypes)
-    it.printed.append("".join(pieces))
-    it.print_pieces.append((it.block, pieces))
+    it.print_pieces.append((it.block, c_pieces(a.fmt, [it.val(h) for h in a.args], a.dtypes)))
 
 
 @interp("token_only")

@@ -40,9 +40,10 @@ PACKABLE = ("f64", "f32", "f16", "bf16", "f4E2M1FN", "i64", "i32", "i16", "i4")
 # the workarounds of tileiras defects in the recording, on unless a device study measures the defect itself
 # (bench/fuzz_variants.py)
 WORKAROUND = {"pack_of_extract": True, "extract_by_dimension": True}
-# tileiras 13.4.92's time on an extract grows past linear in its slice count (CPU and device alike): 2048
-# slices take 0.2 s, 4096 of [1, 2] 7.6 s, 4096 of [1, 1] more than 150 s (campaign 10's 605709: the ninth
-# defect, docs/assembler-defect.md). Past this many, the recording cuts one dimension at a time.
+# tileiras 13.4.92's time on an extract (sm_90, measured with tileiras on the CPU) grows far past linear in its
+# slice count: 2048 slices take 0.2 s, 4096 of [1, 2] 7.6 s, 4096 of [1, 1] more than 150 s (campaign 10's
+# 605709, which on the H200's host did not finish within 60 s: the ninth defect, docs/assembler-defect.md).
+# Past this many, the recording cuts one dimension at a time.
 EXTRACT_SLICES = 2048
 
 
@@ -115,13 +116,14 @@ class TileShapeRecording(Recording):
         inf = self._whole_tile(src, "extract")
         to = tuple(to)
         self._slices(to, inf.shape, indices, "extract", "subtile", "tile")
-        cuts = [k for k, (n, m) in enumerate(zip(inf.shape, to)) if n != m]
-        if math.prod(n // m for n, m in zip(inf.shape, to)) > EXTRACT_SLICES and WORKAROUND["extract_by_dimension"]:
+        slices = math.prod(n // m for n, m in zip(inf.shape, to))
+        if slices > EXTRACT_SLICES and WORKAROUND["extract_by_dimension"]:
+            cuts = [k for k, (n, m) in enumerate(zip(inf.shape, to)) if n != m]
             if len(cuts) < 2 or any(inf.shape[k] // to[k] > EXTRACT_SLICES for k in cuts):
-                raise self.refuse(f"an extract of {list(to)} from a {list(inf.shape)} tile has "
-                                  f"{math.prod(n // m for n, m in zip(inf.shape, to))} slices, and tileiras 13.4.92 "
-                                  f"does not finish an extract of more than {EXTRACT_SLICES} along one dimension "
-                                  "(4096 slices of [1]: not within 150 s)",
+                raise self.refuse(f"an extract of {list(to)} from a {list(inf.shape)} tile has {slices} slices: "
+                                  "tileiras 13.4.92 does not finish so many (4096 [1] of a [4096] tile: not within "
+                                  "8 s, where 2048 take 0.2 s), and this one cannot be cut into extracts of at most "
+                                  f"{EXTRACT_SLICES} along one dimension each",
                                   "a reshape to more dimensions first (each holding at most "
                                   f"{EXTRACT_SLICES} slices), or load the smaller tile itself")
             zero, cur, shape = self.t_idx_const(0), src, list(inf.shape)

@@ -60,8 +60,12 @@ class Interp:
         self.vals: dict = {}
         self.block = (0, 0, 0)
         self.cur_op = 0
-        self.printed: list = []  # what d_print wrote, one string a print a block, in the order run
-        self.print_pieces: list = []  # the same as (block, the pieces the device writes one at a time)
+        self.print_pieces: list = []  # what d_print wrote: (block, the pieces the device writes one at a time)
+
+    @property
+    def printed(self) -> list:
+        """What d_print wrote, one string a print a block, in the order run."""
+        return ["".join(pieces) for _, pieces in self.print_pieces]
 
     def val(self, h):
         v = self.vals.get(h)
