@@ -21,13 +21,16 @@
 #              suite_h200.json), then 07_training.py's curves and tokens/s and a profile of its step
 #              (bench/training_profile.py); figures, logs and curves come back in matmul_step.tgz
 #   campaign-suite  the fuzzer's campaign 3 cut to ~4 minutes, then the suite's row and matrix families
+#   hostpath   the host's cost of a call as a PyTorch program makes it: the launch overhead, each op's
+#              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
+#              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -109,6 +112,16 @@ training-rows)
   timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
     > "$OUT/training_rows.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
+  ;;
+hostpath)
+  timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 900
+  timeout 90 python3 bench/op_host_cost.py --out "$OUT/op_host_cost_h200.json" > "$OUT/op_host_cost.log" 2>&1
+  grep -E " us  " "$OUT/op_host_cost.log"
+  timeout 200 python3 examples/07_training.py --device cuda --out "$OUT/training_curves_h200.json" > "$OUT/training_example.log" 2>&1
+  tail -3 "$OUT/training_example.log"
+  timeout 100 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  grep -E "^(tileir|torch) " "$OUT/training_profile.log"
+  (cd "$OUT" && tar -czf hostpath.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 suite1|suite2|suite3)
   fams=$(python3 - "$STEP" <<'EOF'
