@@ -24,13 +24,15 @@
 #   hostpath   the host's cost of a call as a PyTorch program makes it: the launch overhead, each op's
 #              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
+#   fused      attention's backward, three kernels against the fused one (bench/attention_fused_ab.py),
+#              then hostpath's launch overhead and op host costs
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -112,6 +114,14 @@ training-rows)
   timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
     > "$OUT/training_rows.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
+  ;;
+fused)
+  timeout 330 python3 bench/attention_fused_ab.py --out "$OUT/attention_fused_ab_h200.json" > "$OUT/fused.log" 2>&1
+  grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-230; tail -c 1500 "$OUT/fused.log"
+  timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 700
+  timeout 120 python3 bench/op_host_cost.py --out "$OUT/op_host_cost_h200.json" > "$OUT/op_host_cost.log" 2>&1
+  grep -E " us  " "$OUT/op_host_cost.log"
+  (cd "$OUT" && tar -czf fused.tgz ./*.log && rm -f ./*.log)
   ;;
 hostpath)
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 900

@@ -21,6 +21,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
+import tileir.kernels as K
 import tileir.ops as T
 from tileir.kernels import matmul_nt
 
@@ -57,6 +58,24 @@ def cases(dev):
     yield "attention causal fwd+bwd", lambda: T.attention(qg, kg, vg, causal=True).sum().backward(), \
         lambda: F.scaled_dot_product_attention(qg, kg, vg, is_causal=True).sum().backward()
     yield "sum + backward alone", lambda: xg.sum().backward(), lambda: xg.sum().backward()
+    # a training step's backward: a dense output gradient (the rows above pay for sum's expanded one),
+    # torch.autograd.grad through each; then the backward's kernels called directly (what is left is
+    # autograd's and the op's own Python)
+    grad = torch.autograd.grad
+    dy, dyo = torch.randn(64, 64, device=dev, dtype=bf), torch.randn(64, 128, device=dev, dtype=bf)
+    do = torch.randn(1, 2, 64, 64, device=dev, dtype=bf)
+    yield "matmul grad (dense dy)", lambda: grad(T.matmul(xg, wg.t()), (xg, wg), dyo), \
+        lambda: grad(xg @ wg.t(), (xg, wg), dyo)
+    yield "rms_norm grad (dense dy)", lambda: grad(T.rms_norm(xg, (64,), gg), (xg, gg), dy), \
+        lambda: grad(F.rms_norm(xg, (64,), gg), (xg, gg), dy)
+    _, rstd = T._rms_norm(x, g, 1e-6)
+    yield "rms_norm backward kernels", lambda: K.rmsnorm_backward(x, g, dy, rstd), \
+        lambda: grad(F.rms_norm(xg, (64,), gg), (xg, gg), dy)
+    yield "attention causal grad (dense do)", lambda: grad(T.attention(qg, kg, vg, causal=True), (qg, kg, vg), do), \
+        lambda: grad(F.scaled_dot_product_attention(qg, kg, vg, is_causal=True), (qg, kg, vg), do)
+    o, lse = K.attention_forward(q, k, v, causal=True, scale=0.125)
+    yield "attention backward kernels", lambda: K.attention_backward(q, k, v, o, do, lse, causal=True, scale=0.125), \
+        lambda: grad(F.scaled_dot_product_attention(qg, kg, vg, is_causal=True), (qg, kg, vg), do)
 
 
 def profile(fn, reps: int = REPS) -> list:
@@ -90,8 +109,9 @@ def main(argv=None) -> int:
         print(f"{name:32s} tileir {r['tileir_us']:8.1f} us  torch {r['torch_us']:8.1f} us  {r['ratio']:.2f}x",
               flush=True)
     record = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": REPS, "rows": rows,
-              "profiles": {n: profile(fns[n]) for n in ("matmul x @ W.T", "matmul fwd+bwd", "rms_norm fwd+bwd",
-                                                          "attention causal fwd+bwd")}}
+              "profiles": {n: profile(fns[n]) for n in ("matmul x @ W.T", "rms_norm", "matmul grad (dense dy)",
+                                                          "rms_norm grad (dense dy)", "attention causal",
+                                                          "attention causal grad (dense do)")}}
     for n, prof in record["profiles"].items():
         print(f"-- {n}: top tottime")
         for p in prof[:12]:

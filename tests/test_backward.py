@@ -7,6 +7,7 @@ each kernel (tileirdisasm of our bytes is render's text)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from tileir.kernels import (
     attention_bwd_delta,
     attention_bwd_dkdv,
     attention_bwd_dq,
+    attention_bwd_fused,
     attention_forward,
     attention_fwd_lse,
     layernorm_backward,
@@ -345,23 +347,41 @@ def _close_att(got, want, fmt):
     ("bf16", True, (1, 1, 40, 64), {"bq": 16, "bk": 16}),
     ("f16", False, (1, 1, 1, 64), {"bq": 16, "bk": 16}),
 ])
-def test_attention_forward_and_backward_match_torch_autograd(fmt, causal, shape, tiles):
+@pytest.mark.parametrize("fused", [False, True], ids=["three-kernels", "fused"])
+def test_attention_forward_and_backward_match_torch_autograd(fmt, causal, shape, tiles, fused):
     q, k, v, do = _attention_inputs(fmt, *shape)
     o_want, lse_want, dq_want, dk_want, dv_want = _torch_attention(q, k, v, do, causal)
     o, lse = attention_forward(q, k, v, causal=causal, bq=tiles["bq"], bk=tiles["bk"])
     assert _close_att(o, o_want, fmt)
     assert np.allclose(lse, lse_want, rtol=1e-5, atol=1e-5)  # natural log, f32
     dkdv_tiles = dict(tiles, bq=tiles["bk"], bk=tiles["bq"])  # the dK/dV kernel's walk: keys are its blocks
-    dq, dk, dv = attention_backward(q, k, v, o, do, lse, causal=causal, dkdv_config=dkdv_tiles, dq_config=tiles)
+    run = functools.partial(attention_backward, dkdv_config=dkdv_tiles, dq_config=tiles, fused=fused)
+    dq, dk, dv = run(q, k, v, o, do, lse, causal=causal)
     for got, want, what in ((dq, dq_want, "dq"), (dk, dk_want, "dk"), (dv, dv_want, "dv")):
         err = float(np.abs(got.astype(np.float64) - want).max())
         assert _close_att(got, want, fmt), f"{what}: max error {err}"
     if shape[2] > 1:  # the wrong ones: the other masking, and lse in base 2 where the kernels read natural log
-        wrong = attention_backward(q, k, v, o, do, lse, causal=not causal, dkdv_config=dkdv_tiles, dq_config=tiles)
+        wrong = run(q, k, v, o, do, lse, causal=not causal)
         assert not _close_att(wrong[0], dq_want, fmt)
-        wrong = attention_backward(q, k, v, o, do, (lse * 1.4426950408889634).astype(np.float32), causal=causal,
-                                   dkdv_config=dkdv_tiles, dq_config=tiles)
+        wrong = run(q, k, v, o, do, (lse * 1.4426950408889634).astype(np.float32), causal=causal)
         assert not _close_att(wrong[2], dv_want, fmt)
+
+
+def test_the_fused_backward_adds_dq_into_the_rows_it_names():
+    """attention_bwd_fused adds scale * dS K into a [B, H, S, d_tile] f32 accumulator: what was
+    there stays (an add, not a store), the lanes past D stay 0, and one too small is refused."""
+    q, k, v, do = _attention_inputs("f16", 2, 1, 19, 40)
+    o, lse = attention_forward(q, k, v, causal=True, bq=16, bk=16)
+    delta = (o.astype(np.float32) * do.astype(np.float32)).sum(-1)
+    dk, dv = np.zeros_like(q), np.zeros_like(q)
+    acc = np.full(2 * 19 * 64, 0.5, np.float32)
+    attention_bwd_fused.run_host(q, k, v, do, lse, delta, dk, dv, acc, causal=True, bq=16, bk=16, d_tile=64)
+    rows = acc.reshape(2, 1, 19, 64)
+    assert np.all(rows[..., 40:] == 0.5)  # the mutant: lanes past D written (or the accumulator stored over)
+    dq = attention_backward(q, k, v, o, do, lse, causal=True, dkdv_config=ATT, dq_config=ATT)[0]
+    assert np.allclose(rows[..., :40] - 0.5, dq.astype(np.float32), rtol=2e-2, atol=2e-2)
+    with pytest.raises(TileirError, match="B \\* H \\* S \\* d_tile"):
+        attention_bwd_fused.grid(q, k, v, do, lse, delta, dk, dv, acc[:-1], bq=16, bk=16, d_tile=64)
 
 
 def test_attention_backward_with_a_scale_on_bsh_layout_read_in_place():

@@ -92,3 +92,25 @@ def test_a_grid_function_of_a_by_value_argument_keeps_the_checked_way():
 
     cfg = fill.config()
     assert _user_grid(fill, cfg, fill.plan(cfg)) is None  # read off the call: the generic way serves it
+
+
+def test_a_grid_function_is_asked_once_per_size():
+    asked = []
+
+    def grid(N):
+        asked.append(N)
+        return (N // 128 + 1,)
+
+    @ti.kernel(grid=grid)
+    def ones(x=Out(F32, cells(["N"], [128]))):
+        ti.store_cell(x, ti.full([128], 1.0, F32))
+
+    cfg = ones.config()
+    plan = ones.plan(cfg)
+    fast = _user_grid(ones, cfg, plan)
+    small, large = (plan.values([np.zeros(n, np.float32)]) for n in (1000, 5000))
+    assert [fast(small), fast(small), fast(large), fast(small)] == [(8, 1, 1), (8, 1, 1), (40, 1, 1), (8, 1, 1)]
+    assert asked == [1000, 5000]  # the mutant: the function asked on every launch
+    # a refused answer is not kept: asked again (the checked way then words it)
+    refused = _user_grid(ti.kernel(grid=lambda N: (asked.append(-N) or 0,))(ones.fn), cfg, plan)
+    assert refused(small) is None and refused(small) is None and asked[-2:] == [-1000, -1000]

@@ -149,3 +149,18 @@ def test_a_keyword_only_parameter_is_refused_where_a_formula_is_registered():
     op = TorchOp("test_keyword_only_probe", impl)
     with pytest.raises(TypeError, match="keyword-only"):
         op.register_autograd(lambda ctx, g: g, setup_context=lambda ctx, inputs, out: None)
+
+
+def test_left_out_defaults_are_filled_without_binding_the_signature(monkeypatch):
+    """matmul(a, b) with a gradient leaves out precision: its inputs come from the defaults, not from
+    inspect's bind (~10 us a call). Kills: the bind on every such call, or a default dropped."""
+    op = tops.matmul
+    assert op._filled_from == 2  # a and b have no default; precision has
+    a, b = torch.randn(3, 4, requires_grad=True), torch.randn(4, 5)
+    binds = []
+    real = type(op.sig).bind
+    monkeypatch.setattr(type(op.sig), "bind", lambda self, *x, **k: binds.append(1) or real(self, *x, **k))
+    assert op._inputs((a, b), {}) == (a, b, None)
+    op(a, b).sum().backward()
+    assert binds == [] and a.grad is not None
+    assert op._inputs((a,), {}) is None and binds == [1]  # too few: bind says what is missing

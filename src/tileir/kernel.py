@@ -603,6 +603,9 @@ class _CallSite:
         return twin, tuple(spec) + tuple(values[k] for k in twin.plan(cfg).exact_slots)
 
 
+GRID_ANSWERS_KEPT = 4096  # a user grid's answers kept per variant (then forgotten together)
+
+
 def _user_grid(fn: KernelFn, cfg: Mapping[str, object], plan: SizePlan):
     """A function of ``values`` answering ``@kernel(grid=fn)``'s grid as three ints within the
     driver's limits (else None: the checked way, which says what is wrong), with the configuration's
@@ -620,8 +623,25 @@ def _user_grid(fn: KernelFn, cfg: Mapping[str, object], plan: SizePlan):
                   if h.kind == "size" and h.label.isidentifier() and h.label in wanted)
     sized = {n for n, _ in sizes}
     const = {k: v for k, v in cfg.items() if k in wanted and k not in sized}
+    # the answers by the sizes the grid function reads: a training step calls the same few sizes again
+    # and again, and the function's call with keywords was the costliest part of a launch's Python
+    # (8 us of a gemm's under cProfile on the H200's host: bench/results/op_host_cost_after_h200.json);
+    # the grid is a function of the configuration and those sizes alone (@kernel(grid=...))
+    slots = tuple(k for _, k in sizes)
+    answers: dict = {}
 
     def fast(values):
+        key = tuple([values[k] for k in slots])
+        g = answers.get(key)
+        if g is None:
+            g = counted(values)
+            if g is not None:
+                if len(answers) >= GRID_ANSWERS_KEPT:
+                    answers.clear()
+                answers[key] = g
+        return g
+
+    def counted(values):
         kw = dict(const)
         for n, k in sizes:
             kw[n] = values[k]
@@ -661,7 +681,9 @@ def kernel(fn: Callable[..., object] | None = None, *, name: str | None = None, 
     keyword-only parameters its configuration (one recording each).
 
     ``grid``: a function answering the launch grid, called with the configuration, the by-value
-    arguments and the named run-time sizes it takes by name (default: from the cells' extents);
+    arguments and the named run-time sizes it takes by name (default: from the cells' extents); a
+    pure function of those: without by-value arguments its answer is kept per configuration and
+    sizes, and asked again only for new sizes;
     ``hints``: the entry's optimization hints, or a function of the configuration answering them;
     ``tuned``: configuration keys a GPU call leaves to ``autotune.best`` when it names none of them;
     ``exact``: run-time sizes recorded as each call's values (one program per value) -- for sizes

@@ -46,7 +46,7 @@ from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .launching import empty, fmt_of, launch, pow2_at_least
+from .launching import empty, fmt_of, launch, pow2_at_least, zeros
 from .registry import Case, register
 
 LOG2E = 1.4426950408889634
@@ -215,15 +215,9 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
     ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
 
 
-@kernel(grid=_key_grid, hints=entry_hints)
-def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
-                       dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
-                       fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
-                       warps: int = 0, occupancy: int = 0):
-    """dK and dV [B, H, S, D] for a [bk] block of keys a block: dV = P^T dO, dK = scale * dS^T Q
-    over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
-    and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
-    (True) or transposed in registers from the rows (False)."""
+def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views):
+    """The dK/dV kernel's body; with ``dq32`` (the fused kernel's) each step also adds its share of
+    dQ into the f32 accumulator."""
     kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     sm_scale, c = _scales(q, scale)
     k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
@@ -254,10 +248,17 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
             queries = ti.coord(ti.tile_at(i, bq), [bk, bq], 1)
             pt = ti.select(ti.le_i(keys, queries), pt, 0.0)
         ti.set(dv_acc, ti.mma(ti.to(pt, fmt), do_rows, ti.get(dv_acc)))
-        dst = pt * (ti.mma(v_blk, dot, 0.0) - dl)  # dS^T [bk, bq]
-        ti.set(dk_acc, ti.mma(ti.to(dst, fmt), q_rows, ti.get(dk_acc)))
+        dst = ti.to(pt * (ti.mma(v_blk, dot, 0.0) - dl), fmt)  # dS^T [bk, bq]
+        ti.set(dk_acc, ti.mma(dst, q_rows, ti.get(dk_acc)))
+        if dq32 is not None:  # this key block's share of dQ's rows i: scale * dS K, added in f32
+            part = ti.mma(ti.transpose(dst), k_blk, 0.0) * sm_scale  # [bq, d_tile]
+            row0 = ti.tile_at(i, bq)
+            at = ti.idx_mul(ti.idx_add(ti.idx_mul(ti.idx_add(ti.idx_mul(bz, heads), h), seq), row0), d_tile)
+            inside = ti.lt_i(ti.coord(row0, [bq, d_tile], 0), ti.idx_as_tile(seq))
+            ti.atomic_rmw(dq32, "addf", ti.lanes_strided(at, [bq, d_tile], [d_tile, 1]), part, mask=inside)
 
-    nq = _idx_ceil_div(ti.extent_of(q, 2), bq)
+    seq, heads = ti.extent_of(q, 2), ti.extent_of(q, 1)
+    nq = _idx_ceil_div(seq, bq)
     if causal:
         first = ti.idx_div(ti.tile_at(kj, bk), ti.idx_const(bq))  # the first query block that sees a key here
         unmasked = _idx_min(_idx_ceil_div(ti.tile_at(ti.idx_add(kj, 1), bk), bq), nq)  # all queries >= all keys
@@ -273,6 +274,38 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
                   ti.reshape(ti.to(ti.get(dk_acc) * sm_scale, fmt), shape))
     ti.store_view(ti.partition_view(ti.array_view(dv), shape), [bz, h, kj, 0],
                   ti.reshape(ti.to(ti.get(dv_acc), fmt), shape))
+
+
+@kernel(grid=_key_grid, hints=entry_hints)
+def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
+                       dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
+                       fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
+                       warps: int = 0, occupancy: int = 0):
+    """dK and dV [B, H, S, D] for a [bk] block of keys a block: dV = P^T dO, dK = scale * dS^T Q
+    over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
+    and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
+    (True) or transposed in registers from the rows (False)."""
+    _dkdv(q, k, v, do, lse, delta, dk, dv, None, causal, scale, fmt, bq, bk, d_tile, t_views)
+
+
+def _flat_grid(B, H, S, D, N, bk=64, d_tile=128):  # noqa: N803
+    if B * H * S * d_tile > N:
+        raise TileirError(f"dq32 holds {N} f32s; the fused backward adds into [B, H, S, d_tile] = {B * H * S * d_tile}",
+                          kernel="attention_bwd_fused", what="dq32", fix="a zeroed f32 buffer of B * H * S * d_tile")
+    return _key_grid(B, H, S, D, bk, d_tile)
+
+
+@kernel(grid=_flat_grid, hints=entry_hints)
+def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
+                        dk=_rows_out, dv=_rows_out, dq32=Shared(F32, ["N"]), *, causal: bool = False,
+                        scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
+                        t_views: bool = True, warps: int = 0, occupancy: int = 0):
+    """attention_bwd_dkdv's dK and dV, and dQ in the same walk (FlashAttention-2's one backward
+    kernel): each step's scale * dS K for query block i is added (f32 atomic adds, relaxed, device
+    scope) into ``dq32``, a zeroed f32 [B, H, S, d_tile] accumulator laid out densely (its lanes
+    past D stay 0; rows past S are masked). The sum's order is the blocks' arrival order: dQ is not
+    bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ."""
+    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
 @kernel(grid=_query_grid, hints=entry_hints)
@@ -339,12 +372,17 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
 
 
 def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
-                       delta_config=None, dkdv_config=None, dq_config=None):
+                       delta_config=None, dkdv_config=None, dq_config=None, fused=False):
     """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
     delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
     each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
     occupancy; its defaults where not given). numpy / CPU tensors on the host reference, CUDA
-    tensors on the GPU (torch's current stream: each launch follows the one before)."""
+    tensors on the GPU (torch's current stream: each launch follows the one before).
+
+    ``fused``: dQ in the dK/dV kernel's walk instead (``attention_bwd_fused``, ``dkdv_config``
+    its configuration; ``dq_config`` unused): f32 atomic adds into a zeroed accumulator, then
+    converted to dq -- the scores and probabilities computed once rather than twice, dQ's sum in
+    the blocks' arrival order (not bitwise deterministic)."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
@@ -352,6 +390,15 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
     common = {"causal": causal, "scale": scale, "fmt": fmt, "d_tile": dt}
+    if fused:
+        dq32 = zeros(q, (b * h * s * dt,), "f32")
+        launch(attention_bwd_fused, q, k, v, do, lse, delta, dk, dv, dq32, **common, **(dkdv_config or {}))
+        rows = dq32.reshape(b, h, s, dt)[..., :d]
+        if isinstance(dq, np.ndarray):
+            dq[...] = rows.astype(dq.dtype)
+        else:
+            dq.copy_(rows)
+        return dq, dk, dv
     launch(attention_bwd_dkdv, q, k, v, do, lse, delta, dk, dv, **common, **(dkdv_config or {}))
     launch(attention_bwd_dq, q, k, v, do, lse, delta, dq, **common, **(dq_config or {}))
     return dq, dk, dv
