@@ -565,3 +565,36 @@ def test_norms_and_softmax_backward_on_the_gpu_match_torch_autograd(fmt, rows, c
     dx = torch.empty_like(x)
     softmax_bwd(torch.softmax(x.float(), -1).to(tdt), dy, dx, fmt=fmt)
     assert _on_gpu_close(dx, xr.grad, fmt)
+
+
+def test_the_training_attention_rule_chooses_what_the_h200_sweeps_chose():
+    """heuristics.attention_training at every attention shape bench/training_device.py swept on the
+    H200 answers the sweep's winners (bench/results/training_h200.json's "chosen"). Kills: the rule
+    drifting from its measurements, or the 64 x 64 defaults on the GPU."""
+    import json
+    from pathlib import Path
+
+    from tileir.heuristics import attention_training
+
+    records = json.loads((Path(__file__).parents[1] / "bench/results/training_h200.json").read_text())["records"]
+    swept = [r for r in records if r["op"] == "attention" and "chosen" in r]
+    assert len(swept) >= 5
+    for r in swept:
+        b, h, s, d, causal = r["shape"]
+        assert attention_training("sm_90", b, h, s, d, causal) == r["chosen"], r["shape"]
+
+
+@pytest.mark.parametrize("b,h,s", [(1, 1, 1), (1, 1, 64), (1, 2, 1000), (2, 8, 4096), (64, 32, 512), (1, 132, 129)])
+@pytest.mark.parametrize("d", [16, 64, 100, 128])
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_training_attention_rule_never_answers_a_known_wrong_configuration(b, h, s, d, causal):
+    """Kills: 64 x 64 tiles with 8 warps (tileiras 13.4.92 answers them wrong: the sweeps' "ok": false),
+    or a causal forward / dQ whose key block does not divide its query block (refused)."""
+    from tileir.heuristics import attention_training
+
+    rule = attention_training("sm_90", b, h, s, d, causal)
+    for name, c in rule.items():
+        assert not (c["bq"] == c["bk"] == 64 and c.get("warps") == 8), (name, c)
+    for name in ("fwd", "dq"):
+        assert not causal or rule[name]["bq"] % rule[name]["bk"] == 0
+    assert attention_training(None, b, h, s, d, causal)["dkdv"] == {"bq": 64, "bk": 64}  # no GPU: the defaults

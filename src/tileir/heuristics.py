@@ -316,6 +316,30 @@ def _attention(gpu, name, cfg, measured):
     return {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
 
 
+def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: bool) -> dict:
+    """The training kernels' configurations for [b, h, s, d] attention on ``gpu``: {"fwd": the
+    forward that saves lse, "dkdv": the dK/dV kernel's (the fused backward's too), "dq": the dQ
+    kernel's}, each beyond causal / scale / fmt / d_tile. On the H200 the sweeps of
+    bench/training_device.py (bench/results/training_h200.json: S 1024 and 4096, D 64 and 128,
+    causal and not, f16 and bf16) chose the same tiles at every shape: the forward's 128-query
+    blocks with 8 warps (128-key blocks at D 64, 64 at D 128), dK/dV 64 x 128 with 8 warps (1.40 ms
+    against the 64 x 64 default's 2.10 at B4 H32 S4096 D64), dQ 128 x 64 with 8 warps (0.99 against
+    1.28). Where those tiles leave the GPU's multiprocessors without a block each, the 64 x 64
+    defaults; never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok":
+    false). A GPU the rule does not know: the kernels' defaults."""
+    small = {"bq": 64, "bk": 64}
+    if gpu not in SMS:
+        return {"fwd": dict(small), "dkdv": dict(small), "dq": dict(small)}
+    sms = SMS[gpu]
+    busy = cdiv(s, 128) * h * b >= sms and s > 64  # 128-row blocks still give every SM one
+    fwd = {"bq": 128, "bk": 128 if d <= 64 else 64, "warps": 8} if busy else dict(small)
+    dkdv = {"bq": 64, "bk": 128, "warps": 8} if busy else dict(small)
+    dq = {"bq": 128, "bk": 64, "warps": 8} if busy else dict(small)
+    if causal and fwd["bq"] % fwd["bk"]:
+        fwd["bk"] = fwd["bq"]
+    return {"fwd": fwd, "dkdv": dkdv, "dq": dq}
+
+
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,
          "bmm": _bmm, "matmul_partial": _partial, "softmax": _rows, "layernorm": _rows, "rmsnorm": _rows,
          "layernorm_fwd_stats": _rows, "rmsnorm_fwd_stats": _rows, "attention": _attention, "softmax_bwd": _rows}
@@ -334,4 +358,5 @@ def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dic
     return fn(gpu, name, _bucketed(config), dict(measured) if measured else None)
 
 
-__all__ = ["rule", "matmul_split", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND"]
+__all__ = ["rule", "matmul_split", "attention_training", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY",
+           "SMALL_MACS", "SMALL_OPERAND"]

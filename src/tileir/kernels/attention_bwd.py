@@ -39,14 +39,16 @@ import math
 
 import numpy as np
 
+from .. import autotune
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, dtype
 from ..errors import TileirError
+from ..heuristics import attention_training
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .launching import empty, fmt_of, launch, pow2_at_least, zeros
+from .launching import empty, fmt_of, launch, on_host, pow2_at_least, zeros
 from .registry import Case, register
 
 LOG2E = 1.4426950408889634
@@ -360,10 +362,24 @@ def head_tile(d: int) -> int:
     return max(16, pow2_at_least(d))
 
 
-def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq=64, bk=64, d_tile=None, **hints):
-    """(o, lse) of ``attention_fwd_lse`` for [B, H, S, D] q, k, v (fresh o and lse where None)."""
+def _configs(q, causal) -> dict:
+    """The training kernels' configurations for ``q``'s shape: the rule for this GPU
+    (heuristics.attention_training) on the GPU, the kernels' 64 x 64 defaults on the host reference."""
+    b, h, s, d = (int(n) for n in q.shape)
+    return attention_training(None if on_host(q) else autotune.this_gpu(), b, h, s, d, causal)
+
+
+def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq=None, bk=None, d_tile=None,
+                      **hints):
+    """(o, lse) of ``attention_fwd_lse`` for [B, H, S, D] q, k, v (fresh o and lse where None).
+    ``bq`` / ``bk`` / ``hints``: the kernel's configuration; where neither tile is given, the
+    rule's for this shape (``heuristics.attention_training``)."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
+    if bq is None and bk is None:
+        hints = {**_configs(q, causal)["fwd"], **hints}
+        bq, bk = hints.pop("bq"), hints.pop("bk")
+    bq, bk = bq or 64, bk or 64
     o = empty(q, (b, h, s, d), fmt) if o is None else o
     lse = empty(q, (b, h, s), "f32") if lse is None else lse
     launch(attention_fwd_lse, q, k, v, o, lse, causal=causal, scale=scale, fmt=fmt, bq=bq, bk=bk,
@@ -376,8 +392,9 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
     delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
     each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
-    occupancy; its defaults where not given). numpy / CPU tensors on the host reference, CUDA
-    tensors on the GPU (torch's current stream: each launch follows the one before).
+    occupancy; where not given, the rule's for this shape, heuristics.attention_training). numpy /
+    CPU tensors on the host reference, CUDA tensors on the GPU (torch's current stream: each launch
+    follows the one before).
 
     ``fused``: dQ in the dK/dV kernel's walk instead (``attention_bwd_fused``, ``dkdv_config``
     its configuration; ``dq_config`` unused): f32 atomic adds into a zeroed accumulator, then
@@ -386,6 +403,10 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
+    if dkdv_config is None or (dq_config is None and not fused):
+        rule = _configs(q, causal)
+        dkdv_config = rule["dkdv"] if dkdv_config is None else dkdv_config
+        dq_config = rule["dq"] if dq_config is None else dq_config
     delta = empty(q, (b, h, s), "f32")
     launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
