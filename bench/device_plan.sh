@@ -116,7 +116,7 @@ training-rows)
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
   ;;
 fused)
-  timeout 330 python3 bench/attention_fused_ab.py --out "$OUT/attention_fused_ab_h200.json" > "$OUT/fused.log" 2>&1
+  timeout 300 python3 bench/attention_fused_ab.py --budget-s 200 --out "$OUT/attention_fused_ab_h200.json" > "$OUT/fused.log" 2>&1
   grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-230; tail -c 1500 "$OUT/fused.log"
   timeout 60 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 700
   timeout 120 python3 bench/op_host_cost.py --out "$OUT/op_host_cost_h200.json" > "$OUT/op_host_cost.log" 2>&1

@@ -374,12 +374,14 @@ def test_the_fused_backward_adds_dq_into_the_rows_it_names():
     o, lse = attention_forward(q, k, v, causal=True, bq=16, bk=16)
     delta = (o.astype(np.float32) * do.astype(np.float32)).sum(-1)
     dk, dv = np.zeros_like(q), np.zeros_like(q)
-    acc = np.full(2 * 19 * 64, 0.5, np.float32)
-    attention_bwd_fused.run_host(q, k, v, do, lse, delta, dk, dv, acc, causal=True, bq=16, bk=16, d_tile=64)
-    rows = acc.reshape(2, 1, 19, 64)
-    assert np.all(rows[..., 40:] == 0.5)  # the mutant: lanes past D written (or the accumulator stored over)
     dq = attention_backward(q, k, v, o, do, lse, causal=True, dkdv_config=ATT, dq_config=ATT)[0]
-    assert np.allclose(rows[..., :40] - 0.5, dq.astype(np.float32), rtol=2e-2, atol=2e-2)
+    for dq_t in (False, True):
+        acc = np.full(2 * 19 * 64, 0.5, np.float32)
+        attention_bwd_fused.run_host(q, k, v, do, lse, delta, dk, dv, acc, causal=True, bq=16, bk=16, d_tile=64,
+                                     dq_t=dq_t)
+        rows = acc.reshape(2, 1, 19, 64)
+        assert np.all(rows[..., 40:] == 0.5)  # the mutant: lanes past D written (or the accumulator stored over)
+        assert np.allclose(rows[..., :40] - 0.5, dq.astype(np.float32), rtol=2e-2, atol=2e-2), dq_t
     with pytest.raises(TileirError, match="B \\* H \\* S \\* d_tile"):
         attention_bwd_fused.grid(q, k, v, do, lse, delta, dk, dv, acc[:-1], bq=16, bk=16, d_tile=64)
 

@@ -217,12 +217,13 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
     ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
 
 
-def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views):
+def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t=False):
     """The dK/dV kernel's body; with ``dq32`` (the fused kernel's) each step also adds its share of
-    dQ into the f32 accumulator."""
+    dQ into the f32 accumulator (``dq_t``: as K^T dS^T, K transposed once, not dS every step)."""
     kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     sm_scale, c = _scales(q, scale)
     k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
+    kt_blk = ti.transpose(k_blk) if dq32 is not None and dq_t else None
     v_blk = _tile2(ti.load_at(v, [0]), bk, d_tile)
     # Q and dO as [d_tile, bq] tiles (the query dimension last), and as [bq, d_tile] rows
     qt_view = ti.partition_view(ti.array_view(q), [1, 1, d_tile, bq], dim_map=[0, 1, 3, 2], padding=PadZero)
@@ -253,11 +254,14 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
         dst = ti.to(pt * (ti.mma(v_blk, dot, 0.0) - dl), fmt)  # dS^T [bk, bq]
         ti.set(dk_acc, ti.mma(dst, q_rows, ti.get(dk_acc)))
         if dq32 is not None:  # this key block's share of dQ's rows i: scale * dS K, added in f32
-            part = ti.mma(ti.transpose(dst), k_blk, 0.0) * sm_scale  # [bq, d_tile]
             row0 = ti.tile_at(i, bq)
             at = ti.idx_mul(ti.idx_add(ti.idx_mul(ti.idx_add(ti.idx_mul(bz, heads), h), seq), row0), d_tile)
-            inside = ti.lt_i(ti.coord(row0, [bq, d_tile], 0), ti.idx_as_tile(seq))
-            ti.atomic_rmw(dq32, "addf", ti.lanes_strided(at, [bq, d_tile], [d_tile, 1]), part, mask=inside)
+            if kt_blk is None:  # dS = (dS^T)^T in registers, then [bq, d_tile] rows
+                part, shape, strides, axis = ti.mma(ti.transpose(dst), k_blk, 0.0), [bq, d_tile], [d_tile, 1], 0
+            else:  # (dS K)^T = K^T dS^T: no transpose of dS, the sum added column by column
+                part, shape, strides, axis = ti.mma(kt_blk, dst, 0.0), [d_tile, bq], [1, d_tile], 1
+            inside = ti.lt_i(ti.coord(row0, shape, axis), ti.idx_as_tile(seq))
+            ti.atomic_rmw(dq32, "addf", ti.lanes_strided(at, shape, strides), part * sm_scale, mask=inside)
 
     seq, heads = ti.extent_of(q, 2), ti.extent_of(q, 1)
     nq = _idx_ceil_div(seq, bq)
@@ -301,13 +305,15 @@ def _flat_grid(B, H, S, D, N, bk=64, d_tile=128):  # noqa: N803
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, ["N"]), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
-                        t_views: bool = True, warps: int = 0, occupancy: int = 0):
+                        t_views: bool = True, dq_t: bool = False, warps: int = 0, occupancy: int = 0):
     """attention_bwd_dkdv's dK and dV, and dQ in the same walk (FlashAttention-2's one backward
     kernel): each step's scale * dS K for query block i is added (f32 atomic adds, relaxed, device
     scope) into ``dq32``, a zeroed f32 [B, H, S, d_tile] accumulator laid out densely (its lanes
     past D stay 0; rows past S are masked). The sum's order is the blocks' arrival order: dQ is not
-    bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ."""
-    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views)
+    bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ.
+    ``dq_t``: each step's share as K^T dS^T (K transposed once) rather than dS K (dS^T transposed
+    in registers every step); the adds then go column by column."""
+    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
 
 
 @kernel(grid=_query_grid, hints=entry_hints)
