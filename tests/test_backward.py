@@ -600,3 +600,18 @@ def test_the_training_attention_rule_never_answers_a_known_wrong_configuration(b
     for name in ("fwd", "dq"):
         assert not causal or rule[name]["bq"] % rule[name]["bk"] == 0
     assert attention_training(None, b, h, s, d, causal)["dkdv"] == {"bq": 64, "bk": 64}  # no GPU: the defaults
+
+
+@pytest.mark.parametrize("kern", ["attention_fwd_lse", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_fused"])
+def test_causal_small_tiles_with_8_warps_are_refused(kern):
+    """Kills: the configuration the H200 sweeps measured wrong (causal 64 x 64 with 8 warps) recorded
+    and launched; the neighbours measured right (64 x 128, not causal) still record."""
+    import tileir.kernels.attention_bwd as ab
+
+    k = getattr(ab, kern)
+    with pytest.raises(TileirError, match="wrong answers"):
+        k.program(causal=True, bq=64, bk=64, warps=8)
+    k.program(causal=False, bq=64, bk=64, warps=8)
+    if kern != "attention_fwd_lse":
+        k.program(causal=True, bq=64, bk=128, warps=8) if kern != "attention_bwd_dq" else \
+            k.program(causal=True, bq=128, bk=64, warps=8)

@@ -158,6 +158,17 @@ def _walk_keys(step, qi, seq, nk, bq: int, bk: int, causal: bool) -> None:
             step(j, True)
 
 
+def _check_warps(causal, bq, bk, warps, name, small=64):
+    """Refuse the causal configurations tileiras 13.4.92 answers wrong with 8 warps: measured on the
+    H200, dK/dV and dQ at 64 x 64 tiles (bench/results/training_h200.json, the sweeps' "ok": false,
+    at D 64 and 128, S 1024 and 4096) and the forward with 64-query blocks (``attention``'s check:
+    bench/results/attention_warps_h200.json); 64 x 128 and 128 x 64 with 8 warps were right."""
+    if causal and warps >= 8 and bq <= small and bk <= small:
+        raise TileirError(f"causal {name} with bq={bq}, bk={bk} and warps={warps}: tileiras 13.4.92 gives wrong "
+                          "answers there on the H200 (bench/results/training_h200.json)", kernel=name, what="warps",
+                          fix="warps=0 (tileiras' choice), or a 128 tile with warps=8 (heuristics.attention_training)")
+
+
 def _check_causal_tiles(causal, bq, bk, name):
     if causal and bq % bk:
         raise TileirError(f"causal {name} with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
@@ -172,6 +183,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
     accumulation), also writing lse [B, H, S] f32 = the natural-log log-sum-exp of each row's
     scaled scores (what the backward recomputes P from). scale: 1/sqrt(D) unless given."""
     _check_causal_tiles(causal, bq, bk, "attention_fwd_lse")
+    _check_warps(causal, bq, 0, warps, "attention_fwd_lse")
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     seq = ti.extent_of(q, 2)
     _, c = _scales(q, scale)
@@ -291,6 +303,7 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
     over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
     and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
     (True) or transposed in registers from the rows (False)."""
+    _check_warps(causal, bq, bk, warps, "attention_bwd_dkdv")
     _dkdv(q, k, v, do, lse, delta, dk, dv, None, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
@@ -313,6 +326,7 @@ def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ST
     bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ.
     ``dq_t``: each step's share as K^T dS^T (K transposed once) rather than dS K (dS^T transposed
     in registers every step); the adds then go column by column."""
+    _check_warps(causal, bq, bk, warps, "attention_bwd_fused")
     _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
 
 
@@ -325,6 +339,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
     t_views: K^T and V^T read through transposing views (True) or transposed in registers from
     the rows (False)."""
     _check_causal_tiles(causal, bq, bk, "attention_bwd_dq")
+    _check_warps(causal, bq, bk, warps, "attention_bwd_dq")
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     seq = ti.extent_of(q, 2)
     sm_scale, c = _scales(q, scale)
