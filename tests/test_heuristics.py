@@ -231,6 +231,21 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
     assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
 
 
+def test_the_transposed_products_take_the_models_tile(cache):
+    """matmul_nt / matmul_tn naming no tile: the product model's (no grouped order: they have none).
+    Kills: a weight gradient's [512, 1536] result over 8192 tokens in the 128 x 128 default (48 blocks
+    for 132 SMs), or the measured 8192 x 4096 x 4096 winner (128 x 256, 8 warps) lost."""
+    from tileir.kernels import matmul_nt, matmul_tn
+
+    for kern in (matmul_nt, matmul_tn):
+        big = kern.tuned_config({"fmt": "bf16"}, "sm_90", {"M": 8192, "N": 4096, "K": 4096})
+        assert big == {"fmt": "bf16", "tm": 128, "tn": 256, "tk": 64, "warps": 8}
+        grad = kern.tuned_config({"fmt": "bf16"}, "sm_90", {"M": 512, "N": 1536, "K": 8192})
+        assert -(-512 // grad["tm"]) * -(-1536 // grad["tn"]) >= 96 and "group" not in grad
+        _valid(kern, grad)
+        assert kern.tuned_config({"fmt": "f32"}, "sm_90", {"M": 8192, "N": 4096, "K": 4096})["tk"] == 32
+
+
 def test_3xtf32_and_ieee_get_tiles_of_their_own(cache):
     big = {"M": 4096, "N": 4096, "K": 4096}
     three = matmul_tf32.tuned_config({"precision": "3xtf32"}, "sm_90", big)

@@ -197,6 +197,21 @@ def _matmul(gpu, name, cfg, measured):
     return _tile_config(fmt, tm, tn, measured, blocks_m, waves)
 
 
+def _matmul_t(gpu, name, cfg, measured):
+    """matmul_nt / matmul_tn (a Linear layer's forward and weight gradient): the one-pass product's
+    tile by the same model, without the grouped order those kernels do not have. Measured on the
+    H200 at 8192 x 4096 x 4096 (bench/results/training_h200.json's linear sweeps): 128 x 256 with 8
+    warps fastest for both, as the model picks there; the kernels' 128 x 128 default left a weight
+    gradient's [512, 1536] result (a 8192-token K) 48 blocks for 132 multiprocessors."""
+    fmt = {"f32": "tf32"}.get(cfg.get("fmt", "f16"), cfg.get("fmt", "f16"))
+    if fmt not in ("f16", "bf16", "tf32"):
+        return None
+    got = _matmul(gpu, "matmul_" + fmt, cfg, None)
+    if got is not None:
+        got.pop("group", None)
+    return got
+
+
 def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "tf32") -> dict:
     """How to run an [m, k] x [k, n] product on ``gpu``: {"splits": 1} (one pass; its tiles come
     from the call's own lookup) or {"splits": S, "config": matmul_partial's tuned keys, "reduce":
@@ -341,6 +356,7 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
 
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,
+         "matmul_nt": _matmul_t, "matmul_tn": _matmul_t,
          "bmm": _bmm, "matmul_partial": _partial, "softmax": _rows, "layernorm": _rows, "rmsnorm": _rows,
          "layernorm_fwd_stats": _rows, "rmsnorm_fwd_stats": _rows, "attention": _attention, "softmax_bwd": _rows}
 # a kernel with no measurement of its own starts from its sibling's (the same walk over the rows)

@@ -14,7 +14,8 @@ from B's (A's) memory, as attention reads K^T -- no copy and no transpose in reg
 f16 and bf16 operands (f32 operands through tf32), f32 accumulation; M, N and K are run-time
 sizes read off the arrays, so one cubin per tile configuration serves every shape, ragged edges
 included (the views pad with zeros, C's cells are clipped), and leading-dimension strides (a
-slice of a wider matrix) are read in place. A block computes one [tm, tn] cell of C.
+slice of a wider matrix) are read in place. A block computes one [tm, tn] cell of C; a call naming
+no tile takes the one the product's model picks for its sizes (``heuristics._matmul_t``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _c(fmt="f16", tm=128, tn=128):
     return Out(fmt, cells(["M", "N"], [tm, tn]))
 
 
-@kernel(name="matmul_nt", hints=entry_hints)
+@kernel(name="matmul_nt", hints=entry_hints, tuned=("tm", "tn", "tk", "warps", "occupancy"))
 def matmul_nt(a=lambda fmt="f16", tm=128, tk=64: In(fmt, cells(["M", "K"], [tm, tk], along=[0, FREE_AXIS],
                                                                 pad=PadZero)),
               b=lambda fmt="f16": Whole(fmt, ["N", "K"]), c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128,
@@ -58,7 +59,7 @@ def matmul_nt(a=lambda fmt="f16", tm=128, tk=64: In(fmt, cells(["M", "K"], [tm, 
              ti.blocks_of(a, 1), c)
 
 
-@kernel(name="matmul_tn", hints=entry_hints)
+@kernel(name="matmul_tn", hints=entry_hints, tuned=("tm", "tn", "tk", "warps", "occupancy"))
 def matmul_tn(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
               b=lambda fmt="f16", tk=64, tn=128: In(fmt, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, 1],
                                                                 pad=PadZero)),
