@@ -24,6 +24,9 @@
 #   hostpath   the host's cost of a call as a PyTorch program makes it: the launch overhead, each op's
 #              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
+#   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
+#              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
+#              launch overhead; logs and the PNG come back in changed.tgz
 #   fused      attention's backward, three kernels against the fused one (bench/attention_fused_ab.py),
 #              then hostpath's launch overhead and op host costs
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -32,7 +35,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -114,6 +117,20 @@ training-rows)
   timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
     > "$OUT/training_rows.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
+  ;;
+changed)
+  timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
+    tests/test_backward.py tests/test_torch_ops.py tests/test_torch_ops_matmul.py tests/test_torch_op.py \
+    > "$OUT/gpu_tests_changed.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_changed.log"
+  grep -E "FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests_changed.log" | tail -15
+  timeout 170 python3 bench/attention_fused_ab.py --budget-s 90 --out "$OUT/attention_fused_ab_h200.json" > "$OUT/fused.log" 2>&1
+  grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-200; tail -c 600 "$OUT/fused.log"
+  timeout 150 python3 examples/07_training.py --device cuda --no-control --out "$OUT/training_curves_h200.json" \
+    > "$OUT/training_example.log" 2>&1
+  tail -3 "$OUT/training_example.log"
+  timeout 45 python3 bench/launch_overhead.py --out "$OUT/launch_overhead_h200.json" | tail -c 500
+  (cd "$OUT" && tar -czf changed.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 fused)
   timeout 300 python3 bench/attention_fused_ab.py --budget-s 200 --out "$OUT/attention_fused_ab_h200.json" > "$OUT/fused.log" 2>&1
