@@ -583,7 +583,8 @@ def test_the_training_attention_rule_chooses_what_the_h200_sweeps_chose():
     assert len(swept) >= 5
     for r in swept:
         b, h, s, d, causal = r["shape"]
-        assert attention_training("sm_90", b, h, s, d, causal) == r["chosen"], r["shape"]
+        rule = attention_training("sm_90", b, h, s, d, causal)
+        assert {k: rule[k] for k in r["chosen"]} == r["chosen"], r["shape"]
 
 
 @pytest.mark.parametrize("b,h,s", [(1, 1, 1), (1, 1, 64), (1, 2, 1000), (2, 8, 4096), (64, 32, 512), (1, 132, 129)])
@@ -596,6 +597,8 @@ def test_the_training_attention_rule_never_answers_a_known_wrong_configuration(b
 
     rule = attention_training("sm_90", b, h, s, d, causal)
     for name, c in rule.items():
+        if name == "fused":
+            continue
         assert not (c["bq"] == c["bk"] == 64 and c.get("warps") == 8), (name, c)
     for name in ("fwd", "dq"):
         assert not causal or rule[name]["bq"] % rule[name]["bk"] == 0

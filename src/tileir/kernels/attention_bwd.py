@@ -409,7 +409,7 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
 
 
 def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
-                       delta_config=None, dkdv_config=None, dq_config=None, fused=False):
+                       delta_config=None, dkdv_config=None, dq_config=None, fused=None):
     """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
     delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
     each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
@@ -418,15 +418,16 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     follows the one before).
 
     ``fused``: dQ in the dK/dV kernel's walk instead (``attention_bwd_fused``, ``dkdv_config``
-    its configuration; ``dq_config`` unused): f32 atomic adds into a zeroed accumulator, then
+    its configuration; ``dq_config`` unused; None: the rule's choice): f32 atomic adds into a zeroed accumulator, then
     converted to dq -- the scores and probabilities computed once rather than twice, dQ's sum in
     the blocks' arrival order (not bitwise deterministic)."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
-    if dkdv_config is None or (dq_config is None and not fused):
+    if dkdv_config is None or dq_config is None or fused is None:
         rule = _configs(q, causal)
-        dkdv_config = rule["dkdv"] if dkdv_config is None else dkdv_config
+        fused = rule["fused"] if fused is None else fused
+        dkdv_config = rule["fused_config" if fused else "dkdv"] if dkdv_config is None else dkdv_config
         dq_config = rule["dq"] if dq_config is None else dq_config
     delta = empty(q, (b, h, s), "f32")
     launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
