@@ -164,3 +164,26 @@ def test_left_out_defaults_are_filled_without_binding_the_signature(monkeypatch)
     op(a, b).sum().backward()
     assert binds == [] and a.grad is not None
     assert op._inputs((a,), {}) is None and binds == [1]  # too few: bind says what is missing
+
+
+def test_saved_statistics_get_no_gradient_made(monkeypatch):
+    """rms_norm's rstd, layer_norm's mean and rstd, attention's lse: non-differentiable outputs of the
+    eager Function, whose gradients autograd leaves unmade (None) where it would make a zero tensor
+    each (an allocation and a fill kernel a call). Kills: materialize_grads left on, or the wrong
+    output marked (the main output's gradient then missing)."""
+    torch.manual_seed(2)
+    x, w, b = torch.randn(4, 16, requires_grad=True), torch.randn(16, requires_grad=True), torch.randn(16)
+    for op, call in ((tops._rms_norm, lambda: tops._rms_norm(x, w, 1e-6)),
+                     (tops._layer_norm, lambda: tops._layer_norm(x, w, b, 1e-5))):
+        got = []
+        real = op.function.backward
+        monkeypatch.setattr(op.function, "backward", staticmethod(lambda ctx, *g, real=real, got=got: got.append(g) or
+                                                                   real(ctx, *g)))
+        outs = call()
+        assert outs[0].requires_grad and not any(o.requires_grad for o in outs[1:])
+        outs[0].sum().backward()
+        (grads,) = got
+        assert isinstance(grads[0], torch.Tensor) and all(g is None for g in grads[1:]), op
+    q = torch.randn(1, 2, 8, 16).half().requires_grad_()
+    o, lse = tops._attention_lse(q, q.detach(), q.detach(), True, 0.25)
+    assert o.requires_grad and not lse.requires_grad

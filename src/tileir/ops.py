@@ -472,7 +472,7 @@ def _layer_norm_grad(ctx, dy, _dmean, _drstd):
     return dx, dw, db, None
 
 
-_layer_norm.register_autograd(_layer_norm_grad, setup_context=_layer_norm_setup)
+_layer_norm.register_autograd(_layer_norm_grad, setup_context=_layer_norm_setup, statistics=(1, 2))
 
 
 def layer_norm(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:
@@ -525,7 +525,7 @@ def _rms_norm_grad(ctx, dy, _drstd):
     return dx, dw, None
 
 
-_rms_norm.register_autograd(_rms_norm_grad, setup_context=_rms_norm_setup)
+_rms_norm.register_autograd(_rms_norm_grad, setup_context=_rms_norm_setup, statistics=(1,))
 
 
 def rms_norm(x: torch.Tensor, normalized_shape, weight=None, eps: float | None = None) -> torch.Tensor:
@@ -610,7 +610,7 @@ def _attention_grad(ctx, do, _dlse):
     return dq, dk, dv, None, None
 
 
-_attention_lse.register_autograd(_attention_grad, setup_context=_attention_setup)
+_attention_lse.register_autograd(_attention_grad, setup_context=_attention_setup, statistics=(1,))
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False,

@@ -58,21 +58,34 @@ class TorchOp:
         self.op.register_fake(fn)
         return fn
 
-    def register_autograd(self, backward, *, setup_context) -> None:
+    def register_autograd(self, backward, *, setup_context, statistics=()) -> None:
         """The formula, registered on the custom op (what compile and every traced call use) and made the
         eager path's ``torch.autograd.Function``: the old-style one (``forward(ctx, ...)`` calling
         ``setup_context`` itself): on the 2-core machine 12-21 us a call against the custom op's 27-39
-        and a ``setup_context``-style Function's 41-61 (bench/op_dispatch.py; the spread is two runs)."""
+        and a ``setup_context``-style Function's 41-61 (bench/op_dispatch.py; the spread is two runs).
+
+        ``statistics``: the positions of outputs that are saved statistics (a norm's rstd, attention's
+        lse) whose gradient the formula ignores: the eager Function marks them non-differentiable and
+        leaves their gradients unmade, where autograd would otherwise make a zero tensor for each (an
+        allocation and a fill kernel a call)."""
         if any(p.kind is inspect.Parameter.KEYWORD_ONLY for p in self.sig.parameters.values()):
             raise TypeError(f"tileir::{self.name}: the eager formula passes inputs by position; a keyword-only "
                             "parameter would be dropped (make it positional)")
         torch.library.register_autograd(f"tileir::{self.name}", backward, setup_context=setup_context)
         impl = self.impl
 
-        def forward(ctx, *inputs):
-            out = impl(*inputs)
-            setup_context(ctx, inputs, out)
-            return out
+        if statistics:
+            def forward(ctx, *inputs):
+                out = impl(*inputs)
+                setup_context(ctx, inputs, out)
+                ctx.set_materialize_grads(False)
+                ctx.mark_non_differentiable(*(out[i] for i in statistics))
+                return out
+        else:
+            def forward(ctx, *inputs):
+                out = impl(*inputs)
+                setup_context(ctx, inputs, out)
+                return out
 
         self.function = type(f"{self.name}_autograd", (torch.autograd.Function,),
                              {"forward": staticmethod(forward), "backward": staticmethod(backward)})
