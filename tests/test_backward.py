@@ -603,6 +603,16 @@ def test_the_training_attention_rule_never_answers_a_known_wrong_configuration(b
     for name in ("fwd", "dq"):
         assert not causal or rule[name]["bq"] % rule[name]["bk"] == 0
     assert attention_training(None, b, h, s, d, causal)["dkdv"] == {"bq": 64, "bk": 64}  # no GPU: the defaults
+    # every answer records (the kernels' own refusals: the review of 2026-12-02), and the big tiles only
+    # where their blocks still give each of the 132 SMs one (the mutant: big tiles always)
+    import tileir.kernels.attention_bwd as ab
+
+    kerns = {"fwd": ab.attention_fwd_lse, "dkdv": ab.attention_bwd_dkdv, "dq": ab.attention_bwd_dq,
+             "fused_config": ab.attention_bwd_fused}
+    for name, kern in kerns.items():
+        kern.program(causal=causal, d_tile=ab.head_tile(d), **rule[name])
+    busy = -(-s // 128) * h * b >= 132 and s > 64
+    assert (rule["dkdv"].get("warps") == 8) == busy
 
 
 @pytest.mark.parametrize("kern", ["attention_fwd_lse", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_fused"])

@@ -187,3 +187,8 @@ def test_saved_statistics_get_no_gradient_made(monkeypatch):
     q = torch.randn(1, 2, 8, 16).half().requires_grad_()
     o, lse = tops._attention_lse(q, q.detach(), q.detach(), True, 0.25)
     assert o.requires_grad and not lse.requires_grad
+    # the custom op's path (what compile traces) answers the same: the review of 2026-12-02
+    y, rstd = tops._rms_norm.op(x, w, 1e-6)
+    assert y.requires_grad and not rstd.requires_grad
+    y.sum().backward()
+    assert x.grad is not None

@@ -71,21 +71,21 @@ class TorchOp:
         if any(p.kind is inspect.Parameter.KEYWORD_ONLY for p in self.sig.parameters.values()):
             raise TypeError(f"tileir::{self.name}: the eager formula passes inputs by position; a keyword-only "
                             "parameter would be dropped (make it positional)")
+        if statistics:  # the custom op's path (compile, traced calls) marks them too: one answer both ways
+            plain_setup = setup_context
+
+            def setup_context(ctx, inputs, output):
+                plain_setup(ctx, inputs, output)
+                ctx.set_materialize_grads(False)
+                ctx.mark_non_differentiable(*(output[i] for i in statistics))
+
         torch.library.register_autograd(f"tileir::{self.name}", backward, setup_context=setup_context)
         impl = self.impl
 
-        if statistics:
-            def forward(ctx, *inputs):
-                out = impl(*inputs)
-                setup_context(ctx, inputs, out)
-                ctx.set_materialize_grads(False)
-                ctx.mark_non_differentiable(*(out[i] for i in statistics))
-                return out
-        else:
-            def forward(ctx, *inputs):
-                out = impl(*inputs)
-                setup_context(ctx, inputs, out)
-                return out
+        def forward(ctx, *inputs):
+            out = impl(*inputs)
+            setup_context(ctx, inputs, out)
+            return out
 
         self.function = type(f"{self.name}_autograd", (torch.autograd.Function,),
                              {"forward": staticmethod(forward), "backward": staticmethod(backward)})

@@ -400,7 +400,7 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
     if bq is None and bk is None:
         hints = {**_configs(q, causal)["fwd"], **hints}
         bq, bk = hints.pop("bq"), hints.pop("bk")
-    bq, bk = bq or 64, bk or 64
+    bq, bk = 64 if bq is None else bq, 64 if bk is None else bk
     o = empty(q, (b, h, s, d), fmt) if o is None else o
     lse = empty(q, (b, h, s), "f32") if lse is None else lse
     launch(attention_fwd_lse, q, k, v, o, lse, causal=causal, scale=scale, fmt=fmt, bq=bq, bk=bk,
