@@ -628,3 +628,17 @@ def test_causal_small_tiles_with_8_warps_are_refused(kern):
     if kern != "attention_fwd_lse":
         k.program(causal=True, bq=64, bk=128, warps=8) if kern != "attention_bwd_dq" else \
             k.program(causal=True, bq=128, bk=64, warps=8)
+
+
+def test_the_fused_backward_adds_nothing_past_a_short_accumulator_with_its_own_grid():
+    """A launch giving its own grid= skips the grid function's refusal of a short dq32; the kernel's
+    mask keeps every add inside it. Kills: the mask's bound on the index dropped (the host reference
+    then stops on an add past the end)."""
+    q, k, v, do = _attention_inputs("f16", 2, 1, 19, 40)
+    o, lse = attention_forward(q, k, v, causal=True, bq=16, bk=16)
+    delta = (o.astype(np.float32) * do.astype(np.float32)).sum(-1)
+    dk, dv = np.zeros_like(q), np.zeros_like(q)
+    acc = np.zeros(2 * 19 * 64 - 100, np.float32)
+    attention_bwd_fused.run_host(q, k, v, do, lse, delta, dk, dv, acc, causal=True, bq=16, bk=16, d_tile=64,
+                                 grid=(2, 1, 2))
+    assert np.any(acc != 0)

@@ -272,8 +272,13 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
                 part, shape, strides, axis = ti.mma(ti.transpose(dst), k_blk, 0.0), [bq, d_tile], [d_tile, 1], 0
             else:  # (dS K)^T = K^T dS^T: no transpose of dS, the sum added column by column
                 part, shape, strides, axis = ti.mma(kt_blk, dst, 0.0), [d_tile, bq], [1, d_tile], 1
-            inside = ti.lt_i(ti.coord(row0, shape, axis), ti.idx_as_tile(seq))
-            ti.atomic_rmw(dq32, "addf", ti.lanes_strided(at, shape, strides), part * sm_scale, mask=inside)
+            index = ti.lanes_strided(at, shape, strides)
+            # rows past S masked; and every add inside dq32 whatever grid the launch was given (the grid
+            # function refuses a short dq32, a launch with its own grid= does not ask it)
+            inside = ti.and_mask(ti.lt_i(ti.coord(row0, shape, axis), ti.idx_as_tile(seq)),
+                                 ti.and_mask(ti.ge_i(index, ti.i_const(0)),
+                                             ti.lt_i(index, ti.idx_as_tile(ti.extent_of(dq32, 0)))))
+            ti.atomic_rmw(dq32, "addf", index, part * sm_scale, mask=inside)
 
     seq, heads = ti.extent_of(q, 2), ti.extent_of(q, 1)
     nq = _idx_ceil_div(seq, bq)
