@@ -192,3 +192,15 @@ def test_saved_statistics_get_no_gradient_made(monkeypatch):
     assert y.requires_grad and not rstd.requires_grad
     y.sum().backward()
     assert x.grad is not None
+
+
+def test_the_eager_function_is_applied_without_torchs_python_wrapper():
+    """Kills: Function.apply's Python wrapper (its functorch unwrapping: ~4 us of a ~16 us forward on the
+    2-core machine) on every call; the gradient through the C apply is the wrapper's."""
+    op = tops._rms_norm
+    assert op._apply.__self__ is op.function and not hasattr(op._apply, "__func__")
+    x, w = torch.randn(3, 8, requires_grad=True), torch.randn(8, requires_grad=True)
+    dy = torch.randn(3, 8)
+    by_c = torch.autograd.grad(op._apply(x, w, 1e-6)[0], (x, w), dy)
+    by_wrapper = torch.autograd.grad(op.function.apply(x, w, 1e-6)[0], (x, w), dy)
+    assert all(torch.equal(a, b) for a, b in zip(by_c, by_wrapper))

@@ -34,6 +34,19 @@ def _dual_level() -> bool:  # forward-mode AD inside a dual_level: tangents are 
     return torch.autograd.forward_ad._current_level >= 0
 
 
+def _c_apply(function):
+    """``function``'s apply without torch's Python wrapper (``Function.apply``): the wrapper binds
+    defaults only for a ``setup_context``-style Function and unwraps functorch's dead wrappers only
+    where a functorch transform is active -- neither holds where ``TorchOp`` calls it (old-style, and
+    the custom op takes every call under functorch) -- and cost ~4 of a forward's ~16 us on the 2-core
+    machine. The wrapper itself where this torch's class layout is not the one read here."""
+    try:
+        raw = super(torch.autograd.Function, function).apply
+    except AttributeError:
+        return function.apply
+    return raw if getattr(raw, "__self__", None) is function and not hasattr(raw, "__func__") else function.apply
+
+
 class TorchOp:
     """``tileir::name`` as a custom op (``.op``: what ``torch.compile`` traces, ``opcheck`` tests and
     ``torch.ops.tileir.name`` is) with the eager path beside it. Decorate the implementation with
@@ -89,6 +102,7 @@ class TorchOp:
 
         self.function = type(f"{self.name}_autograd", (torch.autograd.Function,),
                              {"forward": staticmethod(forward), "backward": staticmethod(backward)})
+        self._apply = _c_apply(self.function)
 
     def _inputs(self, args, kwargs) -> tuple | None:
         """Every input by position, defaults filled (what setup_context reads); None where the call does
@@ -125,7 +139,7 @@ class TorchOp:
         inputs = self._inputs(args, kwargs) if function is not None else None
         if function is None or inputs is None:
             return self.op(*args, **kwargs)  # no formula of ours (torch refuses the backward), or a bad call
-        return function.apply(*inputs)
+        return self._apply(*inputs)
 
     def __repr__(self) -> str:
         return f"TorchOp(tileir::{self.name})"
