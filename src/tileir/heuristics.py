@@ -333,9 +333,8 @@ def _attention(gpu, name, cfg, measured):
 
 def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: bool) -> dict:
     """The training kernels' configurations for [b, h, s, d] attention on ``gpu``: {"fwd": the
-    forward that saves lse, "dkdv": the dK/dV kernel's, "dq": the dQ kernel's, "fused": whether
-    the backward is the fused kernel, "fused_config": its configuration}, each beyond causal /
-    scale / fmt / d_tile. On the H200 the sweeps of
+    forward that saves lse, "dkdv": the dK/dV kernel's (the fused backward's too, where asked for),
+    "dq": the dQ kernel's}, each beyond causal / scale / fmt / d_tile. On the H200 the sweeps of
     bench/training_device.py (bench/results/training_h200.json: S 1024 and 4096, D 64 and 128,
     causal and not, f16 and bf16) chose the same tiles at every shape: the forward's 128-query
     blocks with 8 warps (128-key blocks at D 64, 64 at D 128), dK/dV 64 x 128 with 8 warps (1.40 ms
@@ -345,8 +344,7 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     false). A GPU the rule does not know: the kernels' defaults."""
     small = {"bq": 64, "bk": 64}
     if gpu not in SMS:
-        return {"fwd": dict(small), "dkdv": dict(small), "dq": dict(small), "fused": False,
-                "fused_config": dict(small)}
+        return {"fwd": dict(small), "dkdv": dict(small), "dq": dict(small)}
     sms = SMS[gpu]
     busy = cdiv(s, 128) * h * b >= sms and s > 64  # 128-row blocks still give every SM one
     fwd = {"bq": 128, "bk": 128 if d <= 64 else 64, "warps": 8} if busy else dict(small)
@@ -354,8 +352,7 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     dq = {"bq": 128, "bk": 64, "warps": 8} if busy else dict(small)
     if causal and fwd["bq"] % fwd["bk"]:
         fwd["bk"] = fwd["bq"]
-    # the fused backward (dQ by atomic adds in the dK/dV walk): not yet measured on the device
-    return {"fwd": fwd, "dkdv": dkdv, "dq": dq, "fused": False, "fused_config": dict(dkdv)}
+    return {"fwd": fwd, "dkdv": dkdv, "dq": dq}
 
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,

@@ -158,12 +158,13 @@ def _walk_keys(step, qi, seq, nk, bq: int, bk: int, causal: bool) -> None:
             step(j, True)
 
 
-def _check_warps(causal, bq, bk, warps, name, small=64):
+def _check_warps(causal, bq, warps, name, bk=None, small=64):
     """Refuse the causal configurations tileiras 13.4.92 answers wrong with 8 warps: measured on the
-    H200, dK/dV and dQ at 64 x 64 tiles (bench/results/training_h200.json, the sweeps' "ok": false,
-    at D 64 and 128, S 1024 and 4096) and the forward with 64-query blocks (``attention``'s check:
-    bench/results/attention_warps_h200.json); 64 x 128 and 128 x 64 with 8 warps were right."""
-    if causal and warps >= 8 and bq <= small and bk <= small:
+    H200, dK/dV and dQ at 64 x 64 tiles (``bk`` given: bench/results/training_h200.json, the sweeps'
+    "ok": false, at D 64 and 128, S 1024 and 4096) and the forward with 64-query blocks whatever its
+    key block (``bk`` None: ``attention``'s check, bench/results/attention_warps_h200.json); 64 x 128
+    and 128 x 64 with 8 warps were right."""
+    if causal and warps >= 8 and bq <= small and (bk is None or bk <= small):
         raise TileirError(f"causal {name} with bq={bq}, bk={bk} and warps={warps}: tileiras 13.4.92 gives wrong "
                           "answers there on the H200 (bench/results/training_h200.json)", kernel=name, what="warps",
                           fix="warps=0 (tileiras' choice), or a 128 tile with warps=8 (heuristics.attention_training)")
@@ -183,7 +184,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
     accumulation), also writing lse [B, H, S] f32 = the natural-log log-sum-exp of each row's
     scaled scores (what the backward recomputes P from). scale: 1/sqrt(D) unless given."""
     _check_causal_tiles(causal, bq, bk, "attention_fwd_lse")
-    _check_warps(causal, bq, 0, warps, "attention_fwd_lse")
+    _check_warps(causal, bq, warps, "attention_fwd_lse")
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     seq = ti.extent_of(q, 2)
     _, c = _scales(q, scale)
@@ -308,7 +309,7 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
     over every query block (the causal ones on or below the diagonal), P recomputed from Q, K
     and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
     (True) or transposed in registers from the rows (False)."""
-    _check_warps(causal, bq, bk, warps, "attention_bwd_dkdv")
+    _check_warps(causal, bq, warps, "attention_bwd_dkdv", bk)
     _dkdv(q, k, v, do, lse, delta, dk, dv, None, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
@@ -331,7 +332,7 @@ def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ST
     bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ.
     ``dq_t``: each step's share as K^T dS^T (K transposed once) rather than dS K (dS^T transposed
     in registers every step); the adds then go column by column."""
-    _check_warps(causal, bq, bk, warps, "attention_bwd_fused")
+    _check_warps(causal, bq, warps, "attention_bwd_fused", bk)
     _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
 
 
@@ -344,7 +345,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
     t_views: K^T and V^T read through transposing views (True) or transposed in registers from
     the rows (False)."""
     _check_causal_tiles(causal, bq, bk, "attention_bwd_dq")
-    _check_warps(causal, bq, bk, warps, "attention_bwd_dq")
+    _check_warps(causal, bq, warps, "attention_bwd_dq", bk)
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     seq = ti.extent_of(q, 2)
     sm_scale, c = _scales(q, scale)
@@ -414,7 +415,7 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
 
 
 def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
-                       delta_config=None, dkdv_config=None, dq_config=None, fused=None):
+                       delta_config=None, dkdv_config=None, dq_config=None, fused=False):
     """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
     delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
     each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
@@ -423,16 +424,17 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     follows the one before).
 
     ``fused``: dQ in the dK/dV kernel's walk instead (``attention_bwd_fused``, ``dkdv_config``
-    its configuration; ``dq_config`` unused; None: the rule's choice): f32 atomic adds into a zeroed accumulator, then
+    its configuration; ``dq_config`` unused): f32 atomic adds into a zeroed accumulator, then
     converted to dq -- the scores and probabilities computed once rather than twice, dQ's sum in
-    the blocks' arrival order (not bitwise deterministic)."""
+    the blocks' arrival order (not bitwise deterministic). Off by default: on the H200 it ran
+    0.47-0.58x SDPA at B4 H32 S4096 against the three kernels' 0.71-0.78x, its adds scalar
+    reductions (bench/results/attention_fused_ab_h200.json)."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
-    if dkdv_config is None or dq_config is None or fused is None:
+    if dkdv_config is None or dq_config is None:
         rule = _configs(q, causal)
-        fused = rule["fused"] if fused is None else fused
-        dkdv_config = rule["fused_config" if fused else "dkdv"] if dkdv_config is None else dkdv_config
+        dkdv_config = rule["dkdv"] if dkdv_config is None else dkdv_config
         dq_config = rule["dq"] if dq_config is None else dq_config
     delta = empty(q, (b, h, s), "f32")
     launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))

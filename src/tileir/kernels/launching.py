@@ -27,7 +27,7 @@ def on_host(a) -> bool:
 def launch(kern, *args, **config) -> None:
     """``kern`` on ``args``: the host reference for numpy arrays and CPU tensors (in place), the
     GPU otherwise."""
-    if getattr(args[0], "is_cuda", False) if args else False:  # a CUDA tensor first: the GPU, asked once
+    if args and getattr(args[0], "is_cuda", False):  # a CUDA tensor first: the GPU, asked once
         kern(*args, **config)
         return
     arrays = [a for a in args if hasattr(a, "shape")]
@@ -57,10 +57,8 @@ def empty(like, shape, fmt: str):
         import torch
 
         _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16})
-    # a training step makes dozens: no per-call import, and the shape as given where it is ints already
-    if not all(type(n) is int for n in shape):
-        shape = tuple(int(n) for n in shape)
-    return like.new_empty(shape, dtype=_TORCH_DTYPES[fmt])
+    # a training step makes dozens: no per-call import
+    return like.new_empty(tuple(int(n) for n in shape), dtype=_TORCH_DTYPES[fmt])
 
 
 _TORCH_DTYPES: dict = {}
