@@ -143,7 +143,7 @@ for _name in ("attention_f16", "attention_f16_causal", "attention_bf16", "attent
     SWEEPS[_name] = _attention_sweep(_name)
 for _name in ("prefix_sum_f32", "prefix_sum_i32"):
     SWEEPS[_name] = Sweep(_vector(20_000), {"tile": 64}, runs=tuple(
-        (_prefix_sum, k) for k in ("scan_blocks", "scan_totals", "add_offsets")))
+        (_prefix_sum, k) for k in ("scan_blocks", "chunk_totals", "scan_chunks")))
 
 
 def sizes_of(name: str) -> list:

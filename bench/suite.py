@@ -389,7 +389,7 @@ def attention_shapes(like_map=None):
 
 def vector_shapes(family, sizes=VECTOR_SIZES):
     """vadd, sum, max, scan (f32) and histogram (i32, 256 bins) at 2^10 .. 2^28 elements."""
-    from tileir.kernels import histogram, prefix_sum, vadd, vector_max, vector_sum
+    from tileir.kernels import count_values, prefix_sum, vadd, vector_max, vector_sum
 
     out = []
     for n in sizes:
@@ -449,7 +449,7 @@ def vector_shapes(family, sizes=VECTOR_SIZES):
 
             def ti(ins):
                 ins[1].zero_()
-                histogram(ins[0], ins[1])
+                count_values(ins[0], ins[1])
                 return ins[1]
 
             sh = Shape("histogram", f"histogram i32 N={n} bins={HIST_BINS}", {"N": n, "bins": HIST_BINS},

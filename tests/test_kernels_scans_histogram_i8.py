@@ -11,23 +11,26 @@ import tileir.assemble as asm
 from tests.kernelcheck import At, assert_matches_on_host, config_id, render_matches_disassembly
 from tileir.kernels import (
     CASES,
-    add_offsets,
+    chunk_totals,
     histogram,
+    histogram_rows,
     matmul_i8,
+    merge_rows,
     prefix_sum,
     recurrence,
     recurrence_apply,
     recurrence_blocks,
     recurrence_totals,
     scan_blocks,
-    scan_totals,
+    scan_chunks,
 )
 from tileir.kernels.recurrence import reference
 
 SIZES = {
-    "histogram": [1, (5, 3), (3000, 17), (100_003, 256), At((5000, 64), {"tile": 256})],
+    "histogram": [1, (5, 3), (3000, 17), (100_003, 256), At((5000, 64), {"tile": 256}),
+                  At((5000, 300), {"tile": 32, "direct_most": 0}), (70_001, 1000)],
     "prefix_sum_f32": [1, 1000, 1024, 1025, 100_003, At(5000, {"tile": 32}), At(4096, {"tile": 64})],
-    "prefix_sum_i32": [1, 3001, 100_003, At(5000, {"tile": 32}), At(2049, {"tile": 1024})],
+    "prefix_sum_i32": [1, 3001, 100_003, At(5000, {"tile": 32}), At(2049, {"tile": 1024}), At(40_000, {"tile": 16})],
     "recurrence": [1, 1023, 3000, At(3001, {"tile": 32}), At(2048, {"tile": 64})],
     "matmul_i8": [(64, 64, 64), (200, 136, 300), (1, 7, 65), At((130, 70, 100), {"tm": 64, "tn": 32, "tk": 32})],
 }
@@ -71,9 +74,21 @@ def test_histogram_records_once_for_every_length_and_bin_count():
 def test_prefix_sum_f32_of_whole_numbers_is_exact_across_blocks():
     # every partial sum is an integer below 2^24: any order gives the same f32
     x = np.random.default_rng(5).integers(-8, 9, 5003).astype(np.float32)
-    for tile in (16, 1024):  # 313 blocks, so scan_totals walks 20 tiles of totals; and 5 blocks
-        y = prefix_sum(x, tile=tile)
-        assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.float32)), tile
+    for tile, chunks in ((16, 528), (16, 7), (1024, 528), (4, 2000)):
+        # 313 tiles in 313 chunks; in 7 chunks of 45 (the last 43); 5 tiles; 1251 tiles in 1251
+        # chunks, so the last chunk's scan adds 1250 totals, two tiles of them
+        y = prefix_sum(x, tile=tile, chunks=chunks)
+        assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.float32)), (tile, chunks)
+
+
+def test_prefix_sum_chunks_past_the_tiles_are_empty():
+    # the grid is totals' length: chunks past the last tile sum nothing and write nothing
+    x = np.arange(1, 101, dtype=np.int32)
+    totals, y = np.full(40, -1, np.int32), np.zeros(100, np.int32)
+    chunk_totals.run_host(x, totals, fmt="i32", tile=4)  # 25 tiles in 40 chunks of one tile
+    assert list(totals[:25]) == [int(x[4 * b:4 * b + 4].sum()) for b in range(25)] and not totals[25:].any()
+    scan_chunks.run_host(x, y, totals, fmt="i32", tile=4)
+    assert np.array_equal(y, np.cumsum(x))
 
 
 def test_prefix_sum_i32_wraps_and_leaves_the_input():
@@ -141,12 +156,14 @@ VERSIONS = ["13.1", "13.2", "13.3", "13.4"]
 LAYER1 = [
     (histogram, {}),
     (histogram, {"tile": 256}),
+    (histogram_rows, {}),
+    (merge_rows, {}),
     (scan_blocks, {"fmt": "f32"}),
     (scan_blocks, {"fmt": "i32", "tile": 256}),
-    (scan_totals, {"fmt": "f32"}),
-    (scan_totals, {"fmt": "i32"}),
-    (add_offsets, {"fmt": "f32"}),
-    (add_offsets, {"fmt": "i32"}),
+    (chunk_totals, {"fmt": "f32"}),
+    (chunk_totals, {"fmt": "i32"}),
+    (scan_chunks, {"fmt": "f32"}),
+    (scan_chunks, {"fmt": "i32", "tile": 256}),
     (recurrence_blocks, {}),
     (recurrence_totals, {}),
     (recurrence_apply, {"tile": 256}),

@@ -689,7 +689,7 @@ def _histc(x: torch.Tensor, bins: int) -> torch.Tensor:
         raise TileirError(f"histc of {x.dtype}: tileir's histogram counts i32 values in [0, bins)", what="histc",
                           fix="x.int() of values in [0, bins)")
     counts = torch.zeros(bins, dtype=torch.int32, device=x.device)
-    _run(K.histogram, x.reshape(-1).contiguous(), counts)
+    K.count_values(x.reshape(-1).contiguous(), counts)
     return counts
 
 

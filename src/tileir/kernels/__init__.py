@@ -19,13 +19,14 @@ __all__ += ["layernorm", "rmsnorm", "attention", "bmm", "transpose", "block_sum"
             "vector_max", "conv1d"]
 
 # atomics, scans across blocks, integer products, recurrences
-from .histogram import histogram  # noqa: E402
+from .histogram import count_values, histogram, histogram_rows, merge_rows  # noqa: E402
 from .matmul import tile_for  # noqa: E402
 from .matmul_i8 import matmul_i8  # noqa: E402
-from .prefix_sum import add_offsets, prefix_sum, scan_blocks, scan_totals  # noqa: E402
+from .prefix_sum import chunk_totals, prefix_sum, scan_blocks, scan_chunks  # noqa: E402
 from .recurrence import recurrence, recurrence_apply, recurrence_blocks, recurrence_totals  # noqa: E402
 
-__all__ += ["histogram", "matmul_i8", "tile_for", "prefix_sum", "scan_blocks", "scan_totals", "add_offsets",
+__all__ += ["histogram", "histogram_rows", "merge_rows", "count_values", "matmul_i8", "tile_for", "prefix_sum",
+            "scan_blocks", "chunk_totals", "scan_chunks",
             "recurrence", "recurrence_blocks", "recurrence_totals", "recurrence_apply"]
 
 # training: forwards that save what the backward needs, the backward kernels, transposed products

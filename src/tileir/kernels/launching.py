@@ -48,7 +48,7 @@ def fmt_of(a) -> str:
 
 
 def empty(like, shape, fmt: str):
-    """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16) in ``like``'s library and device."""
+    """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16 / i32) in ``like``'s library and device."""
     if isinstance(like, np.ndarray):
         from ..dtypes import dtype
 
@@ -56,7 +56,7 @@ def empty(like, shape, fmt: str):
     if not _TORCH_DTYPES:
         import torch
 
-        _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16})
+        _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32})
     # a training step makes dozens: no per-call import
     return like.new_empty(tuple(int(n) for n in shape), dtype=_TORCH_DTYPES[fmt])
 

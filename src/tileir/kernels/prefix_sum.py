@@ -1,24 +1,30 @@
 """Inclusive prefix sum of an f32 or i32 vector of any length: y[i] = x[0] + .. + x[i].
 
-Three kernels, three launches (``prefix_sum`` runs them; every length is a run-time size read off
-the arrays, so one cubin of each serves every length):
+Reduce, then scan, in two launches (``prefix_sum`` runs them; every length is a run-time size
+read off the arrays, so one cubin of each serves every length). The nt = ceil(N / tile) tiles of x
+are cut into P chunks (P the length of ``totals``, the grid of both: ``prefix_sum`` makes it
+min(nt, ``chunks``)) of per = ceil(nt / P) consecutive tiles:
 
-1. ``scan_blocks``: block b scans its ``tile`` of x (the tail reads 0) into y and writes the scan's
-   last lane, the tile's total, as totals[b] (totals holds at least ceil(N / tile) elements).
-2. ``scan_totals``: one block walks the nb totals (the length of its arrays) a tile at a time, scanning each
-   and adding the running total carried from the tiles before it: offsets[b] = totals[0] + ..
-   + totals[b].
-3. ``add_offsets``: block b adds offsets[b] to every element of tile b + 1 of y (tile 0 is already
-   right), so nb - 1 blocks.
+1. ``chunk_totals``: block b sums its chunk's tiles into totals[b].
+2. ``scan_chunks``: block b adds up totals[0] .. totals[b - 1] itself (at most a few thousand
+   values, from L2), then walks its chunk's tiles in order, scanning each and adding the carry
+   (that sum, then the last lane of the tile before), into y.
 
-A single tile (n <= tile) needs the first launch only. The i32 sum wraps modulo 2^32 whatever the
-order, so it is exact. An f32 sum in another order is another number: the device scans a tile in
-an order of its own, and the carry adds in the block totals. Each output is a sum whose every
-rounding is of a partial sum of the elements at or before it, and any one element meets at most
-L = tile + nb + ceil(nb / tile) of them (tile - 1 inside its tile; nb - 1 in the scan of the
-totals and ceil(nb / tile) - 1 in its carry; 1 adding the offset), so |y[i] - exact| <=
-L * 2^-24 * sum_{j<=i} |x[j]| (first order). The case draws x in [0, 1), where that is a relative
-bound: at tile 1024 and n <= 2^20, L = 2049 and L * 2^-24 = 1.2e-4; the case's rtol is 2e-4.
+x is read twice and y written once: 12 bytes an f32 element. The three launches before this
+(scan every tile into y, scan the totals in one block, add the offsets into y) moved 16 and ran at
+0.50x torch.cumsum at 2^28 (bench/results/suite_h200.json before this scheme); this one, the next
+tile loaded ahead, 0.95x (bench/results/vector_probe_h200.json). A single tile (n <= tile) needs
+``scan_blocks`` only, and up to ``ONE_BLOCK_TILES`` tiles one block of ``scan_chunks`` walks them
+all: one launch.
+
+The i32 sum wraps modulo 2^32 whatever the order, so it is exact. An f32 sum in another order is
+another number: each output is a sum whose every rounding is of a partial sum of the elements at
+or before it, and any one element meets at most L = tile + 2 per + P + 2 log2(tile) of them (tile
+- 1 inside its tile's scan; per - 1 carries along its chunk; per + log2(tile) in its chunk's
+total; P + log2(tile) in the sum of the totals before its chunk; 1 adding it), so |y[i] - exact|
+<= L * 2^-24 * sum_{j<=i} |x[j]| (first order). The case draws x in [0, 1), where that is a
+relative bound: at tile 1024, n <= 2^20 and P <= 528 (per <= 2), L < 1600 and L * 2^-24 < 1e-4;
+the case's rtol is 2e-4.
 """
 
 from __future__ import annotations
@@ -84,38 +90,95 @@ def scan_blocks(x=_whole("N"), y=_shared("N"), totals=_shared("NB"), *, fmt: str
     ti.store(totals, b, last_lane(s, tile))
 
 
-@kernel(grid=lambda: (1,))
-def scan_totals(totals=_whole("NB"), offsets=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
-    """offsets = the inclusive scan of the NB totals, one block walking them a tile at a time."""
+BLOCKS = 4 * 132  # the most chunks: four blocks an H200 SM, so one block's loads hide another's scans
+
+
+ONE_BLOCK_TILES = 4  # up to 4 tiles, one block scans them all in one launch (H200, 4096 f32: 6.5 us
+# against 7.3 for two launches; 16384: 11.9 against 7.7)
+
+
+def n_chunks(n: int, tile: int, most: int = BLOCKS) -> int:
+    """The chunks the reduce-then-scan cuts n elements into: one for up to ONE_BLOCK_TILES
+    tiles, else one a tile, at most ``most``."""
+    tiles = n_blocks(n, tile)
+    return 1 if tiles <= ONE_BLOCK_TILES else min(tiles, most)
+
+
+def _chunk(x, tile):
+    """This block's chunk of x's tiles, as the range of its tile indices: P chunks (P the grid) of
+    per = ceil(tiles / P) consecutive tiles, the last one shorter (or empty)."""
+    n = ti.extent_of(x, 0)
+    tiles = ti.idx_div(ti.idx_add(n, ti.idx_const(tile - 1)), ti.idx_const(tile))
+    per = ti.idx_div(ti.idx_add(tiles, ti.idx_sub(ti.num_blocks(0), ti.idx_const(1))), ti.num_blocks(0))
+    first = ti.idx_mul(ti.block_id(0), per)
+    end = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_add(first, per)), ti.idx_as_tile(tiles)))
+    return n, ti.d_range(first, end)
+
+
+@kernel(grid=lambda NB: (NB,))  # noqa: N803
+def chunk_totals(x=_whole("N"), totals=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
+    """totals[b] = the sum of chunk b of x (N elements; see the module's text), for the
+    min(ceil(N / tile), BLOCKS) chunks."""
     _check(fmt)
-    count = ti.extent_of(totals, 0)
-    chunks = ti.idx_div(ti.idx_add(count, ti.idx_const(tile - 1)), ti.idx_const(tile))
-    run = ti.carry(zero(fmt, [1]))  # the sum of the tiles before this one
-    for j in ti.d_range(0, chunks):
+    n, tiles = _chunk(x, tile)
+    acc = ti.carry(zero(fmt, [tile]))
+    for j in tiles:
         base = ti.tile_at(j, tile)
-        inside = ti.tail_mask(base, [tile], count)
-        s = ti.scan_sum(ti.load(totals, base, [tile], mask=inside, pad=0)) + ti.get(run)
-        ti.store(offsets, base, s, mask=inside)
-        ti.set(run, last_lane(s, tile))  # the tail lanes read 0: the last lane is the sum so far
+        ti.set(acc, ti.get(acc) + ti.load(x, base, [tile], mask=ti.tail_mask(base, [tile], n), pad=0))
+    ti.store(totals, ti.block_id(0), ti.reshape(ti.reduce_sum(ti.get(acc)), [1]))
 
 
-@kernel(grid=lambda N, tile=1024: (max(1, n_blocks(N, tile) - 1),))  # noqa: N803
-def add_offsets(y=_shared("N"), offsets=_whole("NB"), *, fmt: str = "f32", tile: int = 1024):
-    """y[tile b + 1 ..] += offsets[b]: the sum of every tile before tile b + 1 (y of N elements)."""
-    _check(fmt)
+def _before(totals, tile, fmt):
+    """The sum of totals[0] .. totals[b - 1] (b this block), as a [1] tile: the block walks the
+    totals a tile at a time, each lane at or past b reading 0."""
     b = ti.block_id(0)
-    base = ti.tile_at(ti.idx_add(b, ti.idx_const(1)), tile)
-    inside = ti.tail_mask(base, [tile], ti.extent_of(y, 0))
-    v = ti.load(y, base, [tile], mask=inside, pad=0)
-    ti.store(y, base, v + ti.load(offsets, b, [1]), mask=inside)
+    acc = ti.carry(zero(fmt, [tile]))
+    for j in ti.d_range(0, ti.idx_div(ti.idx_add(b, ti.idx_const(tile - 1)), ti.idx_const(tile))):
+        base = ti.tile_at(j, tile)
+        ti.set(acc, ti.get(acc) + ti.load(totals, base, [tile], mask=ti.tail_mask(base, [tile], b), pad=0))
+    return ti.reshape(ti.reduce_sum(ti.get(acc)), [1])
 
 
-# ---- running the three ---------------------------------------------------------------------------
+@kernel(grid=lambda NB: (NB,))  # noqa: N803
+def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str = "f32", tile: int = 1024,
+                ahead: bool = True):
+    """y = the inclusive scan of x, chunk b (as chunk_totals cut them) starting from the sum of
+    the totals of the chunks before it, which the block adds up itself (no launch between).
+    ``ahead``: each step loads the next tile before it scans this one (H200, 2^28 f32: 0.87 ms
+    against 1.02 without; bench/results/vector_probe_h200.json)."""
+    _check(fmt)
+    n, tiles = _chunk(x, tile)
+    run = ti.carry(_before(totals, tile, fmt))
+
+    def at(j):
+        base = ti.tile_at(j, tile)
+        return base, ti.tail_mask(base, [tile], n)
+
+    def load(j):
+        base, inside = at(j)
+        return ti.load(x, base, [tile], mask=inside, pad=0)
+
+    nxt = ti.carry(load(tiles.lower)) if ahead else None
+    for j in tiles:
+        base, inside = at(j)
+        if nxt is None:
+            here = load(j)
+        else:
+            here = ti.get(nxt)
+            ti.set(nxt, load(ti.idx_add(j, ti.idx_const(1))))  # past the chunk: the next one's, unused
+        s = ti.scan_sum(here) + ti.get(run)
+        ti.store(y, base, s, mask=inside)
+        ti.set(run, last_lane(s, tile))
+
+
+# ---- running them -------------------------------------------------------------------------------
 
 
 def empty_like(x, n: int, np_dtype=None):
     """A fresh vector of n elements of ``np_dtype`` (x's format by default) in x's array library
     (numpy, torch or cupy)."""
+    if np_dtype is None and hasattr(x, "new_empty"):  # torch, in x's format: the quick way
+        return x.new_empty(n)
     d = np.dtype(np_dtype) if np_dtype is not None else _np_dtype_of(x)
     if isinstance(x, np.ndarray):
         return np.empty(n, d)
@@ -134,8 +197,14 @@ def _np_dtype_of(x):
     return np.dtype(str(x.dtype).replace("torch.", ""))
 
 
+_FORMATS = {"float32": "f32", "int32": "i32", "torch.float32": "f32", "torch.int32": "i32"}
+
+
 def fmt_of(x) -> str:
     """f32 / i32 for an array of float32 / int32 (numpy, torch or cupy)."""
+    known = _FORMATS.get(str(x.dtype))
+    if known is not None:
+        return known
     d = _np_dtype_of(x)
     if d == np.float32:
         return "f32"
@@ -144,11 +213,13 @@ def fmt_of(x) -> str:
     return str(d)
 
 
-def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, sync: bool = True):
+def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunks: int = BLOCKS, ahead: bool = True,
+               sync: bool = True):
     """The inclusive prefix sum of the f32 or i32 vector x, written into ``out`` (a fresh array of
-    x's library and format if None) and answered: scan_blocks, then (more than one tile)
-    scan_totals and add_offsets. On the host reference for a numpy x, on the GPU otherwise
-    (``host`` overrides; ``sync``: wait for the GPU before answering)."""
+    x's library and format if None) and answered: scan_blocks for a single tile, else
+    chunk_totals then scan_chunks over at most ``chunks`` chunks. On the host reference for a
+    numpy x, on the GPU otherwise (``host`` overrides; ``sync``: wait for the GPU before
+    answering)."""
     n = int(x.shape[0])
     fmt = fmt_of(x)
     _check(fmt)
@@ -156,21 +227,21 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, sync:
     if n == 0:
         return out
     host = isinstance(x, np.ndarray) if host is None else host
-    nb = n_blocks(n, tile)
-    totals = empty_like(x, nb)
+    single = n <= tile
+    totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
     if host:
-        scan_blocks.run_host(x, out, totals, fmt=fmt, tile=tile)
-        if nb > 1:
-            offsets = empty_like(x, nb)
-            scan_totals.run_host(totals, offsets, fmt=fmt, tile=tile)
-            add_offsets.run_host(out, offsets, fmt=fmt, tile=tile)
-        return out
-    # one stream: each launch follows the one before it
-    scan_blocks(x, out, totals, fmt=fmt, tile=tile, sync=sync and nb == 1)
-    if nb > 1:
-        offsets = empty_like(x, nb)
-        scan_totals(totals, offsets, fmt=fmt, tile=tile, sync=False)
-        add_offsets(out, offsets, fmt=fmt, tile=tile, sync=sync)
+        if single:
+            scan_blocks.run_host(x, out, totals, fmt=fmt, tile=tile)
+        else:
+            if len(totals) > 1:
+                chunk_totals.run_host(x, totals, fmt=fmt, tile=tile)
+            scan_chunks.run_host(x, out, totals, fmt=fmt, tile=tile, ahead=ahead)
+    elif single:
+        scan_blocks(x, out, totals, fmt=fmt, tile=tile, sync=sync)
+    else:  # one stream: the scan follows the totals (one chunk: no totals to sum before it)
+        if len(totals) > 1:
+            chunk_totals(x, totals, fmt=fmt, tile=tile, sync=False)
+        scan_chunks(x, out, totals, fmt=fmt, tile=tile, ahead=ahead, sync=sync)
     return out
 
 
@@ -189,9 +260,9 @@ def _i32_inputs(n, rng):
     return [rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32), np.zeros(n, np.int32)]
 
 
-register(Case("prefix_sum_f32", scan_blocks, "inclusive prefix sum of an f32 vector of any length (three launches)",
+register(Case("prefix_sum_f32", scan_blocks, "inclusive prefix sum of an f32 vector of any length (reduce, then scan)",
               1_000_003, lambda n: {"fmt": "f32"}, _f32_inputs, lambda args: np.cumsum(args[0].astype(np.float64)),
               output=1, rtol=2e-4, atol=1e-6, runner=_run))
-register(Case("prefix_sum_i32", scan_blocks, "inclusive prefix sum of an i32 vector of any length, wrapping (three "
-              "launches)", 1_000_003, lambda n: {"fmt": "i32"}, _i32_inputs,
+register(Case("prefix_sum_i32", scan_blocks, "inclusive prefix sum of an i32 vector of any length, wrapping (reduce, "
+              "then scan)", 1_000_003, lambda n: {"fmt": "i32"}, _i32_inputs,
               lambda args: np.cumsum(args[0].astype(np.int64)).astype(np.int32), output=1, runner=_run))

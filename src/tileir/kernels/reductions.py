@@ -6,7 +6,8 @@ P-block grid walks x's tiles b, b + P, b + 2 P, .. (a grid-stride loop over a FR
 loads never wait on each other), folds them into a [tile] f32 carry, and writes the carry's fold
 as out[b]. The public ``vector_sum(x)`` / ``vector_max(x)`` run the kernel twice: once over x into
 up to ``parts`` partials, then once more (one block) over the partials into the answer, that pass
-with a tile of its own that covers ``parts`` (so two configurations serve every length). They run
+with a tile of its own that covers ``parts`` (so two configurations serve every length); up to
+``ONE_BLOCK_TILES`` tiles, one launch of one block walks them all. They run
 on the host reference for numpy arrays and on the GPU for torch / cupy arrays (or as ``host=``
 says).
 
@@ -78,12 +79,23 @@ def _empty_like(x, n):
     raise TypeError(f"vector_sum / vector_max take numpy, torch or cupy arrays, not {type(x).__name__}")
 
 
+ONE_BLOCK_TILES = 4  # up to 4 tiles, one block walks them all: one launch, not two (H200, 4096 f32
+# tiles: 16384 elements in 5.4 us against 7.7 for two launches and torch.sum's 8.4;
+# bench/results/vector_probe_h200.json)
+
+
 def _two_pass(kern, x, out, host, tile, parts, sync):
     n = int(x.shape[0])
     host = isinstance(x, np.ndarray) if host is None else host
+    out = _empty_like(x, 1) if out is None else out
+    if n <= ONE_BLOCK_TILES * tile:
+        if host:
+            kern.run_host(x, out, tile=tile)
+        else:
+            kern(x, out, tile=tile, sync=sync)
+        return out
     p = n_parts(n, tile, parts)
     partials = _empty_like(x, p)
-    out = _empty_like(x, 1) if out is None else out
     last = _pow2_at_least(parts)  # covers every count of partials: one configuration for every length
     if host:
         kern.run_host(x, partials, tile=tile)

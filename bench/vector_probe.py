@@ -1,0 +1,165 @@
+"""The vector family's kernels against torch, one configuration at a time: the prefix sum's
+reduce-then-scan at several tiles, chunk counts and with the next tile loaded ahead; the histogram
+straight into the counts and through private rows (count_values), and the adds alone into 1 .. 528
+copies of the bins; vector_sum / vector_max (one launch or two) against one block at small
+lengths. Timed as the suite times (triton.testing.do_bench, the L2 flushed, median), answers
+checked. Needs a GPU.
+
+    PYTHONPATH=src python bench/vector_probe.py --out bench/results/vector_probe_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+
+import torch
+from timing import host_us
+from triton.testing import do_bench
+
+from tileir import surface as ti
+from tileir.dtypes import I32
+from tileir.kernel import cdiv, kernel
+from tileir.kernels import block_max, block_sum, histogram, prefix_sum, vector_max, vector_sum
+from tileir.markers import Shared, Whole
+
+
+def ms(fn):
+    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+
+SCAN_CONFIGS = ((1024, 528, False), (1024, 528, True), (1024, 1056, True), (2048, 528, True), (512, 1056, True))
+
+
+def scans(rows):
+    for n in (1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28):
+        x = torch.rand(n, device="cuda")
+        y = torch.empty_like(x)
+        want = torch.cumsum(x.double(), 0)
+        t_torch = ms(lambda x=x: torch.cumsum(x, 0))
+        configs = SCAN_CONFIGS + (((1024, 1, False), (1024, 1, True)) if n <= 1 << 16 else ())
+        for tile, chunks, ahead in configs if n > 1024 else SCAN_CONFIGS[:1]:
+            cfg = {"tile": tile, "chunks": chunks, "ahead": ahead}
+            try:
+                prefix_sum(x, y, sync=False, **cfg)
+                torch.cuda.synchronize()
+                err = float(((y.double() - want).abs() / want.abs().clamp_min(1e-30)).max())
+                t = ms(lambda x=x, y=y, cfg=cfg: prefix_sum(x, y, sync=False, **cfg))
+                rows.append({"what": "scan", "n": n, **cfg, "tileir_ms": t, "torch_ms": t_torch, "ratio": t_torch / t,
+                             "rel_err": err})
+            except Exception as e:  # noqa: BLE001  (a probe: record and go on)
+                rows.append({"what": "scan", "n": n, **cfg, "error": repr(e)[:300]})
+            print(rows[-1], flush=True)
+        if n == 1 << 12:
+            import cProfile
+            import io
+            import pstats
+
+            rows.append({"what": "scan host", "n": n,
+                         "prefix_sum_host_us": host_us(lambda x=x, y=y: prefix_sum(x, y, sync=False)),
+                         "cumsum_host_us": host_us(lambda x=x: torch.cumsum(x, 0))})
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(2000):
+                prefix_sum(x, y, sync=False)
+            prof.disable()
+            torch.cuda.synchronize()
+            text = io.StringIO()
+            pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(14)
+            rows[-1]["profile"] = text.getvalue()[-3000:]
+            print(rows[-1], flush=True)
+
+
+@kernel(grid=lambda N, tile=1024: (max(1, min(cdiv(N, tile), 4 * 132)),))  # noqa: N803
+def histogram_copies(x=Whole(I32, ["N"]), counts=Shared(I32, ["S"]), *, tile: int = 1024, copies: int = 32,
+                     bins: int = 256):
+    """The experiment behind histogram_rows: block b adds into copy b % copies of the bins (counts
+    holds copies * bins)."""
+    n = ti.extent_of(x, 0)
+    off = ti.idx_as_tile(ti.idx_mul(ti.idx_rem(ti.block_id(0), ti.idx_const(copies)), ti.idx_const(bins)))
+    for j in ti.d_range(ti.block_id(0), ti.idx_div(ti.idx_add(n, ti.idx_const(tile - 1)), ti.idx_const(tile)),
+                        ti.num_blocks(0)):
+        base = ti.tile_at(j, tile)
+        v = ti.load(x, base, [tile], mask=ti.tail_mask(base, [tile], n), pad=-1)
+        keep = ti.and_mask(ti.ge_i(v, ti.i_const(0)), ti.lt_i(v, ti.i_const(bins)))
+        ti.atomic_add(counts, ti.add_i(v, off), 1, mask=keep)
+
+
+def copies(rows):
+    """The adds alone, into 1 .. 528 copies of 256 bins (the merge not timed)."""
+    for n in (1 << 16, 1 << 20, 1 << 24, 1 << 28):
+        x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32)
+        want = torch.bincount(x, minlength=256)
+        row = {"what": "histogram copies", "n": n, "torch_ms": ms(lambda x=x: torch.bincount(x, minlength=256))}
+        for k in (1, 8, 32, 128, 528):
+            w = torch.zeros(k * 256, device="cuda", dtype=torch.int32)
+
+            def call(w=w, k=k, x=x):
+                w.zero_()
+                histogram_copies(x, w, copies=k, sync=False)
+            call()
+            torch.cuda.synchronize()
+            row[f"copies_{k}_ok"] = bool((w.view(k, 256).sum(0) == want).all())
+            row[f"copies_{k}_adds_ms"] = ms(call)
+        rows.append(row)
+        print(rows[-1], flush=True)
+
+
+def histograms(rows):
+    from tileir.kernels import count_values
+
+    for n in (1 << 12, 1 << 15, 1 << 16, 1 << 18, 1 << 20, 1 << 24, 1 << 28):
+        x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32)
+        c = torch.zeros(256, device="cuda", dtype=torch.int32)
+        want = torch.bincount(x, minlength=256)
+        t_torch = ms(lambda x=x: torch.bincount(x, minlength=256))
+
+        def direct(x=x, c=c):
+            c.zero_()
+            histogram(x, c, sync=False)
+
+        def library(x=x, c=c):
+            c.zero_()
+            count_values(x, c)
+        library()
+        torch.cuda.synchronize()
+        rows.append({"what": "histogram", "n": n, "torch_ms": t_torch, "direct_ms": ms(direct),
+                     "count_values_ms": ms(library), "ok": bool((c == want).all())})
+        print(rows[-1], flush=True)
+
+
+def reductions(rows):
+    for n in (1 << 10, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 18):
+        x = torch.randn(n, device="cuda")
+        out = torch.empty(1, device="cuda")
+        for name, two, one, th in (("sum", vector_sum, block_sum, torch.sum),
+                                   ("max", vector_max, block_max, torch.max)):
+            t_two = ms(lambda two=two, x=x, out=out: two(x, out, sync=False))
+            t_one = {tile: ms(lambda tile=tile, one=one, x=x, out=out: one(x, out, tile=tile, sync=False))
+                     for tile in (1024, 4096)}
+            t_torch = ms(lambda th=th, x=x: th(x))
+            rows.append({"what": name, "n": n, "library_ms": t_two, "one_launch_ms": t_one, "torch_ms": t_torch})
+            print(rows[-1], flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--only", default="histogram,copies,scan,reduce")
+    a = p.parse_args()
+    rows = []
+    only = a.only.split(",")
+    for key, fn in (("histogram", histograms), ("copies", copies), ("scan", scans), ("reduce", reductions)):
+        if key in only:
+            try:
+                fn(rows)
+            except Exception as e:  # noqa: BLE001
+                rows.append({"what": key, "error": repr(e)[:500]})
+            with open(a.out, "w") as f:
+                json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
+                           "timing": "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median", "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
