@@ -129,6 +129,21 @@ def histograms(rows):
         print(rows[-1], flush=True)
 
 
+def merges(rows):
+    """merge_rows alone over 528 rows of 256 bins, at several cells."""
+    from tileir.kernels import merge_rows
+
+    parts = torch.randint(0, 1000, (528, 256), device="cuda", dtype=torch.int32)
+    want = parts.sum(0, dtype=torch.int32)
+    for tg, tc in ((32, 256), (128, 64), (128, 32), (64, 32), (256, 16)):
+        c = torch.zeros(256, device="cuda", dtype=torch.int32)
+        merge_rows(parts, c, tg=tg, tc=tc, sync=True)
+        ok = bool((c == want).all())
+        rows.append({"what": "merge_rows", "rows": 528, "bins": 256, "tg": tg, "tc": tc, "ok": ok,
+                     "ms": ms(lambda c=c, tg=tg, tc=tc: merge_rows(parts, c, tg=tg, tc=tc, sync=False))})
+        print(rows[-1], flush=True)
+
+
 def reductions(rows):
     for n in (1 << 10, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 18):
         x = torch.randn(n, device="cuda")
@@ -146,11 +161,12 @@ def reductions(rows):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--only", default="histogram,copies,scan,reduce")
+    p.add_argument("--only", default="histogram,copies,merge,scan,reduce")
     a = p.parse_args()
     rows = []
     only = a.only.split(",")
-    for key, fn in (("histogram", histograms), ("copies", copies), ("scan", scans), ("reduce", reductions)):
+    for key, fn in (("histogram", histograms), ("copies", copies), ("merge", merges), ("scan", scans),
+                    ("reduce", reductions)):
         if key in only:
             try:
                 fn(rows)

@@ -1,0 +1,77 @@
+"""Wide rows (16384 lanes and more) in the row kernels: the rule's configuration (8192-lane chunks,
+one row a block) beside the whole row as one tile (``one_chunk``, max_tile = the row's width) at
+several warps / occupancy hints, and torch, on the suite's wide shapes where the chunked walk ran
+0.36-0.58x torch. Timed as the suite times (triton.testing.do_bench, L2 flushed, median), answers
+checked against torch. Needs a GPU.
+
+    PYTHONPATH=src python bench/wide_rows_probe.py --out bench/results/wide_rows_probe_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+
+import torch
+from triton.testing import do_bench
+
+from tileir import kernels as K
+
+F = torch.nn.functional
+SHAPES = ((64, 16384), (4096, 16384), (1, 32768), (4096, 32768), (64, 65536), (4096, 65536))
+HINTS = ((8, 1), (16, 1), (16, 2), (8, 2))
+
+
+def ms(fn):
+    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+
+def calls(name, r, c):
+    """(tileir call taking a configuration, torch call, output, reference) for kernel ``name``."""
+    dt = torch.float32 if name == "softmax_f32" else torch.float16
+    x = torch.randn(r, c, device="cuda", dtype=dt)
+    y = torch.empty_like(x)
+    fmt = "f32" if dt == torch.float32 else "f16"
+    if name.startswith("softmax"):
+        return (lambda **cfg: K.softmax(x, y, fmt=fmt, **cfg), lambda: torch.softmax(x, 1), y,
+                torch.softmax(x.float(), 1))
+    w, b = torch.randn(c, device="cuda", dtype=dt), torch.randn(c, device="cuda", dtype=dt)
+    if name == "layernorm_f16":
+        return (lambda **cfg: K.layernorm(x, w, b, y, fmt=fmt, **cfg), lambda: F.layer_norm(x, (c,), w, b), y,
+                F.layer_norm(x.float(), (c,), w.float(), b.float()))
+    return (lambda **cfg: K.rmsnorm(x, w, y, fmt=fmt, **cfg), lambda: F.rms_norm(x, (c,), w, eps=1e-6), y,
+            F.rms_norm(x.float(), (c,), w.float(), eps=1e-6))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    rows = []
+    for r, c in SHAPES:
+        for name in ("softmax_f16", "softmax_f32", "layernorm_f16", "rmsnorm_f16"):
+            ti, th, y, want = calls(name, r, c)
+            row = {"kernel": name, "R": r, "C": c, "torch_ms": ms(th)}
+            for label, cfg in [("rule", {})] + [(f"one_chunk w{w} o{o}", {"max_tile": c, "one_chunk": True,
+                                                                         "warps": w, "occupancy": o})
+                                                for w, o in HINTS]:
+                try:
+                    y.zero_()
+                    ti(**cfg)
+                    torch.cuda.synchronize()
+                    err = float((y.float() - want).abs().max())
+                    row[label] = {"ms": ms(lambda cfg=cfg, ti=ti: ti(**cfg)), "max_err": err}
+                    row[label]["ratio"] = row["torch_ms"] / row[label]["ms"]
+                except Exception as e:  # noqa: BLE001  (a probe: record and go on)
+                    row[label] = {"error": repr(e)[:200]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            with open(a.out, "w") as f:
+                json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
+                           "timing": "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median", "rows": rows}, f,
+                          indent=1)
+
+
+if __name__ == "__main__":
+    main()
