@@ -267,6 +267,13 @@ def test_the_rule_for_rows():
                 if c < 8192:  # small problems too (the rule no longer defers on them)
                     assert cfg["max_tile"] == pow2(c)  # no padded lanes past the row's bucket
                 assert cfg["one_chunk"] == (pow2(c) <= cfg["max_tile"])  # exactly where the row is one chunk
+    # rows past the chunk and up to the measured widths are one tile (softmax's spilled at 65536)
+    one = {"rows": 1, "one_chunk": True, "warps": 8}
+    assert softmax.tuned_config({}, "sm_90", {"R": 4096, "C": 16384}) == dict(one, max_tile=16384, occupancy=2)
+    assert softmax.tuned_config({}, "sm_90", {"R": 1, "C": 20000}) == dict(one, max_tile=32768, occupancy=1)
+    assert rmsnorm.tuned_config({}, "sm_90", {"R": 64, "C": 65536}) == dict(one, max_tile=65536, occupancy=1)
+    assert softmax.tuned_config({}, "sm_90", {"R": 64, "C": 65536})["max_tile"] == 8192
+    assert layernorm.tuned_config({}, "sm_90", {"R": 64, "C": 1 << 17})["max_tile"] == 8192
     # the measured shape keeps the measured configuration, as one chunk
     assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192}) == {"max_tile": 8192, "warps": 0, "occupancy": 4,
                                                                          "one_chunk": True}

@@ -35,7 +35,8 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   registers a thread for the two), so its tiles stop at 128 x 128; ieee f32 products run without
   tensor cores, so 64 x 64.
 * Row kernels (softmax, layernorm, rmsnorm): the measured configuration (8192-lane chunks, one
-  row a block, occupancy 4) serves rows of 8192 and more. A narrower row is one chunk of its
+  row a block, occupancy 4) serves rows of 8192, and rows wider than ``ONE_TILE_MOST`` (softmax
+  32768, the norms 65536); a row between is one tile of its power of two (``one_chunk``, 8 warps). A narrower row is one chunk of its
   own width (no padded lanes: a 100-wide row in an 8192-lane tile computes 80 times too much),
   and several rows share a block (``rows``) so a block still moves a few thousand elements,
   while keeping at least 4 blocks an SM. Where the row is one chunk (its bucket at most the
@@ -285,6 +286,12 @@ def _partial(gpu, name, cfg, measured):
 
 ROW_LANES = 8192  # the measured chunk (tune_defaults.json: softmax, layernorm at 8192 x 8192)
 BLOCKS_PER_SM = 4  # the measured occupancy
+# Rows wider than the chunk, up to these widths, are one tile of their power of two (8 warps;
+# occupancy 2 up to 16384 lanes, 1 past): H200, bench/results/wide_rows_probe_h200.json, against
+# the 8192-lane walk's 0.37-0.87x torch, 0.90-1.44x at 16384 and 0.71-1.18x at 32768 (R 1 to 4096).
+# At 65536 lanes the norms still gained (0.79-1.13x against 0.57-0.78) but softmax's tile spilled
+# (0.24x against 0.48 at 4096 rows), so softmax walks its chunks past 32768.
+ONE_TILE_MOST = {"softmax": 32768, "layernorm": 65536, "rmsnorm": 65536}
 
 
 def _rows(gpu, name, cfg, measured):
@@ -295,6 +302,9 @@ def _rows(gpu, name, cfg, measured):
     # softmax of 1 x 128 and 64 x 512 on the H200, torch 5-6 (bench/results/host_bound_h200.json)
     base = dict(measured) if measured else {"max_tile": ROW_LANES, "occupancy": BLOCKS_PER_SM}
     lanes = base.get("max_tile", ROW_LANES)
+    wide = pow2_at_least(c)
+    if lanes < c and wide <= ONE_TILE_MOST.get(name, 0):  # the whole row one tile, as measured
+        return {"max_tile": wide, "rows": 1, "one_chunk": True, "warps": 8, "occupancy": 2 if wide <= 16384 else 1}
     if c >= lanes:  # the measured: one row a block in chunks of its lanes; one chunk where it is one
         return dict(base, one_chunk=c == lanes)
     # one chunk of the row's own width; rows share a block up to the measured chunk's lanes, while

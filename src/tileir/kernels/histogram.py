@@ -58,11 +58,12 @@ def histogram_rows(x=Whole(I32, ["N"]), rows=Shared(I32, ["G", "BINS"]), *, tile
         ti.atomic_add(rows, ti.add_i(v, mine), 1, mask=keep)
 
 
-@kernel(grid=lambda BINS, tc=256: (cdiv(BINS, tc),))  # noqa: N803
-def merge_rows(rows=lambda tg=32, tc=256: In(I32, cells(["G", "BINS"], [tg, tc], along=[FREE_AXIS, 0], pad=PadZero)),
-               counts=Shared(I32, ["BINS"]), *, tg: int = 32, tc: int = 256):
+@kernel(grid=lambda BINS, tc=32: (cdiv(BINS, tc),))  # noqa: N803
+def merge_rows(rows=lambda tg=64, tc=32: In(I32, cells(["G", "BINS"], [tg, tc], along=[FREE_AXIS, 0], pad=PadZero)),
+               counts=Shared(I32, ["BINS"]), *, tg: int = 64, tc: int = 32):
     """counts[c] += sum_g rows[g, c]: a block a [tc] cell of the bins, walking the rows tg at a
-    time (the padded rows add 0); each bin is one block's, so no atomics."""
+    time (the padded rows add 0); each bin is one block's, so no atomics. H200, 528 x 256: 6.0 us
+    at 64 x 32, 9.0 at 32 x 256 (eight blocks, not one)."""
     acc = ti.carry(ti.broadcast(ti.reshape(ti.i_const(0), [1, 1]), [tg, tc]))
     for i in ti.d_range(0, ti.blocks_of(rows, 0)):
         ti.set(acc, ti.add_i(ti.get(acc), ti.load_at(rows, [i])))
