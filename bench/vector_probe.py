@@ -161,6 +161,20 @@ def reductions(rows):
             print(rows[-1], flush=True)
 
 
+def sums(rows):
+    """vector_sum / vector_max's first pass at (tile, parts) where the suite had them at 0.69-0.80x."""
+    for n in (1 << 21, 1 << 22, 1 << 23, 1 << 24):
+        x = torch.randn(n, device="cuda")
+        out = torch.empty(1, device="cuda")
+        for name, fn, th in (("sum", vector_sum, torch.sum), ("max", vector_max, torch.max)):
+            row = {"what": f"{name} parts", "n": n, "torch_ms": ms(lambda x=x, th=th: th(x))}
+            for tile, parts in ((4096, 1024), (4096, 528), (8192, 528), (8192, 264), (16384, 264), (2048, 1024)):
+                row[f"{tile}x{parts}"] = ms(lambda x=x, o=out, fn=fn, t=tile, p=parts: fn(x, o, tile=t, parts=p,
+                                                                                           sync=False))
+            rows.append(row)
+            print(rows[-1], flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -169,7 +183,7 @@ def main():
     rows = []
     only = a.only.split(",")
     for key, fn in (("histogram", histograms), ("copies", copies), ("merge", merges), ("scan", scans),
-                    ("reduce", reductions)):
+                    ("reduce", reductions), ("sums", sums)):
         if key in only:
             try:
                 fn(rows)
