@@ -175,6 +175,23 @@ def sums(rows):
             print(rows[-1], flush=True)
 
 
+def scan_sizes(rows):
+    """The two sizes the suite had at half speed (65536, 2^21) beside their neighbours: do_bench,
+    CUDA events without the flush, and the host's own time a call, at 1024- and 2048-lane tiles."""
+    from timing import median_ms
+
+    for n in (32768, 65536, 131072, 1 << 20, 1 << 21, 1 << 22):
+        x = torch.rand(n, device="cuda")
+        y = torch.empty_like(x)
+        row = {"what": "scan sizes", "n": n, "torch_ms": ms(lambda x=x: torch.cumsum(x, 0))}
+        for tile in (1024, 2048):
+            call = (lambda x=x, y=y, t=tile: prefix_sum(x, y, tile=t, sync=False))
+            row[f"tile{tile}"] = {"do_bench_ms": ms(call), "events_ms": median_ms(call, reps=200, warm=20),
+                                  "host_us": host_us(call)}
+        rows.append(row)
+        print(rows[-1], flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -183,7 +200,7 @@ def main():
     rows = []
     only = a.only.split(",")
     for key, fn in (("histogram", histograms), ("copies", copies), ("merge", merges), ("scan", scans),
-                    ("reduce", reductions), ("sums", sums)):
+                    ("reduce", reductions), ("sums", sums), ("scansizes", scan_sizes)):
         if key in only:
             try:
                 fn(rows)
