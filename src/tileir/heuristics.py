@@ -36,8 +36,9 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   tensor cores, so 64 x 64.
 * Row kernels (softmax, layernorm, rmsnorm): the measured configuration (8192-lane chunks, one
   row a block, occupancy 4) serves rows of 8192, and rows wider than ``ONE_TILE_MOST`` (softmax
-  32768, the norms 65536); a row between is one tile of its power of two (``one_chunk``, 8 warps). A narrower row is one chunk of its
-  own width (no padded lanes: a 100-wide row in an 8192-lane tile computes 80 times too much),
+  32768, the norms 65536); a row between is one tile of its power of two (``one_chunk``, 8
+  warps). A narrower row is one chunk of its own width (no padded lanes: a 100-wide row in an
+  8192-lane tile computes 80 times too much),
   and several rows share a block (``rows``) so a block still moves a few thousand elements,
   while keeping at least 4 blocks an SM. Where the row is one chunk (its bucket at most the
   chunk), the one-chunk program runs (``one_chunk``: no walk, no carried chunk -- measured on the
