@@ -7,7 +7,7 @@ checked. Needs a GPU.
 
     PYTHONPATH=src python bench/vector_probe.py --out bench/results/vector_probe_h200.json
 
-The committed file holds three rounds of it (``--only`` parts), each saying what the library was
+The committed file holds four rounds of it (``--only`` parts), each saying what the library was
 then; the decisions in prefix_sum.py, histogram.py and reductions.py quote them.
 """
 
@@ -104,7 +104,7 @@ def copies(rows):
             call()
             torch.cuda.synchronize()
             row[f"copies_{k}_ok"] = bool((w.view(k, 256).sum(0) == want).all())
-            row[f"copies_{k}_adds_ms"] = ms(call)
+            row[f"copies_{k}_atomics_ms"] = ms(call)
         rows.append(row)
         print(rows[-1], flush=True)
 

@@ -74,15 +74,18 @@ def test_histogram_records_once_for_every_length_and_bin_count():
 def test_prefix_sum_f32_of_whole_numbers_is_exact_across_blocks():
     # every partial sum is an integer below 2^24: any order gives the same f32
     x = np.random.default_rng(5).integers(-8, 9, 5003).astype(np.float32)
-    for tile, chunks in ((16, 528), (16, 7), (1024, 528), (4, 2000)):
-        # 313 tiles in 313 chunks; in 7 chunks of 45 (the last 43); 5 tiles; 1251 tiles in 1251
-        # chunks, so the last chunk's scan adds 1250 totals, two tiles of them
-        y = prefix_sum(x, tile=tile, chunks=chunks)
-        assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.float32)), (tile, chunks)
+    for tile, chunks, ahead in ((16, 528, True), (16, 7, True), (16, 7, False), (1024, 528, True), (4, 2000, True),
+                                (1024, 1, False)):
+        # 313 tiles in 313 chunks; in 7 chunks of 45 (the last 43), with the next tile loaded
+        # ahead and without; 5 tiles in one launch; 1251 tiles in 1251 chunks, so the last chunk's
+        # block adds 1250 totals, 313 tiles of 4 of them; one chunk of 5 tiles, nothing loaded ahead
+        y = prefix_sum(x, tile=tile, chunks=chunks, ahead=ahead)
+        assert np.array_equal(y, np.cumsum(x.astype(np.int64)).astype(np.float32)), (tile, chunks, ahead)
 
 
 def test_prefix_sum_chunks_past_the_tiles_are_empty():
-    # the grid is totals' length: chunks past the last tile sum nothing and write nothing
+    # the grid is totals' length: chunks past the last tile sum nothing (their totals are 0) and
+    # scan nothing into y
     x = np.arange(1, 101, dtype=np.int32)
     totals, y = np.full(40, -1, np.int32), np.zeros(100, np.int32)
     chunk_totals.run_host(x, totals, fmt="i32", tile=4)  # 25 tiles in 40 chunks of one tile
@@ -105,6 +108,37 @@ def test_prefix_sum_refuses_other_formats():
 
     with pytest.raises(TileirError, match="f32 or i32"):
         prefix_sum(np.zeros(8, np.float64))
+
+
+def test_count_values_takes_the_rows_where_there_are_many_values_and_few_bins():
+    import torch
+
+    from tileir.kernels import count_values
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, 70, 5000).astype(np.int32)
+    want = np.bincount(x[(x >= 0) & (x < 64)], minlength=64)
+    for rows in (1, 3, 528):  # fewer rows than tiles: a block walks several tiles into its row
+        counts = np.full(64, 5, np.int32)  # added to, not overwritten
+        count_values(x, counts, tile=64, rows=rows, direct_most=0)
+        assert np.array_equal(counts, want + 5), rows
+    t = torch.from_numpy(x)  # a CPU tensor runs on the host reference in its own memory
+    counts = torch.zeros(64, dtype=torch.int32)
+    count_values(t, counts, tile=64, direct_most=0)
+    assert np.array_equal(counts.numpy(), want)
+    count_values(np.zeros(0, np.int32), counts)  # nothing to count: nothing launched
+
+
+def test_count_values_goes_straight_where_the_bins_outnumber_the_values():
+    from unittest import mock
+
+    from tileir.kernels import count_values, histogram_rows
+
+    x = np.arange(3000, dtype=np.int32)
+    counts = np.zeros(1 << 20, np.int32)  # a million bins: no [G, 2^20] rows for 3000 values
+    with mock.patch.object(histogram_rows, "run_host", side_effect=AssertionError("the rows path")):
+        count_values(x, counts, tile=64, direct_most=0)
+    assert counts[:3000].all() and counts.sum() == 3000
 
 
 # ---- recurrence ---------------------------------------------------------------------------------

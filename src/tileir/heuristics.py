@@ -292,6 +292,8 @@ BLOCKS_PER_SM = 4  # the measured occupancy
 # the 8192-lane walk's 0.37-0.87x torch, 0.90-1.44x at 16384 and 0.71-1.18x at 32768 (R 1 to 4096).
 # At 65536 lanes the norms still gained (0.79-1.13x against 0.57-0.78) but softmax's tile spilled
 # (0.24x against 0.48 at 4096 rows), so softmax walks its chunks past 32768.
+# Measured on the H200 only (the one sm_90 in SMS); the statistics-saving forwards and softmax's
+# backward were not measured and keep the walk (they get 0 here).
 ONE_TILE_MOST = {"softmax": 32768, "layernorm": 65536, "rmsnorm": 65536}
 
 

@@ -23,15 +23,17 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import I32
+from ..heuristics import SMS
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, Whole, cells
 from .launching import launch, zeros
+from .prefix_sum import tiles_in
 from .registry import Case, register
 
-DIRECT_MOST = 1 << 17  # values counted straight into counts; more go through the rows (H200: 2^16
-# values 23 us straight, 45 through the rows; 2^18 74 and 45)
-ROWS_MOST = 4 * 132  # the most private rows (and blocks): four an H200 SM
+DIRECT_MOST = 1 << 16  # values counted straight into counts; more go through the rows. H200, 256
+# bins (suite_h200.json): 2^16 straight 23 us, 2^17 straight 39 us, 2^18 through the rows 16 us
+ROWS_MOST = 4 * SMS["sm_90"]  # the most private rows (and blocks): four an H200 SM
 
 
 @kernel(grid=lambda N, tile: (cdiv(N, tile),))  # noqa: N803  (the run-time size's name)
@@ -50,8 +52,7 @@ def histogram_rows(x=Whole(I32, ["N"]), rows=Shared(I32, ["G", "BINS"]), *, tile
     rows, the grid): each block adds into its own row of the contiguous [G, BINS] ``rows``."""
     n, bins = ti.extent_of(x, 0), ti.extent_of(rows, 1)
     mine = ti.idx_as_tile(ti.idx_mul(ti.block_id(0), bins))  # row b's first element
-    for j in ti.d_range(ti.block_id(0), ti.idx_div(ti.idx_add(n, ti.idx_const(tile - 1)), ti.idx_const(tile)),
-                        ti.num_blocks(0)):
+    for j in ti.d_range(ti.block_id(0), tiles_in(n, tile), ti.num_blocks(0)):
         base = ti.tile_at(j, tile)
         v = ti.load(x, base, [tile], mask=ti.tail_mask(base, [tile], n), pad=-1)
         keep = ti.and_mask(ti.ge_i(v, ti.i_const(0)), ti.lt_i(v, ti.idx_as_tile(bins)))
@@ -75,14 +76,19 @@ def merge_rows(rows=lambda tg=64, tc=32: In(I32, cells(["G", "BINS"], [tg, tc], 
 
 def count_values(x, counts, *, tile: int = 1024, rows: int = ROWS_MOST, direct_most: int = DIRECT_MOST) -> None:
     """counts[v] += the number of elements of the i32 vector x equal to v, for v in [0,
-    len(counts)): ``histogram`` for up to ``direct_most`` values, else ``histogram_rows`` into
-    min(ceil(N / tile), ``rows``) zeroed private rows and ``merge_rows``. numpy arrays and CPU
-    tensors run on the host reference, CUDA tensors on the GPU (on torch's current stream)."""
+    len(counts)): ``histogram`` for up to ``direct_most`` values, else ``histogram_rows`` into G =
+    min(ceil(N / tile), ``rows``, N / BINS) zeroed private rows and ``merge_rows`` (no more row
+    elements than values: many bins rarely meet, and G * BINS stays an i32 offset). numpy arrays
+    and CPU tensors run on the host reference, CUDA tensors on the GPU (on torch's current
+    stream)."""
     n, bins = int(x.shape[0]), int(counts.shape[0])
-    if n <= direct_most:
+    if n == 0:
+        return
+    g = min(cdiv(n, tile), rows, n // max(1, bins))
+    if n <= direct_most or g <= 1:
         launch(histogram, x, counts, tile=tile)
         return
-    private = zeros(x, (max(1, min(cdiv(n, tile), rows)), bins), "i32")
+    private = zeros(x, (g, bins), "i32")
     launch(histogram_rows, x, private, tile=tile)
     launch(merge_rows, private, counts)
 
@@ -105,8 +111,10 @@ def _expected(args):
 
 
 def _run(args, where="host", **cfg):
-    count_values(args[0], args[1], tile=cfg.get("tile", 1024), direct_most=cfg.get("direct_most", DIRECT_MOST))
+    count_values(args[0], args[1], tile=cfg.get("tile", 1024), rows=cfg.get("rows", ROWS_MOST),
+                 direct_most=cfg.get("direct_most", DIRECT_MOST))
 
 
-register(Case("histogram", histogram, "counts of i32 values in [0, len(counts)), any length (atomic adds)",
+register(Case("histogram", histogram, "counts of i32 values in [0, len(counts)), any length (atomic adds; private "
+              "rows past 2^16 values)",
               (100_003, 256), lambda s: {}, _inputs, _expected, output=1, runner=_run))

@@ -14,17 +14,19 @@ x is read twice and y written once: 12 bytes an f32 element. The three launches 
 (scan every tile into y, scan the totals in one block, add the offsets into y) moved 16 and ran at
 0.50x torch.cumsum at 2^28 (bench/results/suite_h200.json before this scheme); this one, the next
 tile loaded ahead, 0.95x (bench/results/vector_probe_h200.json). A single tile (n <= tile) needs
-``scan_blocks`` only, and up to ``ONE_BLOCK_TILES`` tiles one block of ``scan_chunks`` walks them
+``scan_blocks`` only, and up to ``ONE_CHUNK_TILES`` tiles one block of ``scan_chunks`` walks them
 all: one launch.
 
 The i32 sum wraps modulo 2^32 whatever the order, so it is exact. An f32 sum in another order is
 another number: each output is a sum whose every rounding is of a partial sum of the elements at
-or before it, and any one element meets at most L = tile + 2 per + P + 2 log2(tile) of them (tile
-- 1 inside its tile's scan; per - 1 carries along its chunk; per + log2(tile) in its chunk's
-total; P + log2(tile) in the sum of the totals before its chunk; 1 adding it), so |y[i] - exact|
-<= L * 2^-24 * sum_{j<=i} |x[j]| (first order). The case draws x in [0, 1), where that is a
-relative bound: at tile 1024, n <= 2^20 and P <= 528 (per <= 2), L < 1600 and L * 2^-24 < 1e-4;
-the case's rtol is 2e-4.
+or before it. The device promises no order inside a reduction or a scan, so count each at its
+worst (a chain): an element meets at most L = 3 tile + 2 per + ceil(P / tile) roundings (tile - 1
+in its tile's scan; per - 1 carries along its chunk; per - 1 + tile - 1 in its chunk's total,
+the lanes' sums then their fold; ceil(P / tile) - 1 + tile - 1 in the sum of the totals before its
+chunk; 1 adding it), so |y[i] - exact| <= L * 2^-24 * sum_{j<=i} |x[j]| (first order). The case
+draws x in [0, 1), where that is a relative bound: at tile 1024 and n <= 2^20 (P <= 528, per <= 2),
+L <= 3077 and L * 2^-24 < 1.9e-4; the case's rtol is 2e-4. (At 2^28, per = 497 and the bound is
+2.4e-4; vector_probe_h200.json measured at most 2.4e-6 there.)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from .. import surface as ti
 from ..dtypes import dtype
 from ..errors import TileirError
+from ..heuristics import SMS
 from ..kernel import cdiv, kernel
 from ..markers import Shared, Whole
 from .registry import Case, register
@@ -57,6 +60,12 @@ def zero(fmt, shape):
 def last_lane(t, tile):
     """The last lane of a [tile] tile, as a [1] tile."""
     return ti.extract(t, [1], [tile - 1])
+
+
+def tiles_in(n, tile: int):
+    """The device's count of ``tile``-lane tiles covering n elements (an Idx; one for n = 0), as
+    (n - 1) / tile + 1: n + tile - 1 would pass 2^31 for n near the size limit."""
+    return ti.idx_add(ti.idx_div(ti.idx_sub(n, ti.idx_const(1)), ti.idx_const(tile)), ti.idx_const(1))
 
 
 def n_blocks(n: int, tile: int) -> int:
@@ -90,39 +99,43 @@ def scan_blocks(x=_whole("N"), y=_shared("N"), totals=_shared("NB"), *, fmt: str
     ti.store(totals, b, last_lane(s, tile))
 
 
-BLOCKS = 4 * 132  # the most chunks: four blocks an H200 SM, so one block's loads hide another's scans
+MOST_CHUNKS = 4 * SMS["sm_90"]  # four blocks an H200 SM, so one block's loads hide another's scans
 
 
-ONE_BLOCK_TILES = 4  # up to 4 tiles, one block scans them all in one launch (H200, 4096 f32: 6.5 us
-# against 7.3 for two launches; 16384: 11.9 against 7.7)
+ONE_CHUNK_TILES = 4  # up to 4 tiles, one block scans them all in one launch (H200, 4096 f32: 6.5 us
+# against 7.3 for two launches; 16384: 11.9 against 7.7: vector_probe_h200.json, round 3)
 
 
-def n_chunks(n: int, tile: int, most: int = BLOCKS) -> int:
-    """The chunks the reduce-then-scan cuts n elements into: one for up to ONE_BLOCK_TILES
+def n_chunks(n: int, tile: int, most: int = MOST_CHUNKS) -> int:
+    """The chunks the reduce-then-scan cuts n elements into: one for up to ONE_CHUNK_TILES
     tiles, else one a tile, at most ``most``."""
     tiles = n_blocks(n, tile)
-    return 1 if tiles <= ONE_BLOCK_TILES else min(tiles, most)
+    return 1 if tiles <= ONE_CHUNK_TILES else min(tiles, most)
 
 
 def _chunk(x, tile):
     """This block's chunk of x's tiles, as the range of its tile indices: P chunks (P the grid) of
     per = ceil(tiles / P) consecutive tiles, the last one shorter (or empty)."""
     n = ti.extent_of(x, 0)
-    tiles = ti.idx_div(ti.idx_add(n, ti.idx_const(tile - 1)), ti.idx_const(tile))
+    tiles = tiles_in(n, tile)
     per = ti.idx_div(ti.idx_add(tiles, ti.idx_sub(ti.num_blocks(0), ti.idx_const(1))), ti.num_blocks(0))
     first = ti.idx_mul(ti.block_id(0), per)
-    end = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_add(first, per)), ti.idx_as_tile(tiles)))
-    return n, ti.d_range(first, end)
+    end = _idx_min(ti.idx_add(first, per), tiles)
+    return n, first, end
+
+
+def _idx_min(a, b):
+    return ti.idx_of(ti.min_i(ti.idx_as_tile(a), ti.idx_as_tile(b)))
 
 
 @kernel(grid=lambda NB: (NB,))  # noqa: N803
 def chunk_totals(x=_whole("N"), totals=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
     """totals[b] = the sum of chunk b of x (N elements; see the module's text), for the
-    min(ceil(N / tile), BLOCKS) chunks."""
+    min(ceil(N / tile), MOST_CHUNKS) chunks."""
     _check(fmt)
-    n, tiles = _chunk(x, tile)
+    n, first, end = _chunk(x, tile)
     acc = ti.carry(zero(fmt, [tile]))
-    for j in tiles:
+    for j in ti.d_range(first, end):
         base = ti.tile_at(j, tile)
         ti.set(acc, ti.get(acc) + ti.load(x, base, [tile], mask=ti.tail_mask(base, [tile], n), pad=0))
     ti.store(totals, ti.block_id(0), ti.reshape(ti.reduce_sum(ti.get(acc)), [1]))
@@ -147,7 +160,7 @@ def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str 
     ``ahead``: each step loads the next tile before it scans this one (H200, 2^28 f32: 0.87 ms
     against 1.02 without; bench/results/vector_probe_h200.json)."""
     _check(fmt)
-    n, tiles = _chunk(x, tile)
+    n, first, end = _chunk(x, tile)
     run = ti.carry(_before(totals, tile, fmt))
 
     def at(j):
@@ -158,14 +171,17 @@ def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str 
         base, inside = at(j)
         return ti.load(x, base, [tile], mask=inside, pad=0)
 
-    nxt = ti.carry(load(tiles.lower)) if ahead else None
-    for j in tiles:
+    nxt = ti.carry(load(first)) if ahead else None
+    last = ti.idx_sub(end, ti.idx_const(1))
+    for j in ti.d_range(first, end):
         base, inside = at(j)
         if nxt is None:
             here = load(j)
         else:
             here = ti.get(nxt)
-            ti.set(nxt, load(ti.idx_add(j, ti.idx_const(1))))  # past the chunk: the next one's, unused
+            # the chunk's last step loads its own tile again (from L2), not the next chunk's: no
+            # offset past the chunk, so none past 2^31 either
+            ti.set(nxt, load(_idx_min(ti.idx_add(j, ti.idx_const(1)), last)))
         s = ti.scan_sum(here) + ti.get(run)
         ti.store(y, base, s, mask=inside)
         ti.set(run, last_lane(s, tile))
@@ -213,8 +229,8 @@ def fmt_of(x) -> str:
     return str(d)
 
 
-def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunks: int = BLOCKS, ahead: bool = True,
-               sync: bool = True):
+def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunks: int = MOST_CHUNKS,
+               ahead: bool = True, sync: bool = True):
     """The inclusive prefix sum of the f32 or i32 vector x, written into ``out`` (a fresh array of
     x's library and format if None) and answered: scan_blocks for a single tile, else
     chunk_totals then scan_chunks over at most ``chunks`` chunks. On the host reference for a

@@ -1,4 +1,4 @@
-"""Sum and max over a large f32 vector of any length, in two passes.
+"""Sum and max over an f32 vector of any length, in one pass up to a few tiles, else two.
 
 ``block_sum(x, out)`` / ``block_max(x, out)`` are the kernels: x's length N and out's length P are
 run-time sizes read off the arrays (one cubin per tile serves every length), and block b of the
@@ -81,7 +81,7 @@ def _empty_like(x, n):
 
 ONE_BLOCK_TILES = 4  # up to 4 tiles, one block walks them all: one launch, not two (H200, 4096 f32
 # tiles: 16384 elements in 5.4 us against 7.7 for two launches and torch.sum's 8.4;
-# bench/results/vector_probe_h200.json)
+# bench/results/vector_probe_h200.json, round 1)
 
 
 def _two_pass(kern, x, out, host, tile, parts, sync):
@@ -108,9 +108,9 @@ def _two_pass(kern, x, out, host, tile, parts, sync):
 
 def vector_sum(x, out=None, *, host: bool | None = None, tile: int = 4096, parts: int = 1024, sync: bool = True):
     """The sum of the f32 vector x, as a one-element array of x's library (written into ``out`` if
-    given): two launches of block_sum. On the host reference for a numpy x, on the GPU otherwise
-    (``host`` overrides: host=False runs a numpy x on the GPU, copied in and out; ``sync``: wait
-    for the GPU before answering)."""
+    given): one launch of block_sum up to ONE_BLOCK_TILES tiles, else two. On the host reference
+    for a numpy x, on the GPU otherwise (``host`` overrides: host=False runs a numpy x on the GPU,
+    copied in and out; ``sync``: wait for the GPU before answering)."""
     return _two_pass(block_sum, x, out, host, tile, parts, sync)
 
 
@@ -133,9 +133,9 @@ def _inputs(n, rng):
     return [rng.standard_normal(n).astype(np.float32), np.zeros(1, np.float32)]
 
 
-register(Case("vector_sum", block_sum, "sum of an f32 vector of any length (two passes)", 1_000_003,
+register(Case("vector_sum", block_sum, "sum of an f32 vector of any length (one pass or two)", 1_000_003,
               lambda n: {}, _inputs, lambda args: np.array([args[0].astype(np.float64).sum()]), output=1,
               rtol=1e-5, atol=1e-2, runner=_runner(vector_sum)))
-register(Case("vector_max", block_max, "max of an f32 vector of any length (two passes)", 1_000_003,
+register(Case("vector_max", block_max, "max of an f32 vector of any length (one pass or two)", 1_000_003,
               lambda n: {}, _inputs, lambda args: np.array([args[0].max()]), output=1,
               runner=_runner(vector_max)))
