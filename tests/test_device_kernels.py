@@ -10,7 +10,19 @@ SIZES = {"vadd": 100_003, "saxpy": 3001, "softmax": (64, 1000), "softmax_bf16": 
          "layernorm_f16": (64, 1000), "rmsnorm_bf16": (7, 9000), "attention_f16_causal": (1, 2, 200, 64),
          "attention_bf16": (2, 1, 130, 128), "bmm_f16": (3, 100, 70, 65), "transpose_f32": (300, 77),
          "conv1d": (3001, 7), "histogram": (10_007, 256), "matmul_i8": (129, 257, 65), "vector_sum": 100_003,
-         "prefix_sum_i32": 5001, "recurrence": 3001}
+         "prefix_sum_i32": 5001, "recurrence": 3001, "prefix_sum_f32": 1_000_003}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,size", [("histogram", (100_003, 256)), ("histogram", (300_001, 5000)),
+                                       ("prefix_sum_i32", 3000), ("prefix_sum_f32", 70_001),
+                                       ("vector_max", 10_000), ("softmax_f16", (64, 20_000)),
+                                       ("layernorm_f16", (33, 65_536))])
+def test_the_other_paths_on_the_gpu(name, size):
+    # the histogram's private rows (and fewer rows than its 528 where the bins are many); the scan
+    # in one launch of one chunk, and past 4 tiles; vector_max in one launch; rows one tile wide
+    err, ok = run_case(CASES[name], size, "device", seed=5)
+    assert ok, f"{name} {size}: max error {err}"
 
 
 @pytest.mark.gpu
