@@ -292,6 +292,12 @@ BLOCKS_PER_SM = 4  # the measured occupancy
 # the 8192-lane walk's 0.37-0.87x torch, 0.90-1.44x at 16384 and 0.71-1.18x at 32768 (R 1 to 4096).
 # At 65536 lanes the norms still gained (0.79-1.13x against 0.57-0.78) but softmax's tile spilled
 # (0.24x against 0.48 at 4096 rows), so softmax walks its chunks past 32768.
+# Softmax's walk of rows past that (65536 lanes): 8 warps, occupancy 2, against tileiras' own
+# count and 4: 0.66x torch at 1 and 64 rows (0.29-0.30), 0.85x at 4096 (0.47), f32 0.83x at one
+# row (0.36); and a block of several narrow rows, 8 warps: 32768 x 1000 f16 0.66x (0.40). H200,
+# bench/results/softmax_configs_h200.json; the norms were not measured so (they are >= 0.83x).
+WALK_HINTS = {"softmax": {"warps": 8, "occupancy": 2}}
+NARROW_WARPS = {"softmax": 8}
 # Measured on the H200 only (the one sm_90 in SMS); the statistics-saving forwards and softmax's
 # backward were not measured and keep the walk (they get 0 here).
 ONE_TILE_MOST = {"softmax": 32768, "layernorm": 65536, "rmsnorm": 65536}
@@ -309,13 +315,14 @@ def _rows(gpu, name, cfg, measured):
     if lanes < c and wide <= ONE_TILE_MOST.get(name, 0):  # the whole row one tile, as measured
         return {"max_tile": wide, "rows": 1, "one_chunk": True, "warps": 8, "occupancy": 2 if wide <= 16384 else 1}
     if c >= lanes:  # the measured: one row a block in chunks of its lanes; one chunk where it is one
-        return dict(base, one_chunk=c == lanes)
+        return dict(base, one_chunk=c == lanes, **(WALK_HINTS.get(name, {}) if c > lanes else {}))
     # one chunk of the row's own width; rows share a block up to the measured chunk's lanes, while
     # leaving BLOCKS_PER_SM blocks an SM
     fill = max(1, r // (BLOCKS_PER_SM * SMS[gpu]))
     rows = max(1, min(lanes // c, 1 << (fill.bit_length() - 1)))
     block = rows * c
-    out = {"max_tile": c, "rows": rows, "one_chunk": True, "warps": base.get("warps", 0) if block >= lanes else 0,
+    warps = NARROW_WARPS.get(name, base.get("warps", 0)) if block >= lanes else 0
+    out = {"max_tile": c, "rows": rows, "one_chunk": True, "warps": warps,
            "occupancy": BLOCKS_PER_SM if block >= lanes // 2 else 2 * BLOCKS_PER_SM}
     return out
 
@@ -339,9 +346,17 @@ def _attention(gpu, name, cfg, measured):
         warps = 0  # tileiras 13.4.92 answers causal bq 64 with 8 warps wrong (docs/speed.md)
     if s_kv <= 64:
         bk = 64
+    if d_tile == 64 and s_kv <= SHORT_KEYS and bq == 128:
+        bk, occupancy = 64, 2  # short sequences at d 64 (attention_short_h200.json)
     if causal and bq % bk:
         bk = bq
     return {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
+
+
+# d 64 with at most this many keys: 64-key blocks, two blocks an SM. H200, B*H*S = 2^18 f16:
+# S 512 causal 0.81x SDPA (the 128 x 128 blocks' 0.62), not causal 0.87 (0.71), S 1024 causal
+# 0.83 (0.70); at d 128 it lost (0.69 against 0.72). Longer sequences were not measured so.
+SHORT_KEYS = 1024
 
 
 def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: bool) -> dict:
