@@ -106,14 +106,23 @@ def _two_pass(kern, x, out, host, tile, parts, sync):
     return out
 
 
-def vector_sum(x, out=None, *, host: bool | None = None, tile: int = 8192, parts: int = 264, sync: bool = True):
+LONG_SUM = 1 << 21  # from here vector_sum's first pass takes 8192-lane tiles into 264 partials
+
+
+def vector_sum(x, out=None, *, host: bool | None = None, tile: int | None = None, parts: int | None = None,
+               sync: bool = True):
     """The sum of the f32 vector x, as a one-element array of x's library (written into ``out`` if
-    given): one launch of block_sum up to ONE_BLOCK_TILES tiles, else two (8192-lane tiles into 264
-    partials: at 2^21-2^24 elements 12.7 / 15.0 / 20.6 / 29.9 us against 14.8 / 21.1 / 26.0 / 33.2
-    for 4096 into 1024 and torch.sum's 11.6 / 15.1 / 20.1 / 30.7, H200, vector_probe's ``sums``,
-    bench/results/sums_h200.json; vector_max keeps 4096 into 1024: within 4% of the best there). On the host reference
-    for a numpy x, on the GPU otherwise (``host`` overrides: host=False runs a numpy x on the GPU,
+    given): one launch of block_sum up to ONE_BLOCK_TILES tiles, else two. By default 4096-lane
+    tiles into up to 1024 partials, and from LONG_SUM elements 8192 into 264: at 2^21-2^24
+    elements 12.7 / 15.0 / 20.6 / 29.9 us against 14.8 / 21.1 / 26.0 / 33.2 for 4096 into 1024 and
+    torch.sum's 11.6 / 15.1 / 20.1 / 30.7 (H200, vector_probe's ``sums``, bench/results/
+    sums_h200.json; below 2^21 the larger tile left too few blocks: 0.81x at 2^18 against 1.22).
+    vector_max keeps 4096 into 1024, within 4% of the best there. On the host reference for a
+    numpy x, on the GPU otherwise (``host`` overrides: host=False runs a numpy x on the GPU,
     copied in and out; ``sync``: wait for the GPU before answering)."""
+    long = int(x.shape[0]) >= LONG_SUM
+    tile = tile or (8192 if long else 4096)
+    parts = parts or (264 if long else 1024)
     return _two_pass(block_sum, x, out, host, tile, parts, sync)
 
 
