@@ -103,6 +103,18 @@ def test_prefix_sum_i32_wraps_and_leaves_the_input():
     assert prefix_sum(np.zeros(0, np.int32)).shape == (0,)
 
 
+def test_prefix_sum_and_the_reductions_run_cpu_tensors_on_the_host_in_their_memory():
+    torch = pytest.importorskip("torch")
+    from tileir.kernels import vector_max, vector_sum
+
+    x = torch.arange(-2000, 3001, dtype=torch.int32)
+    out = torch.zeros_like(x)
+    assert prefix_sum(x, out) is out and torch.equal(out, torch.cumsum(x, 0).int())
+    f = torch.linspace(-1, 2, 20_001)
+    assert abs(float(vector_sum(f)) - float(f.double().sum())) < 1e-3
+    assert float(vector_max(f)) == float(f.max())
+
+
 def test_prefix_sum_refuses_other_formats():
     from tileir.errors import TileirError
 

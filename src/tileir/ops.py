@@ -661,12 +661,7 @@ def _cumsum(x: torch.Tensor) -> torch.Tensor:
         raise TileirError(f"cumsum of {x.dtype}", what="cumsum", fix="x.float() (or x.int())")
     flat = x.reshape(-1).contiguous()
     out = torch.empty_like(flat)
-    if flat.is_cuda:
-        K.prefix_sum(flat, out)
-    else:
-        from .runtime.arrays import host_view
-
-        K.prefix_sum(host_view(flat)[0], host_view(out)[0], host=True)
+    K.prefix_sum(flat, out)  # a CPU tensor on the host reference, in its memory
     return out.reshape(x.shape)
 
 

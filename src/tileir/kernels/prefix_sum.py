@@ -39,6 +39,8 @@ from ..errors import TileirError
 from ..heuristics import SMS
 from ..kernel import cdiv, kernel
 from ..markers import Shared, Whole
+from ..runtime.arrays import host_view
+from .launching import on_host
 from .registry import Case, register
 
 
@@ -234,15 +236,21 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
     """The inclusive prefix sum of the f32 or i32 vector x, written into ``out`` (a fresh array of
     x's library and format if None) and answered: scan_blocks for a single tile, else
     chunk_totals then scan_chunks over at most ``chunks`` chunks. On the host reference for a
-    numpy x, on the GPU otherwise (``host`` overrides; ``sync``: wait for the GPU before
-    answering)."""
+    numpy x or a CPU tensor (in its memory), on the GPU otherwise (``host`` overrides; ``sync``:
+    wait for the GPU before answering)."""
     n = int(x.shape[0])
     fmt = fmt_of(x)
     _check(fmt)
     out = empty_like(x, n) if out is None else out
     if n == 0:
         return out
-    host = isinstance(x, np.ndarray) if host is None else host
+    host = on_host(x) if host is None else host
+    if host and not isinstance(x, np.ndarray):  # a tensor on the host reference: numpy views of it
+        (xv, _), (ov, back) = host_view(x), host_view(out)
+        prefix_sum(xv, ov, host=True, tile=tile, chunks=chunks, ahead=ahead)
+        if back is not None:
+            back(out, ov)
+        return out
     single = n <= tile
     totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
     if host:

@@ -8,8 +8,8 @@ as out[b]. The public ``vector_sum(x)`` / ``vector_max(x)`` run the kernel twice
 up to ``parts`` partials, then once more (one block) over the partials into the answer, that pass
 with a tile of its own that covers ``parts`` (so two configurations serve every length); up to
 ``ONE_BLOCK_TILES`` tiles, one launch of one block walks them all. They run
-on the host reference for numpy arrays and on the GPU for torch / cupy arrays (or as ``host=``
-says).
+on the host reference for numpy arrays and CPU tensors and on the GPU for CUDA torch / cupy
+arrays (or as ``host=`` says).
 
 The last tile's tail reads the identity (0 for the sum, -inf for the max) through the cells' view.
 A float sum in another order is not the same number: the sum is tolerance tier (the max is exact).
@@ -26,6 +26,8 @@ from ..dtypes import F32
 from ..ir import PadNegInf, PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, cells
+from ..runtime.arrays import host_view
+from .launching import on_host
 from .registry import Case, register
 
 
@@ -86,8 +88,14 @@ ONE_BLOCK_TILES = 4  # up to 4 tiles, one block walks them all: one launch, not 
 
 def _two_pass(kern, x, out, host, tile, parts, sync):
     n = int(x.shape[0])
-    host = isinstance(x, np.ndarray) if host is None else host
+    host = on_host(x) if host is None else host
     out = _empty_like(x, 1) if out is None else out
+    if host and not isinstance(x, np.ndarray):  # a tensor on the host reference: numpy views of it
+        (xv, _), (ov, back) = host_view(x), host_view(out)
+        _two_pass(kern, xv, ov, True, tile, parts, sync)
+        if back is not None:
+            back(out, ov)
+        return out
     if n <= ONE_BLOCK_TILES * tile:
         if host:
             kern.run_host(x, out, tile=tile)
