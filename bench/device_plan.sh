@@ -29,13 +29,15 @@
 #              launch overhead; logs and the PNG come back in changed.tgz
 #   fused      attention's backward, three kernels against the fused one (bench/attention_fused_ab.py),
 #              then hostpath's launch overhead and op host costs
+#   vector     vector_probe.py's histogram / merge / scan / sums parts, then the suite's vector and row
+#              families into suite_vector_rows_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -162,6 +164,16 @@ EOF
   timeout 530 python3 bench/suite.py --out bench/results/suite_h200.json --families "$fams" --budget-s 420
   cp bench/results/suite_h200.json "$OUT/"
   for f in ${fams//,/ }; do cp "bench/results/suite_h200_$f.png" "$OUT/" 2> /dev/null; done
+  ;;
+vector)
+  # the vector and row families as 2026-12-02 afternoon measured them: the probes, then the suite's
+  # families into a fresh file (merge it into suite_h200.json with bench/suite.py --merge)
+  (cd bench && timeout 150 python3 vector_probe.py --only histogram,merge,scan,sums --out "$OUT/vector_probe_run.json" \
+    > "$OUT/vector_probe.log" 2>&1)
+  tail -3 "$OUT/vector_probe.log" | cut -c1-300
+  timeout 330 python3 bench/suite.py --out "$OUT/suite_vector_rows_h200.json" \
+    --families vadd,sum,max,scan,histogram,softmax,layernorm,rmsnorm --budget-s 300 > "$OUT/suite_vector_rows.log" 2>&1
+  tail -40 "$OUT/suite_vector_rows.log" | grep -E '"(geomean|min|min_shape)"|^ "'
   ;;
 *)
   echo "unknown step $STEP" >&2
