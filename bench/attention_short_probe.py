@@ -9,11 +9,10 @@ flushed, median), answers checked against SDPA in f32. Needs a GPU.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 
 import torch
-from triton.testing import do_bench
+from timing import flushed_ms, write_rows
 
 from tileir.kernels import attention
 
@@ -23,9 +22,6 @@ CONFIGS = ({"bq": 128, "bk": 128, "warps": 8}, {"bq": 128, "bk": 64, "warps": 8}
            {"bq": 64, "bk": 64, "warps": 4}, {"bq": 128, "bk": 128, "warps": 8, "occupancy": 2},
            {"bq": 128, "bk": 64, "warps": 8, "occupancy": 2})
 
-
-def ms(fn):
-    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
 
 
 def main():
@@ -38,9 +34,9 @@ def main():
         o = torch.empty_like(q)
         want = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(),
                                               is_causal=causal)
-        row = {"B": b, "H": h, "S": s, "D": d, "causal": causal,
-               "sdpa_ms": ms(lambda q=q, k=k, v=v, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c)),
-               "rule_ms": ms(lambda q=q, k=k, v=v, o=o, c=causal: attention(q, k, v, o, causal=c)), "configs": []}
+        sdpa = flushed_ms(lambda q=q, k=k, v=v, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c))
+        rule = flushed_ms(lambda q=q, k=k, v=v, o=o, c=causal: attention(q, k, v, o, causal=c))
+        row = {"B": b, "H": h, "S": s, "D": d, "causal": causal, "sdpa_ms": sdpa, "rule_ms": rule, "configs": []}
         for cfg in CONFIGS:
             cfg = dict(cfg, d_tile=d)
             try:
@@ -48,15 +44,13 @@ def main():
                 attention(q, k, v, o, causal=causal, **cfg)
                 torch.cuda.synchronize()
                 err = float((o[:1, :2].float() - want).abs().max())
-                t = ms(lambda q=q, k=k, v=v, o=o, c=causal, cfg=cfg: attention(q, k, v, o, causal=c, **cfg))
+                t = flushed_ms(lambda q=q, k=k, v=v, o=o, c=causal, cfg=cfg: attention(q, k, v, o, causal=c, **cfg))
                 row["configs"].append(dict(cfg, ms=t, ratio=row["sdpa_ms"] / t, max_err=err))
             except Exception as e:  # noqa: BLE001  (a probe: record and go on)
                 row["configs"].append(dict(cfg, error=repr(e)[:200]))
         rows.append(row)
         print(json.dumps(row), flush=True)
-        with open(a.out, "w") as f:
-            json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
-                       "timing": "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median", "rows": rows}, f, indent=1)
+        write_rows(a.out, rows)
 
 
 if __name__ == "__main__":

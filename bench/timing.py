@@ -8,7 +8,29 @@ import time
 
 from tileir.runtime.timing import median_ms
 
-__all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms"]
+__all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms", "flushed_ms", "write_rows", "FLUSHED"]
+
+FLUSHED = "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median"
+
+
+def flushed_ms(fn) -> float:
+    """Milliseconds per call of ``fn`` as the suite times it, shorter: triton.testing.do_bench
+    (the L2 flushed before each call, the median), 10 ms of warm-up and 40 of repetitions."""
+    from triton.testing import do_bench
+
+    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+
+def write_rows(path, rows, timing: str = FLUSHED) -> None:
+    """A probe's result file: the date, the device, how it was timed and its rows."""
+    import datetime
+    import json
+
+    import torch
+
+    with open(path, "w") as f:
+        json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
+                   "timing": timing, "rows": rows}, f, indent=1)
 
 
 def per_call_us(fn, reps: int = 2000) -> float:

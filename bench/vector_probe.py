@@ -14,23 +14,15 @@ then; the decisions in prefix_sum.py, histogram.py and reductions.py quote them.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 
 import torch
-from timing import host_us
-from triton.testing import do_bench
+from timing import flushed_ms, host_us, write_rows
 
 from tileir import surface as ti
 from tileir.dtypes import I32
 from tileir.kernel import cdiv, kernel
 from tileir.kernels import block_max, block_sum, histogram, prefix_sum, vector_max, vector_sum
 from tileir.markers import Shared, Whole
-
-
-def ms(fn):
-    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
-
 
 SCAN_CONFIGS = ((1024, 528, False), (1024, 528, True), (1024, 1056, True), (2048, 528, True), (512, 1056, True))
 
@@ -40,7 +32,7 @@ def scans(rows):
         x = torch.rand(n, device="cuda")
         y = torch.empty_like(x)
         want = torch.cumsum(x.double(), 0)
-        t_torch = ms(lambda x=x: torch.cumsum(x, 0))
+        t_torch = flushed_ms(lambda x=x: torch.cumsum(x, 0))
         configs = SCAN_CONFIGS + (((1024, 1, False), (1024, 1, True)) if n <= 1 << 16 else ())
         for tile, chunks, ahead in configs if n > 1024 else SCAN_CONFIGS[:1]:
             cfg = {"tile": tile, "chunks": chunks, "ahead": ahead}
@@ -48,7 +40,7 @@ def scans(rows):
                 prefix_sum(x, y, sync=False, **cfg)
                 torch.cuda.synchronize()
                 err = float(((y.double() - want).abs() / want.abs().clamp_min(1e-30)).max())
-                t = ms(lambda x=x, y=y, cfg=cfg: prefix_sum(x, y, sync=False, **cfg))
+                t = flushed_ms(lambda x=x, y=y, cfg=cfg: prefix_sum(x, y, sync=False, **cfg))
                 rows.append({"what": "scan", "n": n, **cfg, "tileir_ms": t, "torch_ms": t_torch, "ratio": t_torch / t,
                              "rel_err": err})
             except Exception as e:  # noqa: BLE001  (a probe: record and go on)
@@ -94,7 +86,7 @@ def copies(rows):
     for n in (1 << 16, 1 << 20, 1 << 24, 1 << 28):
         x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32)
         want = torch.bincount(x, minlength=256)
-        row = {"what": "histogram copies", "n": n, "torch_ms": ms(lambda x=x: torch.bincount(x, minlength=256))}
+        row = {"what": "histogram copies", "n": n, "torch_ms": flushed_ms(lambda x=x: torch.bincount(x, minlength=256))}
         for k in (1, 8, 32, 128, 528):
             w = torch.zeros(k * 256, device="cuda", dtype=torch.int32)
 
@@ -104,7 +96,7 @@ def copies(rows):
             call()
             torch.cuda.synchronize()
             row[f"copies_{k}_ok"] = bool((w.view(k, 256).sum(0) == want).all())
-            row[f"copies_{k}_atomics_ms"] = ms(call)
+            row[f"copies_{k}_atomics_ms"] = flushed_ms(call)
         rows.append(row)
         print(rows[-1], flush=True)
 
@@ -116,7 +108,7 @@ def histograms(rows):
         x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32)
         c = torch.zeros(256, device="cuda", dtype=torch.int32)
         want = torch.bincount(x, minlength=256)
-        t_torch = ms(lambda x=x: torch.bincount(x, minlength=256))
+        t_torch = flushed_ms(lambda x=x: torch.bincount(x, minlength=256))
 
         def direct(x=x, c=c):
             c.zero_()
@@ -127,8 +119,8 @@ def histograms(rows):
             count_values(x, c)
         library()
         torch.cuda.synchronize()
-        rows.append({"what": "histogram", "n": n, "torch_ms": t_torch, "direct_ms": ms(direct),
-                     "count_values_ms": ms(library), "ok": bool((c == want).all())})
+        rows.append({"what": "histogram", "n": n, "torch_ms": t_torch, "direct_ms": flushed_ms(direct),
+                     "count_values_ms": flushed_ms(library), "ok": bool((c == want).all())})
         print(rows[-1], flush=True)
 
 
@@ -143,7 +135,7 @@ def merges(rows):
         merge_rows(parts, c, tg=tg, tc=tc, sync=True)
         ok = bool((c == want).all())
         rows.append({"what": "merge_rows", "rows": 528, "bins": 256, "tg": tg, "tc": tc, "ok": ok,
-                     "ms": ms(lambda c=c, tg=tg, tc=tc: merge_rows(parts, c, tg=tg, tc=tc, sync=False))})
+                     "ms": flushed_ms(lambda c=c, tg=tg, tc=tc: merge_rows(parts, c, tg=tg, tc=tc, sync=False))})
         print(rows[-1], flush=True)
 
 
@@ -153,10 +145,10 @@ def reductions(rows):
         out = torch.empty(1, device="cuda")
         for name, two, one, th in (("sum", vector_sum, block_sum, torch.sum),
                                    ("max", vector_max, block_max, torch.max)):
-            t_two = ms(lambda two=two, x=x, out=out: two(x, out, sync=False))
-            t_one = {tile: ms(lambda tile=tile, one=one, x=x, out=out: one(x, out, tile=tile, sync=False))
+            t_two = flushed_ms(lambda two=two, x=x, out=out: two(x, out, sync=False))
+            t_one = {tile: flushed_ms(lambda tile=tile, one=one, x=x, out=out: one(x, out, tile=tile, sync=False))
                      for tile in (1024, 4096)}
-            t_torch = ms(lambda th=th, x=x: th(x))
+            t_torch = flushed_ms(lambda th=th, x=x: th(x))
             rows.append({"what": name, "n": n, "library_ms": t_two, "one_launch_ms": t_one, "torch_ms": t_torch})
             print(rows[-1], flush=True)
 
@@ -167,9 +159,9 @@ def sums(rows):
         x = torch.randn(n, device="cuda")
         out = torch.empty(1, device="cuda")
         for name, fn, th in (("sum", vector_sum, torch.sum), ("max", vector_max, torch.max)):
-            row = {"what": f"{name} parts", "n": n, "torch_ms": ms(lambda x=x, th=th: th(x))}
+            row = {"what": f"{name} parts", "n": n, "torch_ms": flushed_ms(lambda x=x, th=th: th(x))}
             for tile, parts in ((4096, 1024), (4096, 528), (8192, 528), (8192, 264), (16384, 264), (2048, 1024)):
-                row[f"{tile}x{parts}"] = ms(lambda x=x, o=out, fn=fn, t=tile, p=parts: fn(x, o, tile=t, parts=p,
+                row[f"{tile}x{parts}"] = flushed_ms(lambda x=x, o=out, fn=fn, t=tile, p=parts: fn(x, o, tile=t, parts=p,
                                                                                            sync=False))
             rows.append(row)
             print(rows[-1], flush=True)
@@ -183,11 +175,11 @@ def scan_sizes(rows):
     for n in (32768, 65536, 131072, 1 << 20, 1 << 21, 1 << 22):
         x = torch.rand(n, device="cuda")
         y = torch.empty_like(x)
-        row = {"what": "scan sizes", "n": n, "torch_ms": ms(lambda x=x: torch.cumsum(x, 0))}
+        row = {"what": "scan sizes", "n": n, "torch_ms": flushed_ms(lambda x=x: torch.cumsum(x, 0))}
         for tile in (1024, 2048):
             def call(x=x, y=y, t=tile):
                 prefix_sum(x, y, tile=t, sync=False)
-            row[f"tile{tile}"] = {"do_bench_ms": ms(call), "events_ms": median_ms(call, reps=200, warm=20),
+            row[f"tile{tile}"] = {"do_bench_ms": flushed_ms(call), "events_ms": median_ms(call, reps=200, warm=20),
                                   "host_us": host_us(call)}
         rows.append(row)
         print(rows[-1], flush=True)
@@ -207,9 +199,7 @@ def main():
                 fn(rows)
             except Exception as e:  # noqa: BLE001
                 rows.append({"what": key, "error": repr(e)[:500]})
-            with open(a.out, "w") as f:
-                json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
-                           "timing": "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median", "rows": rows}, f, indent=1)
+            write_rows(a.out, rows)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,10 @@ checked against torch. Needs a GPU.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 
 import torch
-from triton.testing import do_bench
+from timing import flushed_ms, write_rows
 
 from tileir import kernels as K
 
@@ -22,9 +21,6 @@ F = torch.nn.functional
 SHAPES = ((64, 16384), (4096, 16384), (1, 32768), (4096, 32768), (64, 65536), (4096, 65536))
 HINTS = ((8, 1), (16, 1), (16, 2), (8, 2))
 
-
-def ms(fn):
-    return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
 
 
 def calls(name, r, c):
@@ -61,14 +57,14 @@ def softmax_configs(rows):
         x = torch.randn(r, c, device="cuda", dtype=torch.float16 if fmt == "f16" else torch.float32)
         y = torch.empty_like(x)
         want = torch.softmax(x.float(), 1)
-        row = {"kernel": f"softmax_{fmt}", "R": r, "C": c, "torch_ms": ms(lambda x=x: torch.softmax(x, 1)),
-               "rule_ms": ms(lambda x=x, y=y, fmt=fmt: K.softmax(x, y, fmt=fmt)), "configs": []}
+        row = {"kernel": f"softmax_{fmt}", "R": r, "C": c, "torch_ms": flushed_ms(lambda x=x: torch.softmax(x, 1)),
+               "rule_ms": flushed_ms(lambda x=x, y=y, fmt=fmt: K.softmax(x, y, fmt=fmt)), "configs": []}
         for cfg in cfgs:
             try:
                 y.zero_()
                 K.softmax(x, y, fmt=fmt, **cfg)
                 torch.cuda.synchronize()
-                t = ms(lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg))
+                t = flushed_ms(lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg))
                 row["configs"].append(dict(cfg, ms=t, ratio=row["torch_ms"] / t,
                                            max_err=float((y.float() - want).abs().max())))
             except Exception as e:  # noqa: BLE001
@@ -83,19 +79,13 @@ def main():
     p.add_argument("--only", default="rule,softmax")
     a = p.parse_args()
     rows = []
-
-    def save():
-        with open(a.out, "w") as f:
-            json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
-                       "timing": "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median", "rows": rows}, f, indent=1)
-
     if "softmax" in a.only:
         softmax_configs(rows)
-        save()
+        write_rows(a.out, rows)
     for r, c in SHAPES if "rule" in a.only else ():
         for name in ("softmax_f16", "softmax_f32", "layernorm_f16", "rmsnorm_f16"):
             ti, th, y, want = calls(name, r, c)
-            row = {"kernel": name, "R": r, "C": c, "torch_ms": ms(th)}
+            row = {"kernel": name, "R": r, "C": c, "torch_ms": flushed_ms(th)}
             for label, cfg in [("rule", {})] + [(f"one_chunk w{w} o{o}", {"max_tile": c, "one_chunk": True,
                                                                          "warps": w, "occupancy": o})
                                                 for w, o in HINTS]:
@@ -104,13 +94,13 @@ def main():
                     ti(**cfg)
                     torch.cuda.synchronize()
                     err = float((y.float() - want).abs().max())
-                    row[label] = {"ms": ms(lambda cfg=cfg, ti=ti: ti(**cfg)), "max_err": err}
+                    row[label] = {"ms": flushed_ms(lambda cfg=cfg, ti=ti: ti(**cfg)), "max_err": err}
                     row[label]["ratio"] = row["torch_ms"] / row[label]["ms"]
                 except Exception as e:  # noqa: BLE001  (a probe: record and go on)
                     row[label] = {"error": repr(e)[:200]}
             rows.append(row)
             print(json.dumps(row), flush=True)
-            save()
+            write_rows(a.out, rows)
 
 
 if __name__ == "__main__":

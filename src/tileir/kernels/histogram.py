@@ -9,7 +9,7 @@ atomics are for; an integer sum does not depend on the order they arrive in, so 
 exact. ``counts`` is added to: the caller zeroes it (the case does).
 
 That is fast while few lanes meet: at 2^28 values into 256 bins every add lands on one of 256
-addresses and they ran at 15 GB/s (69 ms; torch.bincount 2.1 ms). ``count_values`` runs it up to
+addresses, 15 GB/s (69 ms; torch.bincount 2.1 ms). ``count_values`` runs it up to
 ``DIRECT_MOST`` values; past that, ``histogram_rows``: block b of G adds into its own row b of a
 zeroed [G, BINS] array (G up to ``ROWS_MOST``: the blocks then meet only inside themselves), and
 ``merge_rows`` adds the G rows into counts. H200, 2^28 values, 256 bins (bench/results/

@@ -39,6 +39,19 @@ def launch(kern, *args, **config) -> None:
     kern(*args, **config)
 
 
+def in_host_views(fn, x, out):
+    """``fn(x, out)`` on numpy views of the tensors x and out (what the host reference runs on, in
+    a CPU tensor's own memory), the answer copied back into ``out`` where its view is a copy (a
+    CUDA tensor); answers out."""
+    from ..runtime.arrays import host_view
+
+    (xv, _), (ov, back) = host_view(x), host_view(out)
+    fn(xv, ov)
+    if back is not None:
+        back(out, ov)
+    return out
+
+
 def fmt_of(a) -> str:
     """f32 / f16 / bf16 for an array of float32 / float16 / bfloat16 (numpy or torch)."""
     name = str(a.dtype).replace("torch.", "")
@@ -74,4 +87,4 @@ def zeros(like, shape, fmt: str):
     return a
 
 
-__all__ = ["on_host", "launch", "fmt_of", "empty", "zeros", "pow2_at_least"]
+__all__ = ["on_host", "launch", "in_host_views", "fmt_of", "empty", "zeros", "pow2_at_least"]

@@ -10,10 +10,9 @@ min(nt, ``chunks``)) of per = ceil(nt / P) consecutive tiles:
    values, from L2), then walks its chunk's tiles in order, scanning each and adding the carry
    (that sum, then the last lane of the tile before), into y.
 
-x is read twice and y written once: 12 bytes an f32 element. The three launches before this
-(scan every tile into y, scan the totals in one block, add the offsets into y) moved 16 and ran at
-0.50x torch.cumsum at 2^28 (bench/results/suite_h200.json before this scheme); this one, the next
-tile loaded ahead, 0.95x (bench/results/vector_probe_h200.json). A single tile (n <= tile) needs
+x is read twice and y written once: 12 bytes an f32 element, where scanning every tile into y and
+adding the offsets into it afterwards moves 16. H200 at 2^28 with the next tile loaded ahead:
+0.95x torch.cumsum (bench/results/vector_probe_h200.json; docs/speed.md). A single tile (n <= tile) needs
 ``scan_blocks`` only, and up to ``ONE_CHUNK_TILES`` tiles one block of ``scan_chunks`` walks them
 all: one launch.
 
@@ -39,8 +38,7 @@ from ..errors import TileirError
 from ..heuristics import SMS
 from ..kernel import cdiv, kernel
 from ..markers import Shared, Whole
-from ..runtime.arrays import host_view
-from .launching import on_host
+from .launching import in_host_views, on_host
 from .registry import Case, register
 
 
@@ -104,8 +102,9 @@ def scan_blocks(x=_whole("N"), y=_shared("N"), totals=_shared("NB"), *, fmt: str
 MOST_CHUNKS = 4 * SMS["sm_90"]  # four blocks an H200 SM, so one block's loads hide another's scans
 
 
-ONE_CHUNK_TILES = 4  # up to 4 tiles, one block scans them all in one launch (H200, 4096 f32: 6.5 us
-# against 7.3 for two launches; 16384: 11.9 against 7.7: vector_probe_h200.json, round 3)
+ONE_CHUNK_TILES = 4  # up to 4 tiles one block scans them all, one launch: one block's walk is
+# shorter than a second launch only that far (H200, 4096 f32: 6.5 us against 7.3 for two
+# launches; 16384: 11.9 against 7.7; bench/results/vector_probe_h200.json)
 
 
 def n_chunks(n: int, tile: int, most: int = MOST_CHUNKS) -> int:
@@ -246,11 +245,8 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
         return out
     host = on_host(x) if host is None else host
     if host and not isinstance(x, np.ndarray):  # a tensor on the host reference: numpy views of it
-        (xv, _), (ov, back) = host_view(x), host_view(out)
-        prefix_sum(xv, ov, host=True, tile=tile, chunks=chunks, ahead=ahead)
-        if back is not None:
-            back(out, ov)
-        return out
+        return in_host_views(lambda xv, ov: prefix_sum(xv, ov, host=True, tile=tile, chunks=chunks, ahead=ahead),
+                             x, out)
     single = n <= tile
     totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
     if host:

@@ -26,8 +26,7 @@ from ..dtypes import F32
 from ..ir import PadNegInf, PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, cells
-from ..runtime.arrays import host_view
-from .launching import on_host
+from .launching import in_host_views, on_host
 from .registry import Case, register
 
 
@@ -81,9 +80,9 @@ def _empty_like(x, n):
     raise TypeError(f"vector_sum / vector_max take numpy, torch or cupy arrays, not {type(x).__name__}")
 
 
-ONE_BLOCK_TILES = 4  # up to 4 tiles, one block walks them all: one launch, not two (H200, 4096 f32
+ONE_BLOCK_TILES = 4  # up to 4 tiles one block walks them all: one launch, not two (H200, 4096 f32
 # tiles: 16384 elements in 5.4 us against 7.7 for two launches and torch.sum's 8.4;
-# bench/results/vector_probe_h200.json, round 1)
+# bench/results/vector_probe_h200.json)
 
 
 def _two_pass(kern, x, out, host, tile, parts, sync):
@@ -91,11 +90,7 @@ def _two_pass(kern, x, out, host, tile, parts, sync):
     host = on_host(x) if host is None else host
     out = _empty_like(x, 1) if out is None else out
     if host and not isinstance(x, np.ndarray):  # a tensor on the host reference: numpy views of it
-        (xv, _), (ov, back) = host_view(x), host_view(out)
-        _two_pass(kern, xv, ov, True, tile, parts, sync)
-        if back is not None:
-            back(out, ov)
-        return out
+        return in_host_views(lambda xv, ov: _two_pass(kern, xv, ov, True, tile, parts, sync), x, out)
     if n <= ONE_BLOCK_TILES * tile:
         if host:
             kern.run_host(x, out, tile=tile)
