@@ -272,7 +272,11 @@ def test_the_rule_for_rows():
     assert softmax.tuned_config({}, "sm_90", {"R": 4096, "C": 16384}) == dict(one, max_tile=16384, occupancy=2)
     assert softmax.tuned_config({}, "sm_90", {"R": 1, "C": 20000}) == dict(one, max_tile=32768, occupancy=1)
     assert rmsnorm.tuned_config({}, "sm_90", {"R": 64, "C": 65536}) == dict(one, max_tile=65536, occupancy=1)
-    assert softmax.tuned_config({}, "sm_90", {"R": 64, "C": 65536})["max_tile"] == 8192
+    walk = softmax.tuned_config({}, "sm_90", {"R": 64, "C": 65536})  # the walk, with its measured hints
+    assert (walk["max_tile"], walk["one_chunk"], walk["warps"], walk["occupancy"]) == (8192, False, 8, 2)
+    narrow = softmax.tuned_config({"fmt": "f16"}, "sm_90", {"R": 32768, "C": 1000})
+    assert (narrow["rows"], narrow["warps"]) == (8, 8)  # several rows a block, 8 warps
+    assert layernorm.tuned_config({}, "sm_90", {"R": 32768, "C": 1000})["warps"] == 0  # not measured so
     assert layernorm.tuned_config({}, "sm_90", {"R": 64, "C": 1 << 17})["max_tile"] == 8192
     # the measured shape keeps the measured configuration, as one chunk
     assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192}) == {"max_tile": 8192, "warps": 0, "occupancy": 4,
@@ -281,6 +285,17 @@ def test_the_rule_for_rows():
 
 def pow2(n):
     return 1 << (n - 1).bit_length()
+
+
+def test_attention_at_d64_and_short_sequences_takes_64_key_blocks():
+    def cfg(s, d, causal=True):
+        return attention.tuned_config({"causal": causal}, "sm_90",
+                                      {"B": max(1, 2 ** 18 // s // 16), "H": 16, "S": s, "D": d, "H_kv": 16, "S_kv": s})
+
+    for s in (512, 1024):
+        assert (cfg(s, 64)["bk"], cfg(s, 64)["occupancy"]) == (64, 2)
+        assert cfg(s, 64, causal=False)["bk"] == 64
+    assert cfg(2048, 64)["bk"] == 128 and cfg(512, 128)["bk"] == 128  # not measured so / lost
 
 
 def test_the_rule_for_attention():

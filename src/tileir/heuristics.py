@@ -291,16 +291,16 @@ BLOCKS_PER_SM = 4  # the measured occupancy
 # occupancy 2 up to 16384 lanes, 1 past): H200, bench/results/wide_rows_probe_h200.json, against
 # the 8192-lane walk's 0.37-0.87x torch, 0.90-1.44x at 16384 and 0.71-1.18x at 32768 (R 1 to 4096).
 # At 65536 lanes the norms still gained (0.79-1.13x against 0.57-0.78) but softmax's tile spilled
-# (0.24x against 0.48 at 4096 rows), so softmax walks its chunks past 32768.
-# Softmax's walk of rows past that (65536 lanes): 8 warps, occupancy 2, against tileiras' own
-# count and 4: 0.66x torch at 1 and 64 rows (0.29-0.30), 0.85x at 4096 (0.47), f32 0.83x at one
-# row (0.36); and a block of several narrow rows, 8 warps: 32768 x 1000 f16 0.66x (0.40). H200,
-# bench/results/softmax_configs_h200.json; the norms were not measured so (they are >= 0.83x).
+# (0.24x against 0.48 at 4096 rows), so softmax walks its chunks past 32768. Measured on the H200
+# only (the one sm_90 in SMS); the statistics-saving forwards and softmax's backward were not
+# measured and keep the walk (no entry).
+ONE_TILE_MOST = {"softmax": 32768, "layernorm": 65536, "rmsnorm": 65536}
+# The hints of softmax's walk past that width: 8 warps, occupancy 2, against tileiras' own count
+# and 4: 0.66x torch at 1 and 64 rows of 65536 (0.29-0.30), 0.85x at 4096 (0.47), f32 0.83x at
+# one row (0.36). And a block of several narrow rows takes 8 warps: 32768 x 1000 f16 0.66x (0.40).
+# H200, bench/results/softmax_configs_h200.json; the norms were not measured so (>= 0.83x already).
 WALK_HINTS = {"softmax": {"warps": 8, "occupancy": 2}}
 NARROW_WARPS = {"softmax": 8}
-# Measured on the H200 only (the one sm_90 in SMS); the statistics-saving forwards and softmax's
-# backward were not measured and keep the walk (they get 0 here).
-ONE_TILE_MOST = {"softmax": 32768, "layernorm": 65536, "rmsnorm": 65536}
 
 
 def _rows(gpu, name, cfg, measured):
