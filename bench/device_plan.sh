@@ -31,13 +31,15 @@
 #              then hostpath's launch overhead and op host costs
 #   vector     vector_probe.py's histogram / merge / scan / sums parts, then the suite's vector and row
 #              families into suite_vector_rows_h200.json (a fresh file: merge it)
+#   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
+#              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
 #              commit the file between calls)
 #
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -174,6 +176,16 @@ vector)
   timeout 330 python3 bench/suite.py --out "$OUT/suite_vector_rows_h200.json" \
     --families vadd,sum,max,scan,histogram,softmax,layernorm,rmsnorm --budget-s 300 > "$OUT/suite_vector_rows.log" 2>&1
   tail -40 "$OUT/suite_vector_rows.log" | grep -E '"(geomean|min|min_shape)"|^ "'
+  ;;
+softmax)
+  timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \
+    tests/test_any_size.py tests/test_kernels_host.py -k softmax 2>&1 | tail -3
+  (cd bench && timeout 90 python3 softmax_math_probe.py --out "$OUT/softmax_math_h200.json" > "$OUT/softmax_probe.log" 2>&1
+   timeout 90 python3 softmax_math_probe.py --wide --out "$OUT/softmax_wide_h200.json" >> "$OUT/softmax_probe.log" 2>&1)
+  python3 bench/softmax_math_probe.py --summary "$OUT/softmax_math_h200.json" "$OUT/softmax_wide_h200.json"
+  timeout 300 python3 bench/suite.py --out "$OUT/suite_softmax_h200.json" --families softmax --budget-s 270 \
+    > "$OUT/suite_softmax.log" 2>&1
+  tail -30 "$OUT/suite_softmax.log" | grep -E '"(geomean|min|min_shape)"|^ "'
   ;;
 *)
   echo "unknown step $STEP" >&2

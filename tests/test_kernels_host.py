@@ -63,3 +63,47 @@ def test_saxpy_records_once_for_every_length():
     assert len(progs) == 1
     x = np.zeros(5000, np.float32)
     assert case.kernel.grid(1.0, x, x) == (5,)  # the length read off x and y
+
+
+def _instrs(body):
+    for ins in body:
+        yield ins
+        for f in ("body", "on_true", "on_false"):
+            yield from _instrs(getattr(ins, f, ()))
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("one_chunk", [True, False])
+def test_softmax_divides_once_a_row_and_exponentiates_by_exp2(fmt, one_chunk):
+    """The measured arithmetic (kernels/softmax.py): a lane's e^(x - m) is one exp2, y is e times
+    the row's 1 / l. Kills: e / l back (a division a lane: 0.55-0.70x torch on the H200), exp back."""
+    from tileir.kernels import softmax
+
+    k = softmax.kernel(fmt=fmt, max_tile=1024, rows=2, one_chunk=one_chunk)
+    ops = [(i.op, tuple(i.ty.shape)) for i in _instrs(k.body) if type(i).__name__ in ("FloatUn", "FloatBin")]
+    divides = [s for op, s in ops if op == "divf"]
+    assert divides and all(s == (2, 1) for s in divides), divides  # [rows, 1]: once a row
+    assert not [s for op, s in ops if op == "exp"]
+    assert [s for op, s in ops if op == "exp2" and s == (2, 1024)]
+
+
+@pytest.mark.parametrize("fmt,npd", [("f16", np.float16), ("bf16", None), ("f32", np.float32)])
+@pytest.mark.parametrize("one_chunk", [True, False])
+def test_softmax_past_the_row_reads_nothing(fmt, npd, one_chunk):
+    """Rows of 1000 lanes in 1024-lane tiles, 2 rows a block, 3 rows (a block half past R): a
+    16-bit row is padded with zero and a select makes its tail -inf. Kills: the select dropped
+    (exp(0 - m) of 24 lanes joins the sum), the mask's limit off by a tile."""
+    import ml_dtypes
+
+    from tileir.kernels import softmax
+
+    npd = npd or ml_dtypes.bfloat16
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((3, 1000)) * 4 - 30).astype(npd)  # a zero lane would outweigh them all
+    y = np.zeros_like(x)
+    softmax.run_host(x, y, fmt=fmt, max_tile=1024, rows=2, one_chunk=one_chunk)
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    tol = 1e-6 if fmt == "f32" else 1e-2
+    assert np.abs(y.astype(np.float64) - want).max() <= tol * want.max()
