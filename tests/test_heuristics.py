@@ -344,3 +344,20 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
     # bmm has no table entry: the rule at every size
     assert autotune.best("bmm", "sm_90", B=8, M=512, N=512, K=512)["tm"] == 128
     _valid(bmm, autotune.best("bmm", "sm_90", B=3, M=5, N=7, K=9))
+
+
+def test_fp8_takes_its_own_measured_cells(cache):
+    """matmul_f8 naming no tile: F8_TILES' cells (bench/results/f8_tiles*_h200.json). Kills: the
+    16-bit products' 128 x 256 back (it spilled: 0.33-0.42x torch._scaled_mm against 0.85-0.88x),
+    the 128 x 128 K slice of 128 bytes back (0.84 against 0.87 at 8192^3), 128 x 128 at 16 rows."""
+    for fmt in ("f8E4M3FN", "f8E5M2"):
+        for m in M_SIZES:
+            for n, k in ((4096, 4096), (14336, 4096), (8192, 8192)):
+                cfg = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": m, "N": n, "K": k})
+                _valid(matmul_f8, cfg)
+                assert cfg["tn"] <= 128, cfg
+        big = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": 8192, "N": 8192, "K": 8192})
+        assert {k: big[k] for k in ("tm", "tn", "tk", "warps", "group")} == \
+            {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8}
+        few = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": 16, "N": 4096, "K": 4096})
+        assert {k: few[k] for k in ("tm", "tn", "tk", "warps")} == {"tm": 64, "tn": 64, "tk": 128, "warps": 4}

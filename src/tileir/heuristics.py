@@ -127,10 +127,22 @@ def _estimate(gpu, fmt, m, n, k, tm, tn, batch=1, splits=1, out_bytes=None) -> f
     return t
 
 
-def _tile_candidates(m: int, precision: str = "tf32") -> list[tuple[int, int]]:
+# fp8 products' cells and what each takes beside its K slice (H200, tileiras 13.4.92,
+# bench/results/f8_tiles_h200.json and f8_tiles_round2_h200.json, against torch._scaled_mm): the
+# 16-bit products' 128 x 256 spilled (31-60 STL in its SASS at every K slice) and ran 0.33-0.42x;
+# 128 x 128 with K slices of 256 and 8 warps 0.85-0.88x (8192^3, 4096^3, 1024 x 14336 x 4096),
+# 0.84 with slices of 128; at 16 and 128 rows 64 x 64 with slices of 128 and 4 warps 0.91-0.94x,
+# where 128 x 128 ran 0.68 and 64 x 128 0.77-0.80. No wider cell is a candidate.
+F8_TILES = {(128, 128): {"tk": 256, "warps": 8}, (64, 128): {"tk": 128, "warps": 4},
+            (64, 64): {"tk": 128, "warps": 4}}
+
+
+def _tile_candidates(m: int, precision: str = "tf32", fmt: str = "") -> list[tuple[int, int]]:
     cands = [t for t in TILE_EFFICIENCY if m > 64 or t[0] == 64]
     if precision == "3xtf32":
         cands = [t for t in cands if t[0] * t[1] <= 128 * 128]
+    if fmt == "f8":
+        cands = [t for t in cands if t in F8_TILES]
     return cands
 
 
@@ -148,7 +160,7 @@ def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset()
     summed over the sizes below the top of the bucket of those named in ``inexact`` ("M", "N": the
     calls the tile serves); a tile within 3% of the best and larger wins."""
     points = [(mi, ni) for mi in _bucket_points(m, "M" in inexact) for ni in _bucket_points(n, "N" in inexact)]
-    cands = _tile_candidates(m, precision)
+    cands = _tile_candidates(m, precision, fmt)
     # no wider cell than the problem where a narrower one is a candidate (a tie among launch-bound
     # tiles would otherwise take the largest: 64 x 256 for 64 x 64)
     cands = [t for t in cands if t[0] <= max(64, m) and t[1] <= max(64, n)] or cands
@@ -189,14 +201,13 @@ def _matmul(gpu, name, cfg, measured):
         return {"tm": 64, "tn": 64, "tk": 32, "group": 0, "warps": 0}
     # small problems get the rule's tile too: the measured 128 x 256 entry (one block for 1-128 x 1024)
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
-    if name == "matmul_f8" and not measured:
-        measured = dict(_MEASURED_BIG, tk=128)
-    if precision == "3xtf32":
-        measured = None  # its own tiles: see the module docstring
+    if precision == "3xtf32" or name == "matmul_f8":
+        measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
     tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()))
     blocks_m = cdiv(m, tm)
     waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
-    return _tile_config(fmt, tm, tn, measured, blocks_m, waves)
+    cfg = _tile_config(fmt, tm, tn, measured, blocks_m, waves)
+    return dict(cfg, **F8_TILES[(tm, tn)]) if fmt == "f8" else cfg
 
 
 def _matmul_t(gpu, name, cfg, measured):
