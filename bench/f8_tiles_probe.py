@@ -15,12 +15,11 @@ import argparse
 import json
 
 import torch
-from timing import flushed_ms, write_rows
+from timing import checked_ms, flushed_ms, write_rows
 
 from tileir.kernels import matmul_f8
 
 SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096), (1024, 14336, 4096), (128, 4096, 4096), (16, 4096, 4096))
-
 
 
 def _configs(*tiles):
@@ -57,15 +56,11 @@ def main():
             x, w.t(), scale_a=sa.reshape(()), scale_b=sb.reshape(()), out_dtype=torch.bfloat16))
         row = {"round": a.round, "M": m, "N": n, "K": k, "torch_ms": th, "configs": []}
         for cfg in configs:
-            try:
-                c.zero_()
-                matmul_f8(x, w, c, sa, sb, **cfg)
-                torch.cuda.synchronize()
-                err = float((c.float() - want).abs().max() / want.abs().max())
-                ms = flushed_ms(lambda x=x, w=w, c=c, sa=sa, sb=sb, cfg=cfg: matmul_f8(x, w, c, sa, sb, **cfg))
-                row["configs"].append(dict(cfg, ms=ms, ratio=th / ms, tflops=2 * m * n * k / ms / 1e9, rel_err=err))
-            except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                row["configs"].append(dict(cfg, error=repr(e)[:300]))
+            call = lambda x=x, w=w, c=c, sa=sa, sb=sb, cfg=cfg: matmul_f8(x, w, c, sa, sb, **cfg)  # noqa: E731
+            got = checked_ms(call, c, want, th)
+            if "ms" in got:  # the error relative to the product's largest value, and the rate
+                got.update(rel_err=got["max_err"] / float(want.abs().max()), tflops=2 * m * n * k / got["ms"] / 1e9)
+            row["configs"].append(dict(cfg, **got))
         rows.append(row)
         print(json.dumps({"M": m, "N": n, "K": k, "torch_ms": round(th, 4),
                           "ratios": [round(r.get("ratio", 0), 2) for r in row["configs"]]}), flush=True)

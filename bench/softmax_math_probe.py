@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import torch
-from timing import flushed_ms, write_rows
+from timing import checked_ms, flushed_ms, write_rows
 
 from tileir import kernels as K
 from tileir import surface as ti
@@ -35,9 +34,9 @@ from tileir.dtypes import F32
 from tileir.ir import PadNegInf, PadZero
 from tileir.kernel import kernel
 from tileir.kernels.entry_hints import entry_hints
+from tileir.kernels.softmax import LOG2E
 from tileir.markers import FREE_AXIS, In, Shared, cells
 
-LOG2E = 1.0 / math.log(2.0)
 MATHS = ("div", "rcp", "zpad", "exp2", "exp2_ninf")
 # (R, C, fmt, the rule's configuration: bench/results/suite_h200.json's records)
 SHAPES = (
@@ -97,15 +96,8 @@ def wide(out):
             want = torch.softmax(x.float(), 1)
             row = {"R": r, "C": c, "fmt": fmt, "torch_ms": flushed_ms(lambda x=x: torch.softmax(x, 1))}
             for label, cfg in WIDE_CONFIGS.items():
-                try:
-                    y.zero_()
-                    K.softmax(x, y, fmt=fmt, **cfg)
-                    torch.cuda.synchronize()
-                    err = float((y.float() - want).abs().max())
-                    ms = flushed_ms(lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg))
-                    row[label] = {"ms": ms, "ratio": row["torch_ms"] / ms, "max_err": err}
-                except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                    row[label] = {"error": repr(e)[:300]}
+                row[label] = checked_ms(lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg), y, want,
+                                        row["torch_ms"])
             rows.append(row)
             print(json.dumps(row), flush=True)
             write_rows(out, rows)
@@ -134,15 +126,8 @@ def main():
         row = {"R": r, "C": c, "fmt": fmt, "config": cfg, "torch_ms": flushed_ms(lambda x=x: torch.softmax(x, 1)),
                "library_ms": flushed_ms(lambda x=x, y=y, fmt=fmt: K.softmax(x, y, fmt=fmt))}
         for m in MATHS:
-            try:
-                y.zero_()
-                softmax_one_tile(x, y, fmt=fmt, math=m, **cfg)
-                torch.cuda.synchronize()
-                err = float((y.float() - want).abs().max())
-                ms = flushed_ms(lambda x=x, y=y, fmt=fmt, m=m, cfg=cfg: softmax_one_tile(x, y, fmt=fmt, math=m, **cfg))
-                row[m] = {"ms": ms, "ratio": row["torch_ms"] / ms, "max_err": err}
-            except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                row[m] = {"error": repr(e)[:300]}
+            row[m] = checked_ms(lambda x=x, y=y, fmt=fmt, m=m, cfg=cfg: softmax_one_tile(x, y, fmt=fmt, math=m, **cfg),
+                                y, want, row["torch_ms"])
         rows.append(row)
         print(json.dumps(row), flush=True)
         write_rows(a.out, rows)

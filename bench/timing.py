@@ -8,7 +8,8 @@ import time
 
 from tileir.runtime.timing import median_ms
 
-__all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms", "flushed_ms", "write_rows", "FLUSHED"]
+__all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms", "flushed_ms", "checked_ms", "write_rows",
+           "FLUSHED"]
 
 FLUSHED = "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median"
 
@@ -19,6 +20,23 @@ def flushed_ms(fn) -> float:
     from triton.testing import do_bench
 
     return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
+
+
+def checked_ms(call, out, want, torch_ms: float) -> dict:
+    """One configuration of a probe: ``call`` run once into a zeroed ``out``, its largest error
+    against ``want``, then its time (``flushed_ms``) and torch_ms over it; an exception is recorded
+    (the probe goes on), not raised."""
+    import torch
+
+    try:
+        out.zero_()
+        call()
+        torch.cuda.synchronize()
+        err = float((out.float() - want).abs().max())
+        ms = flushed_ms(call)
+        return {"ms": ms, "ratio": torch_ms / ms, "max_err": err}
+    except Exception as e:  # noqa: BLE001  (a probe: record and go on)
+        return {"error": repr(e)[:300]}
 
 
 def write_rows(path, rows, timing: str = FLUSHED) -> None:

@@ -13,7 +13,7 @@ import argparse
 import json
 
 import torch
-from timing import flushed_ms, write_rows
+from timing import checked_ms, flushed_ms, write_rows
 
 from tileir import kernels as K
 
@@ -60,15 +60,8 @@ def softmax_configs(rows):
         row = {"kernel": f"softmax_{fmt}", "R": r, "C": c, "torch_ms": flushed_ms(lambda x=x: torch.softmax(x, 1)),
                "rule_ms": flushed_ms(lambda x=x, y=y, fmt=fmt: K.softmax(x, y, fmt=fmt)), "configs": []}
         for cfg in cfgs:
-            try:
-                y.zero_()
-                K.softmax(x, y, fmt=fmt, **cfg)
-                torch.cuda.synchronize()
-                t = flushed_ms(lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg))
-                row["configs"].append(dict(cfg, ms=t, ratio=row["torch_ms"] / t,
-                                           max_err=float((y.float() - want).abs().max())))
-            except Exception as e:  # noqa: BLE001
-                row["configs"].append(dict(cfg, error=repr(e)[:200]))
+            call = lambda x=x, y=y, fmt=fmt, cfg=cfg: K.softmax(x, y, fmt=fmt, **cfg)  # noqa: E731
+            row["configs"].append(dict(cfg, **checked_ms(call, y, want, row["torch_ms"])))
         rows.append(row)
         print(json.dumps(row), flush=True)
 
@@ -89,15 +82,7 @@ def main():
             for label, cfg in [("rule", {})] + [(f"one_chunk w{w} o{o}", {"max_tile": c, "one_chunk": True,
                                                                          "warps": w, "occupancy": o})
                                                 for w, o in HINTS]:
-                try:
-                    y.zero_()
-                    ti(**cfg)
-                    torch.cuda.synchronize()
-                    err = float((y.float() - want).abs().max())
-                    row[label] = {"ms": flushed_ms(lambda cfg=cfg, ti=ti: ti(**cfg)), "max_err": err}
-                    row[label]["ratio"] = row["torch_ms"] / row[label]["ms"]
-                except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                    row[label] = {"error": repr(e)[:200]}
+                row[label] = checked_ms(lambda cfg=cfg, ti=ti: ti(**cfg), y, want, row["torch_ms"])
             rows.append(row)
             print(json.dumps(row), flush=True)
             write_rows(a.out, rows)

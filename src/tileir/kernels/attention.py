@@ -42,8 +42,8 @@ from ..markers import FREE_AXIS, In, Shared, Whole, cells
 from ..values import Tile
 from .entry_hints import entry_hints
 from .registry import Case, register
+from .softmax import LOG2E
 
-LOG2E = 1.4426950408889634
 _QO = ["B", "H", "S", "D"]
 _KV = ["B", "H_kv", "S_kv", "D"]
 

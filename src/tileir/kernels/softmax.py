@@ -36,7 +36,7 @@ from ..markers import FREE_AXIS, In, Shared, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
-LOG2E = 1.4426950408889634
+LOG2E = 1.4426950408889634  # log2(e): e^x = 2^(x log2(e)), here and in the attention kernels
 
 
 def _padding(fmt) -> Padding:
