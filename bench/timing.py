@@ -9,9 +9,37 @@ import time
 from tileir.runtime.timing import median_ms
 
 __all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms", "flushed_ms", "checked_ms", "write_rows",
-           "FLUSHED"]
+           "kernel_us", "FLUSHED", "KERNEL_SUM"]
 
 FLUSHED = "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median"
+
+
+KERNEL_SUM = "torch.profiler: the kernels' summed durations per call (no launch gaps)"
+
+
+def kernel_us(fn, reps: int = 30) -> dict:
+    """{kernel name: GPU microseconds per call of ``fn``} and "total": the durations torch.profiler
+    records over ``reps`` calls (one warm-up call first). GPU time without the gaps between launches:
+    what a call costs inside a CUDA graph, where a step's host cost is gone; at a training step's
+    sizes a call through autograd is host-bound, so a wall-clock timer measures the host instead."""
+    from collections import defaultdict
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    per: dict = defaultdict(float)
+    for e in prof.key_averages():
+        if e.device_type.name == "CUDA" and e.self_device_time_total > 0:
+            per[e.key] += e.self_device_time_total / reps
+    out = {k: round(v, 2) for k, v in per.items()}
+    out["total"] = round(sum(per.values()), 2)
+    return out
 
 
 def flushed_ms(fn) -> float:

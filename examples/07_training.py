@@ -16,12 +16,13 @@ The model: token and learned position embeddings (plain torch), ``--layers`` pre
 Attention is causal over ``--heads`` heads of ``--head-dim`` (a power of two: a head is one tile
 of the attention kernels); the MLP is SwiGLU, ``silu(x W_gate) * (x W_up)`` then ``W_down``. In
 the tileir model every matrix product (q/k/v, the attention's output, the MLP's three, the output
-projection) is ``tileir.ops.matmul``, attention is ``tileir.ops.attention`` and the norms are
-``tileir.ops.rms_norm``; the torch model calls ``@``, ``F.scaled_dot_product_attention`` and
-``F.rms_norm`` in the same places. Embedding lookup, SiLU, the residual adds, the loss and AdamW
-are plain torch in both. Weights are kept in f32 and cast to the compute format (``--dtype``:
-bf16 on the GPU) where they are used, so each model's gradients reach f32 master weights through
-the cast.
+projection) is ``tileir.ops.matmul``, attention is ``tileir.ops.attention``, the norms are
+``tileir.ops.rms_norm`` and the gate is ``tileir.ops.swiglu`` (silu and the product in one pass
+over the one W_gate | W_up product, its backward in one more); the torch model calls ``@``,
+``F.scaled_dot_product_attention``, ``F.rms_norm`` and ``F.silu(gate) * up`` in the same places.
+Embedding lookup, the residual adds, the loss and AdamW are plain torch in both. Weights are kept
+in f32 and cast to the compute format (``--dtype``: bf16 on the GPU) where they are used, so each
+model's gradients reach f32 master weights through the cast.
 
 The task: sequences drawn from a fixed random Markov chain over the vocabulary, in which each token
 is followed by one of ``BRANCHES`` successors drawn for it once (with replacement, so a few tokens
@@ -45,7 +46,11 @@ out with ``--no-control``), shows how far two correct runs drift apart from roun
 the training is unstable (too high a learning rate: loss spikes at steps that rounding decides)
 torch and the control disagree as much as tileir and torch do, and the tolerance means nothing.
 Tokens per second: the steps after ``--warmup`` (the first ones assemble tileir's kernels and warm
-torch's), ``batch * seq`` tokens a step, timed between two device synchronisations.
+torch's), ``batch * seq`` tokens a step, timed between two device synchronisations. At the GPU
+configuration both models are host-bound in eager mode (each op's Python and launch cost more than
+its kernel), so ``--graph`` also runs each model as torch's whole-network capture does: the steps
+after the warm-up replay one CUDA graph of the forward, backward, clipping and AdamW, which is
+what the kernels alone give.
 
 The first batch's gradients of each model are also compared with the same model's in f32 torch
 (``grad_rel_err_vs_f32``: the largest relative error over the parameters), before training.
@@ -85,7 +90,7 @@ CLIP = 1.0  # the gradients' norm is clipped to this
 
 # --8<-- [start:ops]
 class TileirOps:
-    """The model's three kinds of op through tileir (CUDA tensors on the GPU, CPU ones on the host
+    """The model's four kinds of op through tileir (CUDA tensors on the GPU, CPU ones on the host
     reference)."""
 
     name = "tileir"
@@ -102,9 +107,13 @@ class TileirOps:
     def rms_norm(x, w):
         return tops.rms_norm(x, [x.shape[-1]], w, EPS)
 
+    @staticmethod
+    def swiglu(gate_up):
+        return tops.swiglu(gate_up)
+
 
 class TorchOps:
-    """The same three through torch."""
+    """The same four through torch."""
 
     name = "torch"
 
@@ -119,6 +128,11 @@ class TorchOps:
     @staticmethod
     def rms_norm(x, w):
         return F.rms_norm(x, [x.shape[-1]], w, EPS)
+
+    @staticmethod
+    def swiglu(gate_up):
+        gate, up = gate_up.chunk(2, -1)
+        return F.silu(gate) * up
 # --8<-- [end:ops]
 
 
@@ -160,8 +174,8 @@ class Block(torch.nn.Module):
         q, k, v = (t.view(b, s, self.heads, self.head_dim).transpose(1, 2) for t in qkv.split(hd, -1))
         att = ops.attention(q, k, v).transpose(1, 2).reshape(b, s, hd)
         x = x + ops.matmul(att, self.w_o.to(dt))
-        gate, up = ops.matmul(ops.rms_norm(x, self.norm2.to(dt)), self.w_gate_up.to(dt)).chunk(2, -1)
-        return x + ops.matmul(F.silu(gate) * up, self.w_down.to(dt))
+        gate_up = ops.matmul(ops.rms_norm(x, self.norm2.to(dt)), self.w_gate_up.to(dt))
+        return x + ops.matmul(ops.swiglu(gate_up), self.w_down.to(dt))
 # --8<-- [end:block]
 
 
@@ -221,10 +235,13 @@ def lr_at(step: int, steps: int, lr: float) -> float:
     return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * t)))
 
 
-def train(model, ops, data, scored_from, dt, lr, warmup, device, clip=CLIP):
+def train(model, ops, data, scored_from, dt, lr, warmup, device, clip=CLIP, graph=False):
     """AdamW on ``model`` over the batches of ``data`` (lr_at's schedule, gradients clipped to a
     norm of ``clip``): (the per-step losses, seconds of the steps after ``warmup``, seconds of the
-    first step)."""
+    first step). ``graph``: the steps from ``warmup`` on replay one CUDA graph of a whole step
+    (``train_graphed``)."""
+    if graph:
+        return train_graphed(model, ops, data, scored_from, dt, lr, warmup, device, clip)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     losses, t_first, t0 = [], 0.0, None
@@ -248,6 +265,60 @@ def train(model, ops, data, scored_from, dt, lr, warmup, device, clip=CLIP):
             t_first = time.perf_counter() - start
     sync()
     timed = time.perf_counter() - t0 if t0 is not None else float("nan")
+    return [float(v) for v in torch.stack(losses).cpu()], timed, t_first
+
+
+def train_graphed(model, ops, data, scored_from, dt, lr, warmup, device, clip=CLIP):
+    """``train`` with the steps from ``warmup`` on replaying one CUDA graph of a whole step: the
+    forward, the backward, the clipping and AdamW (``capturable``, its learning rate a tensor the
+    host sets before each replay), the batch copied into the graph's input first. The first
+    ``warmup`` steps run eagerly, on a side stream as torch's whole-network capture asks (they make
+    AdamW's state and assemble tileir's kernels); capturing runs nothing, so every step trains once.
+    Both backends take this path alike: it takes the host's per-op cost out of the step, so the
+    tokens per second compare the kernels."""
+    if device.type != "cuda":
+        raise SystemExit("--graph: CUDA graphs need the GPU")
+    steps = data.shape[0]
+    lr_now = torch.tensor(lr_at(0, steps, lr), device=device)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr_now, betas=(0.9, 0.95), weight_decay=0.0, capturable=True,
+                            foreach=True)
+    seqs = torch.empty(data.shape[1:], dtype=data.dtype, device=device)  # the graph's input
+    losses, t_first = [], 0.0
+
+    def step_body():
+        loss = loss_of(model, ops, dt, seqs, scored_from)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        return loss
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for step in range(max(1, warmup)):
+            seqs.copy_(data[step], non_blocking=True)
+            lr_now.fill_(lr_at(step, steps, lr))
+            opt.zero_grad(set_to_none=True)
+            losses.append(step_body().detach().clone())
+            if step == 0:
+                torch.cuda.synchronize()
+                t_first = time.perf_counter() - start
+    torch.cuda.current_stream().wait_stream(side)
+    opt.zero_grad(set_to_none=True)  # the captured backward makes the gradients afresh each replay
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        loss = step_body()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for step in range(max(1, warmup), steps):
+        seqs.copy_(data[step], non_blocking=True)
+        lr_now.fill_(lr_at(step, steps, lr))
+        g.replay()
+        losses.append(loss.detach().clone())
+    torch.cuda.synchronize()
+    timed = time.perf_counter() - t0
     return [float(v) for v in torch.stack(losses).cpu()], timed, t_first
 
 
@@ -321,6 +392,9 @@ def parse(argv):
     p.add_argument("--lr", type=float, default=None)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-control", action="store_true", help="leave out the control run (ControlOps)")
+    p.add_argument("--graph", action="store_true",
+                   help="replay each step after the warm-up as one CUDA graph (both backends): the kernels' speed "
+                        "without the host's per-op cost")
     p.add_argument("--out", default=None, help="the JSON record (the PNG beside it, .png)")
     args = p.parse_args(argv)
     on_gpu = torch.cuda.is_available() and not args.cpu_smoke and args.device != "cpu"
@@ -359,7 +433,7 @@ def main(argv=None) -> int:
           + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
     curves, rate, first = {}, {}, {}
     for name, (m, ops) in models.items():
-        losses, timed, t_first = train(m, ops, data, scored_from, dt, c["lr"], c["warmup"], device)
+        losses, timed, t_first = train(m, ops, data, scored_from, dt, c["lr"], c["warmup"], device, graph=args.graph)
         curves[name], first[name] = losses, t_first
         rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
         print(f"{name}: {rate[name]:,.0f} tokens/s after {count(c['warmup'], 'warm-up step')} "
@@ -378,7 +452,8 @@ def main(argv=None) -> int:
         "date": datetime.date.today().isoformat(),
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (host reference)",
         "torch": torch.__version__,
-        "config": dict(c, dtype=args.dtype, seed=args.seed, task=f"markov, {BRANCHES} successors a token",
+        "config": dict(c, dtype=args.dtype, seed=args.seed, graph=args.graph,
+                       task=f"markov, {BRANCHES} successors a token",
                        params=n_params, tokens_per_step=tokens,
                        optimizer=f"AdamW(betas 0.9, 0.95; no weight decay), gradient norm clipped to {CLIP}, "
                        "learning rate: linear warm-up over 5% of the steps, cosine down to lr / 10",

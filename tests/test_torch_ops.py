@@ -39,6 +39,25 @@ def test_rows_ops_and_their_gradients_equal_torch():
     _grads(lambda t: tops.softmax(t), lambda t: torch.softmax(t, -1), torch.randn(2, 3, 9))  # leading dims
 
 
+def _swiglu_torch(x):
+    gate, up = x.chunk(2, -1)
+    return F.silu(gate) * up
+
+
+def test_swiglu_and_its_gradient_equal_torch():
+    """Leading dimensions, a slice of a wider tensor (the halves read in place) and a 16-bit one
+    against torch's own rounding. Kills: the halves swapped, a sigmoid's derivative without
+    g (1 - s)."""
+    torch.manual_seed(0)
+    _grads(tops.swiglu, _swiglu_torch, torch.randn(6, 74) * 3)
+    _grads(tops.swiglu, _swiglu_torch, torch.randn(2, 3, 2 * 37))
+    _grads(tops.swiglu, _swiglu_torch, torch.randn(5, 100)[:, 10:90])
+    _grads(tops.swiglu, _swiglu_torch, (torch.randn(7, 2 * 40) * 3).bfloat16(), tol=2e-2)
+    x = torch.randn(4, 10, requires_grad=True)
+    tops.swiglu(x).sum().backward()
+    assert x.grad.shape == x.shape and x.grad.is_contiguous()
+
+
 @pytest.mark.parametrize("precision, tol", [("tf32", 2e-2), ("3xtf32", 1e-5), ("ieee", 1e-5)])
 def test_matmul_and_its_gradients_by_precision(precision, tol):
     torch.manual_seed(0)
@@ -118,6 +137,7 @@ def test_the_rest_equals_torch():
      "transpose(1, 2)"),
     (lambda: tops.matmul(torch.randn(4, 5), torch.randn(5, 3).half()), "float32 and torch.float16", ".to("),
     (lambda: tops.softmax(torch.randn(0, 5)), "empty tensor", "skip the call"),
+    (lambda: tops.swiglu(torch.randn(4, 5)), "gate | up, so it is even", "torch.cat([gate, up], -1)"),
 ])
 def test_bad_input_is_named_with_its_fix(call, words, fix):
     with pytest.raises(TileirError, match=words) as e:
@@ -134,7 +154,9 @@ def test_fake_implementations_match_the_real_ones_on_strided_inputs():
     q, k, v = (torch.randn(1, 33, 2, 64).half().transpose(1, 2) for _ in range(3))  # [B, S, H, D] viewed
     checks = [(tops._softmax, (x,)), (tops._layer_norm, (x, w, b, 1e-5)), (tops._rms_norm, (x, w, 1e-6)),
               (tops._attention, (q, k, v, True, 0.125)), (tops._attention_lse, (q, k, v, False, 0.125)),
-              (tops.matmul, (torch.randn(9, 40)[:, 3:35], torch.randn(32, 5)))]
+              (tops.matmul, (torch.randn(9, 40)[:, 3:35], torch.randn(32, 5))),
+              (tops.swiglu, (torch.randn(9, 40)[:, 2:38],)),
+              (tops._swiglu_backward, (torch.randn(9, 40)[:, 2:38], torch.randn(36, 9).t()[:, :18]))]
     for op, args in checks:
         torch.library.opcheck(op.op, args, test_utils=("test_schema", "test_faketensor"))
 
@@ -156,12 +178,12 @@ def test_torch_compile_fullgraph_traces_a_model_without_breaks():
     torch.manual_seed(0)
 
     def model(x, w, b, wm):
-        return tops.softmax(tops.matmul(tops.layer_norm(x, [x.shape[-1]], w, b), wm))
+        return tops.softmax(tops.swiglu(tops.matmul(tops.layer_norm(x, [x.shape[-1]], w, b), wm)))
 
     def reference(x, w, b, wm):
-        return torch.softmax(F.layer_norm(x, [x.shape[-1]], w, b) @ wm, -1)
+        return torch.softmax(_swiglu_torch(F.layer_norm(x, [x.shape[-1]], w, b) @ wm), -1)
 
-    x, w, b, wm = torch.randn(8, 64), torch.randn(64), torch.randn(64), torch.randn(64, 32)
+    x, w, b, wm = torch.randn(8, 64), torch.randn(64), torch.randn(64), torch.randn(64, 64)
     compiled = torch.compile(model, fullgraph=True, backend="aot_eager")  # a graph break raises
     torch.testing.assert_close(compiled(x, w, b, wm), reference(x, w, b, wm), atol=2e-3, rtol=2e-3)
     xr = x.clone().requires_grad_()
@@ -189,6 +211,15 @@ def test_gpu_rows_ops_and_gradients(dtype, tol):
            x, w, b, tol=max(tol, 1e-4) * 10)
     _grads(lambda t, w_: tops.rms_norm(t, [1000], w_, 1e-6), lambda t, w_: F.rms_norm(t, [1000], w_, 1e-6), x, w,
            tol=max(tol, 1e-4) * 10)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.float16, 2e-3), (torch.bfloat16, 2e-2)])
+def test_gpu_swiglu_gradient(dtype, tol):
+    _cuda()
+    torch.manual_seed(0)
+    _grads(tops.swiglu, _swiglu_torch, torch.randn(300, 2 * 1000, device="cuda", dtype=dtype) * 3, tol=tol)
+    _grads(tops.swiglu, _swiglu_torch, torch.randn(2, 33, 2 * 1408, device="cuda", dtype=dtype), tol=tol)
 
 
 @pytest.mark.gpu

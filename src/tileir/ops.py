@@ -635,6 +635,59 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool
     return _attention(q, k, v, causal, scale)
 
 
+# ---- the gated MLP's activation -------------------------------------------------------------------
+
+
+def _gated(x: torch.Tensor, op: str) -> torch.Tensor:
+    """``x`` [..., 2H] as [R, 2H] (its halves gate | up), refused where the halves cannot be."""
+    _fmt(x, op)
+    if x.dim() == 0 or x.shape[-1] % 2:
+        raise TileirError(f"{op} of a {list(x.shape)} tensor: the last dimension holds gate | up, so it is even",
+                          what=op, fix="torch.cat([gate, up], -1), or x of an even last dimension")
+    return _rows(x, op)
+
+
+@torch_op("swiglu")
+def swiglu(x: torch.Tensor) -> torch.Tensor:
+    """``F.silu(gate) * up`` for ``gate, up = x.chunk(2, -1)`` (f32, f16, bf16; f32 arithmetic): a
+    gated MLP's activation over its one [..., 2H] product, in one pass, and its backward in one more
+    that writes both halves' gradient into one [..., 2H] tensor (no concatenation)."""
+    if x.numel() == 0 and x.dim() and not x.shape[-1] % 2:
+        return x.new_empty(*x.shape[:-1], x.shape[-1] // 2)
+    h = K.swiglu_forward(_gated(x, "swiglu"))
+    return h.reshape(*x.shape[:-1], x.shape[-1] // 2)
+
+
+@swiglu.register_fake
+def _(x):
+    return x.new_empty(*x.shape[:-1], x.shape[-1] // 2)
+
+
+@torch_op("swiglu_backward")
+def _swiglu_backward(x: torch.Tensor, dh: torch.Tensor) -> torch.Tensor:
+    if x.numel() == 0:
+        return torch.zeros_like(x)
+    dx = K.swiglu_backward(_gated(x, "swiglu"), _rows(dh.to(x.dtype), "swiglu"))
+    return dx.reshape(x.shape)
+
+
+@_swiglu_backward.register_fake
+def _(x, dh):
+    return x.new_empty(x.shape)
+
+
+def _swiglu_setup(ctx, inputs, output):
+    ctx.save_for_backward(inputs[0])
+
+
+def _swiglu_grad(ctx, dh):
+    (x,) = ctx.saved_tensors
+    return _swiglu_backward(x, dh)
+
+
+swiglu.register_autograd(_swiglu_grad, setup_context=_swiglu_setup)
+
+
 # ---- the rest ------------------------------------------------------------------------------------
 
 
@@ -699,4 +752,4 @@ def histc(x: torch.Tensor, bins: int) -> torch.Tensor:
 
 
 __all__ = ["matmul", "scaled_mm", "f32_precision", "PRECISIONS", "bmm", "softmax", "layer_norm", "rms_norm",
-           "attention", "transpose", "cumsum", "histc"]
+           "attention", "swiglu", "transpose", "cumsum", "histc"]

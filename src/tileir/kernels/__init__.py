@@ -62,3 +62,8 @@ from .gemm import gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E
 from .matmul_f8 import matmul_f8  # noqa: E402
 
 __all__ += ["gemm", "matmul_partial", "matmul_split_k", "splitk_reduce", "matmul_f8"]
+
+# the gated MLP's activation, forward and backward
+from .swiglu import swiglu_backward, swiglu_bwd, swiglu_forward, swiglu_fwd  # noqa: E402
+
+__all__ += ["swiglu_fwd", "swiglu_bwd", "swiglu_forward", "swiglu_backward"]
