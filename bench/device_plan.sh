@@ -24,6 +24,10 @@
 #   hostpath   the host's cost of a call as a PyTorch program makes it: the launch overhead, each op's
 #              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
+#   graph      tileir.ops.swiglu's GPU tests, 07_training.py eager and with --graph (training_curves_h200.json,
+#              training_curves_graph_h200.json), bench/swiglu_probe.py; logs and PNGs in graph.tgz
+#   short      bench/attention_small_probe.py (the training attention kernels at short sequences, GPU time)
+#              and bench/training_profile.py; logs in short.tgz
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
 #              launch overhead; logs and the PNG come back in changed.tgz
@@ -39,7 +43,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -121,6 +125,30 @@ training-rows)
   timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
     > "$OUT/training_rows.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
+  ;;
+graph)
+  # the gate's GPU tests, 07_training.py eager and as one CUDA graph a step (both models), the gate's probe
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops.py tests/test_swiglu.py \
+    > "$OUT/gpu_tests_graph.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_graph.log"
+  grep -E "FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests_graph.log" | tail -8
+  timeout 150 python3 examples/07_training.py --device cuda --out "$OUT/training_curves_h200.json" \
+    > "$OUT/training_example.log" 2>&1
+  tail -4 "$OUT/training_example.log"
+  timeout 120 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
+    > "$OUT/training_example_graph.log" 2>&1
+  tail -12 "$OUT/training_example_graph.log"
+  timeout 150 python3 bench/swiglu_probe.py --out "$OUT/swiglu_h200.json" > "$OUT/swiglu.log" 2>&1
+  grep -E "^torch|rule" "$OUT/swiglu.log" | cut -c 1-260; tail -c 400 "$OUT/swiglu.log"
+  (cd "$OUT" && tar -czf graph.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
+  ;;
+short)
+  # the training attention kernels at short sequences by GPU time, then where a step of 07 goes
+  timeout 330 python3 bench/attention_small_probe.py --out "$OUT/attention_small_h200.json" > "$OUT/att_small.log" 2>&1
+  grep -E "^torch|^best" "$OUT/att_small.log" | cut -c 1-400; tail -c 300 "$OUT/att_small.log"
+  timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  grep -E "^tileir|^torch" "$OUT/training_profile.log" | cut -c 1-300
+  (cd "$OUT" && tar -czf short.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 changed)
   timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
