@@ -26,8 +26,8 @@
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
 #   graph      tileir.ops.swiglu's GPU tests, 07_training.py eager and with --graph (training_curves_h200.json,
 #              training_curves_graph_h200.json), bench/swiglu_probe.py; logs and PNGs in graph.tgz
-#   short      bench/attention_small_probe.py (the training attention kernels at short sequences, GPU time)
-#              and bench/training_profile.py; logs in short.tgz
+#   short      bench/training_profile.py, bench/swiglu_probe.py, bench/attention_small_probe.py (the training
+#              attention kernels at short sequences, GPU time); logs in short.tgz
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
 #              launch overhead; logs and the PNG come back in changed.tgz
@@ -143,11 +143,14 @@ graph)
   (cd "$OUT" && tar -czf graph.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 short)
-  # the training attention kernels at short sequences by GPU time, then where a step of 07 goes
-  timeout 330 python3 bench/attention_small_probe.py --out "$OUT/attention_small_h200.json" > "$OUT/att_small.log" 2>&1
-  grep -E "^torch|^best" "$OUT/att_small.log" | cut -c 1-400; tail -c 300 "$OUT/att_small.log"
+  # where a step of 07 goes, the gate's second round of cells, then the training attention kernels at
+  # short sequences by GPU time
   timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
   grep -E "^tileir|^torch" "$OUT/training_profile.log" | cut -c 1-300
+  timeout 100 python3 bench/swiglu_probe.py --out "$OUT/swiglu_h200.json" > "$OUT/swiglu.log" 2>&1
+  tail -c 300 "$OUT/swiglu.log"
+  timeout 330 python3 bench/attention_small_probe.py --out "$OUT/attention_small_h200.json" > "$OUT/att_small.log" 2>&1
+  grep -E "^torch|^best" "$OUT/att_small.log" | cut -c 1-400; tail -c 300 "$OUT/att_small.log"
   (cd "$OUT" && tar -czf short.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 changed)

@@ -20,8 +20,11 @@ from timing import KERNEL_SUM, flushed_ms, kernel_us
 from tileir.kernels.swiglu import swiglu_backward, swiglu_forward, tiles_for
 
 SHAPES = [(8192, 2 * 1408), (4096, 2 * 11008), (8192, 2 * 14336), (1024, 2 * 4096), (32768, 2 * 1000)]
-CELLS = [None, {"rt": 1, "ct": 1024}, {"rt": 2, "ct": 1024}, {"rt": 8, "ct": 1024}, {"rt": 16, "ct": 256},
-         {"rt": 4, "ct": 1024, "occupancy": 2}, {"rt": 4, "ct": 512}, {"rt": 8, "ct": 512, "warps": 8}]
+# the first round (bench/results/swiglu_round1_h200.json, the rule then 4096 lanes a block) had
+# {"rt": 2, "ct": 1024}, {"rt": 8, "ct": 1024}, {"rt": 16, "ct": 256}, {"rt": 4, "ct": 1024, "occupancy": 2},
+# {"rt": 4, "ct": 512} and {"rt": 8, "ct": 512, "warps": 8}: one row of 1024 won at every shape
+CELLS = [None, {"rt": 1, "ct": 512}, {"rt": 1, "ct": 256}, {"rt": 2, "ct": 256}, {"rt": 1, "ct": 2048},
+         {"rt": 1, "ct": 1024, "warps": 2}, {"rt": 1, "ct": 1024, "occupancy": 4}]
 
 
 def torch_pair(x, dh):
