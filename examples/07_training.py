@@ -364,7 +364,8 @@ def plot(record, path):
         ax.set_yscale("log")
     ax.set_ylabel("cross-entropy of the next token")
     ax.set_title(f"{record['device']}: d_model {c['d_model']}, {c['heads']}x{c['head_dim']} heads, "
-                 f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, {c['dtype']}", fontsize=9)
+                 f"{count(c['layers'], 'layer')}, seq {c['seq']}, batch {c['batch']}, {c['dtype']}"
+                 + (", a CUDA graph a step" if c.get("graph") else ", eager"), fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
     dx.plot(steps, [c["atol"] + c["rtol"] * abs(b) for b in record["loss_torch"]], "k-", lw=0.6, label="tolerance")
