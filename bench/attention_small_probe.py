@@ -22,14 +22,15 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 from timing import KERNEL_SUM, kernel_us
 
-from tileir import heuristics
+from tileir import autotune, heuristics
 from tileir.kernels.attention_bwd import attention_backward, attention_forward
 
 SHAPES = [(32, 8, 256, 64, True), (32, 8, 256, 64, False), (16, 16, 512, 64, True), (32, 8, 256, 128, True),
           (8, 16, 1024, 128, True), (8, 32, 1024, 64, True)]
 # (fwd, delta, dkdv, dq) configurations, run together: each profile times all four kernels; None: the rule's
 CONFIGS = [
-    (None, None, None, None),
+    (None, None, None, None),  # the rule's (until 2026-12-03 the first round's "rule" row read the GPU's name,
+    # which the rule does not know, so it ran the 64 x 64 defaults: attention_small_h200.json)
     ({"bq": 64, "bk": 64}, {"bq": 128}, {"bq": 64, "bk": 64}, {"bq": 64, "bk": 64}),
     ({"bq": 64, "bk": 64, "occupancy": 2}, {"bq": 256}, {"bq": 64, "bk": 64, "occupancy": 2},
      {"bq": 64, "bk": 64, "occupancy": 2}),
@@ -85,9 +86,9 @@ def main():
                                       "kernels": fb_us}
             except Exception as e:  # noqa: BLE001  (a probe: record and go on)
                 rec["torch"][name] = {"error": repr(e)[:200]}
-        rule = heuristics.attention_training(gpu, b, h, s, d, causal)
+        rule = heuristics.attention_training(autotune.this_gpu(), b, h, s, d, causal)
         for fcfg, dcfg, kvcfg, qcfg in CONFIGS:
-            cfg = {"fwd": fcfg or rule["fwd"], "delta": dcfg or {}, "dkdv": kvcfg or rule["dkdv"],
+            cfg = {"fwd": fcfg or rule["fwd"], "delta": dcfg or rule["delta"], "dkdv": kvcfg or rule["dkdv"],
                    "dq": qcfg or rule["dq"], "rule": fcfg is None}
             row = {"config": cfg}
             try:

@@ -24,8 +24,9 @@
 #   hostpath   the host's cost of a call as a PyTorch program makes it: the launch overhead, each op's
 #              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
-#   graph      tileir.ops.swiglu's GPU tests, 07_training.py eager and with --graph (training_curves_h200.json,
-#              training_curves_graph_h200.json), bench/swiglu_probe.py; logs and PNGs in graph.tgz
+#   graph      the GPU tests of tileir.ops and the training kernels, 07_training.py eager and with --graph
+#              (training_curves_h200.json, training_curves_graph_h200.json), bench/training_profile.py; logs and
+#              PNGs in graph.tgz
 #   short      bench/training_profile.py, bench/swiglu_probe.py, bench/attention_small_probe.py (the training
 #              attention kernels at short sequences, GPU time); logs in short.tgz
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
@@ -128,7 +129,7 @@ training-rows)
   ;;
 graph)
   # the gate's GPU tests, 07_training.py eager and as one CUDA graph a step (both models), the gate's probe
-  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops.py tests/test_swiglu.py \
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops.py tests/test_backward.py \
     > "$OUT/gpu_tests_graph.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_graph.log"
   grep -E "FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests_graph.log" | tail -8
@@ -138,8 +139,8 @@ graph)
   timeout 120 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
     > "$OUT/training_example_graph.log" 2>&1
   tail -12 "$OUT/training_example_graph.log"
-  timeout 150 python3 bench/swiglu_probe.py --out "$OUT/swiglu_h200.json" > "$OUT/swiglu.log" 2>&1
-  grep -E "^torch|rule" "$OUT/swiglu.log" | cut -c 1-260; tail -c 400 "$OUT/swiglu.log"
+  timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  grep -E "^tileir|^torch" "$OUT/training_profile.log" | cut -c 1-300
   (cd "$OUT" && tar -czf graph.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 short)

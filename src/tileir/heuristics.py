@@ -372,26 +372,41 @@ SHORT_KEYS = 1024
 
 def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: bool) -> dict:
     """The training kernels' configurations for [b, h, s, d] attention on ``gpu``: {"fwd": the
-    forward that saves lse, "dkdv": the dK/dV kernel's (the fused backward's too, where asked for),
-    "dq": the dQ kernel's}, each beyond causal / scale / fmt / d_tile. On the H200 the sweeps of
-    bench/training_device.py (bench/results/training_h200.json: S 1024 and 4096, D 64 and 128,
-    causal and not, f16 and bf16) chose the same tiles at every shape: the forward's 128-query
-    blocks with 8 warps (128-key blocks at D 64, 64 at D 128), dK/dV 64 x 128 with 8 warps (1.40 ms
-    against the 64 x 64 default's 2.10 at B4 H32 S4096 D64), dQ 128 x 64 with 8 warps (0.99 against
-    1.28). Where those tiles leave the GPU's multiprocessors without a block each, the 64 x 64
-    defaults; never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok":
-    false). A GPU the rule does not know: the kernels' defaults."""
+    forward that saves lse, "delta": the backward's preprocess, "dkdv": the dK/dV kernel's (the fused
+    backward's too, where asked for), "dq": the dQ kernel's}, each beyond causal / scale / fmt /
+    d_tile. On the H200:
+
+    * Up to 1024 keys (bench/attention_small_probe.py, bench/results/attention_small_h200.json: S 256
+      to 1024, D 64 and 128, causal and not, GPU time): 64 x 64 tiles at occupancy 2 for the forward
+      and dQ, and for dK/dV at D 64 (64 x 128 with 8 warps at occupancy 2 at D 128). At the training
+      example's B32 H8 S256 D64 causal the four kernels took 78 us against the long-sequence tiles'
+      174 (training_profile_h200.json) and cuDNN's SDPA 77.
+    * Longer: the sweeps of bench/training_device.py (bench/results/training_h200.json: S 1024 and 4096,
+      D 64 and 128, causal and not, f16 and bf16) chose the same tiles at every shape: the forward's
+      128-query blocks with 8 warps (128-key blocks at D 64, 64 at D 128), dK/dV 64 x 128 with 8 warps
+      (1.40 ms against the 64 x 64 default's 2.10 at B4 H32 S4096 D64), dQ 128 x 64 with 8 warps (0.99
+      against 1.28). Where those tiles leave the GPU's multiprocessors without a block each, the 64 x
+      64 defaults.
+    * delta: 256-row blocks at every length (6.7 us against the 64-row default's 12.7 at the example's
+      shape; 23 against 47 at B8 H32 S1024 D64).
+
+    Never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok": false). A GPU
+    the rule does not know: the kernels' defaults."""
     small = {"bq": 64, "bk": 64}
     if gpu not in SMS:
-        return {"fwd": dict(small), "dkdv": dict(small), "dq": dict(small)}
+        return {"fwd": dict(small), "delta": {}, "dkdv": dict(small), "dq": dict(small)}
+    if s <= 1024:
+        short = {"bq": 64, "bk": 64, "occupancy": 2}
+        dkdv = {"bq": 64, "bk": 128, "warps": 8, "occupancy": 2} if d > 64 else dict(short)
+        return {"fwd": dict(short), "delta": {"bq": 256}, "dkdv": dkdv, "dq": dict(short)}
     sms = SMS[gpu]
-    busy = cdiv(s, 128) * h * b >= sms and s > 64  # 128-row blocks still give every SM one
+    busy = cdiv(s, 128) * h * b >= sms  # 128-row blocks still give every SM one
     fwd = {"bq": 128, "bk": 128 if d <= 64 else 64, "warps": 8} if busy else dict(small)
     dkdv = {"bq": 64, "bk": 128, "warps": 8} if busy else dict(small)
     dq = {"bq": 128, "bk": 64, "warps": 8} if busy else dict(small)
     if causal and fwd["bq"] % fwd["bk"]:
         fwd["bk"] = fwd["bq"]
-    return {"fwd": fwd, "dkdv": dkdv, "dq": dq}
+    return {"fwd": fwd, "delta": {"bq": 256}, "dkdv": dkdv, "dq": dq}
 
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,

@@ -432,10 +432,11 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
-    if dkdv_config is None or dq_config is None:
+    if dkdv_config is None or dq_config is None or delta_config is None:
         rule = _configs(q, causal)
         dkdv_config = rule["dkdv"] if dkdv_config is None else dkdv_config
         dq_config = rule["dq"] if dq_config is None else dq_config
+        delta_config = rule["delta"] if delta_config is None else delta_config
     delta = empty(q, (b, h, s), "f32")
     launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
