@@ -25,8 +25,8 @@
 #              host time (bench/op_host_cost.py), 07_training.py's curves and tokens/s and a profile of its
 #              step (bench/training_profile.py); logs and the PNG come back in hostpath.tgz
 #   graph      the GPU tests of tileir.ops and the training kernels, 07_training.py eager and with --graph
-#              (training_curves_h200.json, training_curves_graph_h200.json), bench/training_profile.py; logs and
-#              PNGs in graph.tgz
+#              (training_curves_h200.json, training_curves_graph_h200.json), bench/training_profile.py,
+#              bench/tn_split_probe.py; logs and PNGs in graph.tgz
 #   short      bench/training_profile.py, bench/swiglu_probe.py, bench/attention_small_probe.py (the training
 #              attention kernels at short sequences, GPU time); logs in short.tgz
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
@@ -129,7 +129,8 @@ training-rows)
   ;;
 graph)
   # the gate's GPU tests, 07_training.py eager and as one CUDA graph a step (both models), the gate's probe
-  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops.py tests/test_backward.py \
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops.py \
+    tests/test_matmul_tn_split.py \
     > "$OUT/gpu_tests_graph.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_graph.log"
   grep -E "FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests_graph.log" | tail -8
@@ -141,6 +142,7 @@ graph)
   tail -12 "$OUT/training_example_graph.log"
   timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
   grep -E "^tileir|^torch" "$OUT/training_profile.log" | cut -c 1-300
+  timeout 120 python3 bench/tn_split_probe.py --out "$OUT/tn_split_h200.json" 2>&1 | cut -c 1-700
   (cd "$OUT" && tar -czf graph.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 short)

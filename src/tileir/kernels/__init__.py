@@ -40,7 +40,7 @@ from .attention_bwd import (  # noqa: E402
     attention_forward,
     attention_fwd_lse,
 )
-from .matmul_t import matmul_nt, matmul_tn  # noqa: E402
+from .matmul_t import matmul_nt, matmul_tn, matmul_tn_any, matmul_tn_partial  # noqa: E402
 from .norms_bwd import (  # noqa: E402
     layernorm_backward,
     layernorm_bwd,
@@ -55,7 +55,7 @@ from .softmax_bwd import softmax_bwd  # noqa: E402
 __all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_backward", "rmsnorm_fwd_stats",
             "rmsnorm_bwd", "rmsnorm_backward", "sum_rows", "attention_fwd_lse", "attention_forward",
             "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_fused",
-            "attention_backward", "matmul_nt", "matmul_tn"]
+            "attention_backward", "matmul_nt", "matmul_tn", "matmul_tn_partial", "matmul_tn_any"]
 
 # split-K products and their dispatch, the fp8 product
 from .gemm import gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E402

@@ -26,7 +26,7 @@ from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
 from ..ir import PadZero
 from ..kernel import kernel
-from ..markers import FREE_AXIS, In, Out, Whole, cells
+from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
 from .registry import Case, register
 
@@ -72,6 +72,69 @@ def matmul_tn(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
     at_view = ti.partition_view(ti.array_view(a), [tm, tk], dim_map=[1, 0], padding=PadZero)
     _product(f, tm, tn, lambda kk: ti.load_view(at_view, [bm, kk]), lambda kk: ti.load_at(b, [kk]),
              ti.blocks_of(b, 0), c)
+
+
+def _tn_partial_grid(M, N, S, tm=128, tn=128):  # noqa: N803  (the run-time sizes' names)
+    return (-(-M // tm), -(-N // tn), S)
+
+
+@kernel(name="matmul_tn_partial", grid=_tn_partial_grid, hints=entry_hints,
+        tuned=("tm", "tn", "tk", "warps", "occupancy"))
+def matmul_tn_partial(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
+                      b=lambda fmt="f16", tk=64, tn=128: In(fmt, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, 1],
+                                                                        pad=PadZero)),
+                      w=Shared(F32, ["S", "M", "N"]), *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
+                      warps: int = 0, occupancy: int = 0):
+    """W[z] = A^T @ B over split z of K's blocks, in f32 (S = W's first dimension splits, block (i,
+    j, z) writing W[z]'s cell (i, j)): matmul_tn cut along K, for a weight gradient's few output
+    blocks over many tokens; ``gemm.splitk_reduce`` sums the splits."""
+    f = dtype(fmt)
+    z, bm, bn = ti.block_id(2), ti.block_id(0), ti.block_id(1)
+    nk = ti.blocks_of(b, 0)
+    s = ti.extent_of(w, 0)
+    per = ti.idx_div(ti.idx_add(nk, ti.idx_sub(s, ti.idx_const(1))), s)  # ceil(nk / S)
+    lo = ti.idx_mul(z, per)
+    hi = ti.idx_of(ti.min_i(ti.idx_as_tile(ti.idx_add(lo, per)), ti.idx_as_tile(nk)))
+    at_view = ti.partition_view(ti.array_view(a), [tm, tk], dim_map=[1, 0], padding=PadZero)
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(lo, hi):
+        at, bt = ti.load_view(at_view, [bm, kk]), ti.load_at(b, [kk])
+        if f == F32:
+            at, bt = ti.to(at, TF32), ti.to(bt, TF32)
+        ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+    out = ti.partition_view(ti.array_view(w), [1, tm, tn])
+    ti.store_view(out, [z, bm, bn], ti.reshape(ti.get(acc), [1, tm, tn]))
+
+
+def matmul_tn_any(a, b, c, *, gpu: str | None = None, splits: int | None = None):
+    """C = A^T @ B (A [K, M], B [K, N]) as ``gemm`` runs A @ B: one pass (``matmul_tn``), or K cut
+    into splits (``matmul_tn_partial`` into an f32 [S, M, N] workspace, then ``splitk_reduce``) where
+    the product rule (``heuristics.matmul_split``: few output blocks, a long K -- a weight gradient
+    over many tokens) says one pass leaves the GPU idle, or ``splits`` says so. Host arrays: one pass
+    on the host reference."""
+    from .. import autotune
+    from ..heuristics import matmul_split
+    from .gemm import even_splits, splitk_reduce
+    from .launching import empty, fmt_of, launch, on_host
+
+    fmt = fmt_of(a)
+    k, m = (int(x) for x in a.shape)
+    n = int(b.shape[1])
+    if splits is not None:
+        plan = {"splits": int(splits)}
+    elif on_host(a):
+        plan = {"splits": 1}
+    else:
+        plan = matmul_split(gpu or autotune.this_gpu(), fmt, m, n, k)
+    if plan["splits"] <= 1:
+        launch(matmul_tn, a, b, c, fmt=fmt)
+        return c
+    cfg = dict(plan.get("config") or {})
+    st = even_splits(k, cfg.get("tk", matmul_tn_partial.static["tk"]), plan["splits"])
+    work = empty(a, (st, m, n), "f32")
+    launch(matmul_tn_partial, a, b, work, fmt=fmt, **cfg)
+    launch(splitk_reduce, work, c, fmt=fmt, **(plan.get("reduce") or {}))
+    return c
 
 
 # ---- cases ---------------------------------------------------------------------------------------
