@@ -29,8 +29,9 @@ def test_every_library_kernel_is_exercised():
     from tests.test_backward import SIZES as BACKWARD  # the training kernels' own table
     from tests.test_kernels_norms_attention_reductions import SIZES as NORMS  # their own table
     from tests.test_kernels_scans_histogram_i8 import SIZES as SCANS  # their own table
+    from tests.test_swiglu import SIZES as GATE  # its own table
 
-    assert set(SIZES) | set(NORMS) | set(SCANS) | set(BACKWARD) == set(CASES)
+    assert set(SIZES) | set(NORMS) | set(SCANS) | set(BACKWARD) | set(GATE) == set(CASES)
 
 
 def test_vadd_is_bit_exact_and_leaves_the_tail_alone():

@@ -59,9 +59,16 @@ def test_a_half_in_a_wider_array_is_read_and_written_in_place():
     assert (out[:, :10] == 7).all() and (out[:, 90:] == 7).all()
 
 
-def test_the_registry_case_and_the_rules_cells():
-    err, ok = run_case_on_host(CASES["swiglu_fwd"], (37, 600), {})
+SIZES = {"swiglu_fwd": [((37, 600), {}), ((5, 2 * 33), {"rt": 2, "ct": 16})]}  # the registry's case
+
+
+@pytest.mark.parametrize("name,size,extra", [(n, s, e) for n, ss in SIZES.items() for s, e in ss])
+def test_the_registry_case(name, size, extra):
+    err, ok = run_case_on_host(CASES[name], size, extra)
     assert ok, err
+
+
+def test_the_rules_cells():
     assert tiles_for(1408) == {"rt": 1, "ct": 1024} and tiles_for(37) == {"rt": 16, "ct": 64}
     assert all(c["rt"] * c["ct"] == 1024 for c in map(tiles_for, (1, 100, 512, 1000, 50000)))
 

@@ -120,16 +120,13 @@ def matmul_tn_any(a, b, c, *, gpu: str | None = None, splits: int | None = None)
     fmt = fmt_of(a)
     k, m = (int(x) for x in a.shape)
     n = int(b.shape[1])
-    if splits is not None:
-        plan = {"splits": int(splits)}
-    elif on_host(a):
-        plan = {"splits": 1}
-    else:
-        plan = matmul_split(gpu or autotune.this_gpu(), fmt, m, n, k)
+    target = gpu or (None if on_host(a) else autotune.this_gpu())
+    plan: dict = {"splits": int(splits)} if splits is not None else \
+        matmul_split(target, fmt, m, n, k) if target is not None else {"splits": 1}
     if plan["splits"] <= 1:
         launch(matmul_tn, a, b, c, fmt=fmt)
         return c
-    cfg = dict(plan.get("config") or {})
+    cfg: dict = dict(plan.get("config") or {})
     st = even_splits(k, cfg.get("tk", matmul_tn_partial.static["tk"]), plan["splits"])
     work = empty(a, (st, m, n), "f32")
     launch(matmul_tn_partial, a, b, work, fmt=fmt, **cfg)
