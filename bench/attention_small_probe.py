@@ -41,7 +41,11 @@ CONFIGS = [
     ({"bq": 128, "bk": 128, "occupancy": 2}, {"bq": 32}, {"bq": 32, "bk": 64}, {"bq": 64, "bk": 32}),
     ({"bq": 64, "bk": 128}, None, {"bq": 64, "bk": 64, "warps": 4, "occupancy": 2},
      {"bq": 64, "bk": 64, "warps": 4, "occupancy": 2}),
+    # the long-sequence tiles (the rule's at every length before 2026-12-03; bk 128 of the forward at D 64)
+    ({"bq": 128, "bk": 128, "warps": 8}, {}, {"bq": 64, "bk": 128, "warps": 8}, {"bq": 128, "bk": 64, "warps": 8}),
 ]
+# --layout bshd: q, k, v views of one [B, S, 3, H, D] product and dO a view of a [B, S, H, D] gradient, as
+# a transformer's attention gets them (the training example's), rather than contiguous [B, H, S, D]
 KERNELS = ("attention_fwd_lse", "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq")
 
 
@@ -53,7 +57,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--layout", choices=("bhsd", "bshd"), default="bhsd")
+    p.add_argument("--shapes", type=int, default=len(SHAPES), help="the first N shapes")
+    p.add_argument("--configs", default="", help="comma-separated indices into CONFIGS (default: all)")
     args = p.parse_args()
+    configs = [CONFIGS[int(i)] for i in args.configs.split(",")] if args.configs else CONFIGS
     dev, gpu = torch.device("cuda"), torch.cuda.get_device_name()
     rows = []
     for b, h, s, d, causal in SHAPES:
@@ -64,7 +72,8 @@ def main():
         with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
             of = F.scaled_dot_product_attention(qf, kf, vf, is_causal=causal)
             want = (of, *torch.autograd.grad(of, (qf, kf, vf), do.float()))
-        rec = {"shape": [b, h, s, d], "causal": causal, "fmt": "f16", "torch": {}, "tileir": []}
+        rec = {"shape": [b, h, s, d], "causal": causal, "fmt": "f16", "layout": args.layout, "torch": {},
+               "tileir": []}
         for name, backend in (("default", None), ("cudnn", torch.nn.attention.SDPBackend.CUDNN_ATTENTION),
                               ("flash", torch.nn.attention.SDPBackend.FLASH_ATTENTION)):
             qt, kt, vt = (t.clone().requires_grad_() for t in (q, k, v))
@@ -87,8 +96,8 @@ def main():
             except Exception as e:  # noqa: BLE001  (a probe: record and go on)
                 rec["torch"][name] = {"error": repr(e)[:200]}
         rule = heuristics.attention_training(autotune.this_gpu(), b, h, s, d, causal)
-        for fcfg, dcfg, kvcfg, qcfg in CONFIGS:
-            cfg = {"fwd": fcfg or rule["fwd"], "delta": dcfg or rule["delta"], "dkdv": kvcfg or rule["dkdv"],
+        for fcfg, dcfg, kvcfg, qcfg in configs:
+            cfg = {"fwd": fcfg or rule["fwd"], "delta": rule["delta"] if dcfg is None else dcfg, "dkdv": kvcfg or rule["dkdv"],
                    "dq": qcfg or rule["dq"], "rule": fcfg is None}
             row = {"config": cfg}
             try:

@@ -29,6 +29,8 @@
 #              bench/tn_split_probe.py; logs and PNGs in graph.tgz
 #   short      bench/training_profile.py, bench/swiglu_probe.py, bench/attention_small_probe.py (the training
 #              attention kernels at short sequences, GPU time); logs in short.tgz
+#   layout     bench/attention_small_probe.py at the example's [B, S, 3, H, D] views and contiguous, then 07
+#              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
 #              launch overhead; logs and the PNG come back in changed.tgz
@@ -44,7 +46,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh layout|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -155,6 +157,25 @@ short)
   timeout 330 python3 bench/attention_small_probe.py --out "$OUT/attention_small_h200.json" > "$OUT/att_small.log" 2>&1
   grep -E "^torch|^best" "$OUT/att_small.log" | cut -c 1-400; tail -c 300 "$OUT/att_small.log"
   (cd "$OUT" && tar -czf short.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+layout)
+  # the training attention kernels with the head dimension recorded, at the example's layout and the
+  # contiguous one (the rule's tiles and the long-sequence ones), then 07 eager and graphed and its profile
+  timeout 150 python3 bench/attention_small_probe.py --layout bshd --shapes 4 --configs 0,7 \
+    --out "$OUT/attention_small_bshd_h200.json" > "$OUT/att_bshd.log" 2>&1
+  grep -E "^\[|^torch" "$OUT/att_bshd.log" | cut -c 1-330; tail -c 300 "$OUT/att_bshd.log"
+  timeout 100 python3 bench/attention_small_probe.py --layout bhsd --shapes 4 --configs 0,7 \
+    --out "$OUT/attention_small_bhsd_h200.json" > "$OUT/att_bhsd.log" 2>&1
+  grep -E "^\[" "$OUT/att_bhsd.log" | cut -c 1-330
+  timeout 120 python3 examples/07_training.py --device cuda --no-control --out "$OUT/training_curves_h200.json" \
+    > "$OUT/training_example.log" 2>&1
+  tail -2 "$OUT/training_example.log"
+  timeout 100 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
+    > "$OUT/training_example_graph.log" 2>&1
+  tail -2 "$OUT/training_example_graph.log"
+  timeout 100 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  grep -E "^tileir|^torch|attention" "$OUT/training_profile.log" | cut -c 1-200
+  (cd "$OUT" && tar -czf layout.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 changed)
   timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
