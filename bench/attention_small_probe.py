@@ -97,7 +97,8 @@ def main():
                 rec["torch"][name] = {"error": repr(e)[:200]}
         rule = heuristics.attention_training(autotune.this_gpu(), b, h, s, d, causal)
         for fcfg, dcfg, kvcfg, qcfg in configs:
-            cfg = {"fwd": fcfg or rule["fwd"], "delta": rule["delta"] if dcfg is None else dcfg, "dkdv": kvcfg or rule["dkdv"],
+            delta = rule["delta"] if dcfg is None else dcfg
+            cfg = {"fwd": fcfg or rule["fwd"], "delta": delta, "dkdv": kvcfg or rule["dkdv"],
                    "dq": qcfg or rule["dq"], "rule": fcfg is None}
             row = {"config": cfg}
             try:

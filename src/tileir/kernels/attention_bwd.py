@@ -54,12 +54,6 @@ from .softmax import LOG2E
 
 LN2 = 0.6931471805599453
 _BHSD = ["B", "H", "S", "D"]
-# The head dimension is recorded (one program per D, as the forward-only ``attention``): with D known, a
-# head tile that covers it exactly crosses no row end, so a strided [B, S, H, D] view's loads keep TMA
-# (views.load_may_read_a_gap asks for none where the tile may cross into a pitch gap). Measured on the
-# H200 at the training example's layout (q, k, v views of one [B, S, 3 H D] product):
-# bench/results/attention_small_h200.json's "layout" rows.
-_EXACT = ("D",)
 _BHS = ["B", "H", "S"]
 
 
@@ -182,7 +176,7 @@ def _check_causal_tiles(causal, bq, bk, name):
                           fix="bk <= bq, both powers of two", kernel=name)
 
 
-@kernel(grid=_query_grid, hints=entry_hints, exact=_EXACT)
+@kernel(grid=_query_grid, hints=entry_hints)
 def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out, *, causal: bool = False,
                       scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
                       warps: int = 0, occupancy: int = 0):
@@ -228,7 +222,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
 # ---- the backward --------------------------------------------------------------------------------
 
 
-@kernel(grid=_query_grid, hints=entry_hints, exact=_EXACT)
+@kernel(grid=_query_grid, hints=entry_hints)
 def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16", bq: int = 64, d_tile: int = 128,
                         warps: int = 0, occupancy: int = 0):
     """delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d] in f32 (the backward's preprocess)."""
@@ -306,7 +300,7 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
                   ti.reshape(ti.to(ti.get(dv_acc), fmt), shape))
 
 
-@kernel(grid=_key_grid, hints=entry_hints, exact=_EXACT)
+@kernel(grid=_key_grid, hints=entry_hints)
 def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                        dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
                        fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
@@ -326,7 +320,7 @@ def _flat_grid(B, H, S, D, N, bk=64, d_tile=128):  # noqa: N803
     return _key_grid(B, H, S, D, bk, d_tile)
 
 
-@kernel(grid=_flat_grid, hints=entry_hints, exact=_EXACT)
+@kernel(grid=_flat_grid, hints=entry_hints)
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, ["N"]), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
@@ -342,7 +336,7 @@ def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ST
     _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
 
 
-@kernel(grid=_query_grid, hints=entry_hints, exact=_EXACT)
+@kernel(grid=_query_grid, hints=entry_hints)
 def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delta=_stat_in, dq=_rows_out, *,
                      causal: bool = False, scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64,
                      d_tile: int = 128, t_views: bool = True, warps: int = 0, occupancy: int = 0):
