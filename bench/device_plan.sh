@@ -58,6 +58,19 @@ if ls .whl/*.whl > /dev/null 2>&1; then
 fi
 export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 TILEIR_CACHE_DIR=${TILEIR_CACHE_DIR:-/tmp/tcache}
 
+# 07_training.py eager (ARGS: e.g. --no-control) and graphed, then bench/training_profile.py: the graph and
+# layout steps' common tail
+training_runs() {
+  timeout 150 python3 examples/07_training.py --device cuda "$@" --out "$OUT/training_curves_h200.json" \
+    > "$OUT/training_example.log" 2>&1
+  tail -4 "$OUT/training_example.log"
+  timeout 120 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
+    > "$OUT/training_example_graph.log" 2>&1
+  tail -4 "$OUT/training_example_graph.log"
+  timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
+  grep -E "^tileir|^torch|attention" "$OUT/training_profile.log" | cut -c 1-300
+}
+
 case "$STEP" in
 matmul)
   if [ -n "${PROBE:-}" ]; then
@@ -136,14 +149,7 @@ graph)
     > "$OUT/gpu_tests_graph.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_graph.log"
   grep -E "FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests_graph.log" | tail -8
-  timeout 150 python3 examples/07_training.py --device cuda --out "$OUT/training_curves_h200.json" \
-    > "$OUT/training_example.log" 2>&1
-  tail -4 "$OUT/training_example.log"
-  timeout 120 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
-    > "$OUT/training_example_graph.log" 2>&1
-  tail -12 "$OUT/training_example_graph.log"
-  timeout 120 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
-  grep -E "^tileir|^torch" "$OUT/training_profile.log" | cut -c 1-300
+  training_runs
   timeout 120 python3 bench/tn_split_probe.py --out "$OUT/tn_split_h200.json" 2>&1 | cut -c 1-700
   (cd "$OUT" && tar -czf graph.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
@@ -159,22 +165,15 @@ short)
   (cd "$OUT" && tar -czf short.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 layout)
-  # the training attention kernels with the head dimension recorded, at the example's layout and the
-  # contiguous one (the rule's tiles and the long-sequence ones), then 07 eager and graphed and its profile
+  # the training attention kernels (re-apply exact=("D",) in kernels/attention_bwd.py first: the note of
+  # 2026-12-03) at the example's layout and the contiguous one (the rule's tiles and the long-sequence ones), then 07 eager and graphed and its profile
   timeout 150 python3 bench/attention_small_probe.py --layout bshd --shapes 4 --configs 0,7 \
     --out "$OUT/attention_small_bshd_h200.json" > "$OUT/att_bshd.log" 2>&1
   grep -E "^\[|^torch" "$OUT/att_bshd.log" | cut -c 1-330; tail -c 300 "$OUT/att_bshd.log"
   timeout 100 python3 bench/attention_small_probe.py --layout bhsd --shapes 4 --configs 0,7 \
     --out "$OUT/attention_small_bhsd_h200.json" > "$OUT/att_bhsd.log" 2>&1
   grep -E "^\[" "$OUT/att_bhsd.log" | cut -c 1-330
-  timeout 120 python3 examples/07_training.py --device cuda --no-control --out "$OUT/training_curves_h200.json" \
-    > "$OUT/training_example.log" 2>&1
-  tail -2 "$OUT/training_example.log"
-  timeout 100 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
-    > "$OUT/training_example_graph.log" 2>&1
-  tail -2 "$OUT/training_example_graph.log"
-  timeout 100 python3 bench/training_profile.py --out "$OUT/training_profile_h200.json" > "$OUT/training_profile.log" 2>&1
-  grep -E "^tileir|^torch|attention" "$OUT/training_profile.log" | cut -c 1-200
+  training_runs --no-control
   (cd "$OUT" && tar -czf layout.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
   ;;
 changed)
