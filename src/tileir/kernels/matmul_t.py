@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import autotune
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
+from ..heuristics import matmul_split
 from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
+from .gemm import even_splits, splitk_reduce
+from .launching import empty, fmt_of, launch, on_host
 from .registry import Case, register
 
 
@@ -112,11 +116,6 @@ def matmul_tn_any(a, b, c, *, gpu: str | None = None, splits: int | None = None)
     the product rule (``heuristics.matmul_split``: few output blocks, a long K -- a weight gradient
     over many tokens) says one pass leaves the GPU idle, or ``splits`` says so. Host arrays: one pass
     on the host reference."""
-    from .. import autotune
-    from ..heuristics import matmul_split
-    from .gemm import even_splits, splitk_reduce
-    from .launching import empty, fmt_of, launch, on_host
-
     fmt = fmt_of(a)
     k, m = (int(x) for x in a.shape)
     n = int(b.shape[1])
