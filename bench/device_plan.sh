@@ -31,6 +31,10 @@
 #              attention kernels at short sequences, GPU time); logs in short.tgz
 #   layout     bench/attention_small_probe.py at the example's [B, S, 3, H, D] views and contiguous, then 07
 #              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
+#   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
+#              cProfiles of the split call and prefix_sum -> small_m_h200.json
+#   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
+#              file: merge it), tileir.ops' product tests on the GPU
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
 #              launch overhead; logs and the PNG come back in changed.tgz
@@ -46,7 +50,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh layout|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh layout|small-m|splits|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -165,8 +169,8 @@ short)
   (cd "$OUT" && tar -czf short.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 layout)
-  # the training attention kernels (re-apply exact=("D",) in kernels/attention_bwd.py first: the note of
-  # 2026-12-03) at the example's layout and the contiguous one (the rule's tiles and the long-sequence ones), then 07 eager and graphed and its profile
+  # the training attention kernels (head dimension recorded) at the example's layout and the contiguous
+  # one (the rule's tiles and the long-sequence ones), then 07 eager and graphed and its profile
   timeout 150 python3 bench/attention_small_probe.py --layout bshd --shapes 4 --configs 0,7 \
     --out "$OUT/attention_small_bshd_h200.json" > "$OUT/att_bshd.log" 2>&1
   grep -E "^\[|^torch" "$OUT/att_bshd.log" | cut -c 1-330; tail -c 300 "$OUT/att_bshd.log"
@@ -175,6 +179,22 @@ layout)
   grep -E "^\[" "$OUT/att_bhsd.log" | cut -c 1-330
   training_runs --no-control
   (cd "$OUT" && tar -czf layout.tgz ./*.png ./*.log 2>/dev/null && rm -f ./*.png ./*.log)
+  ;;
+small-m)
+  # small-M products: flushed, GPU-only and host time of gemm, one pass and split-K; cProfiles of the
+  # split call's and prefix_sum's host path
+  timeout 570 python3 bench/small_m_probe.py --out "$OUT/small_m_h200.json" --budget-s 480 > "$OUT/small_m.log" 2>&1
+  grep -v '^{' "$OUT/small_m.log" | cut -c 1-200 | head -120
+  (cd "$OUT" && tar -czf small_m.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+splits)
+  # the small-M split rule (heuristics._fill_split): the suite's product families into a fresh file
+  # (merge it: bench/suite.py --merge), and tileir.ops' product tests on the GPU
+  timeout 480 python3 bench/suite.py --out "$OUT/suite_matmul_h200.json" \
+    --families matmul_f16,matmul_bf16,matmul_tf32,matmul_3xtf32 --budget-s 420 > "$OUT/suite_matmul.log" 2>&1
+  tail -30 "$OUT/suite_matmul.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -x tests/test_torch_ops_matmul.py 2>&1 | tail -3
+  (cd "$OUT" && tar -czf splits.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 changed)
   timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \

@@ -231,6 +231,28 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
     assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
 
 
+def test_a_small_m_with_a_long_k_fills_one_wave_of_splits():
+    """Small M, long K (bench/results/small_m_h200.json): K is cut until 64 x 128 cells fill one wave,
+    where one pass is slower than a split call's host time. Kills: the rule dropped (3xtf32 at 16 x
+    4096 x 4096 one pass, 160 us of GPU time against 66 split), a fill past one wave (S 8 at 32 cells),
+    splitting where one pass is near the bandwidth already (f16 at 64 rows) or quicker than the split
+    call's host time (f16 16 x 4096 x 4096: 16 us one pass, 38-60 us of host time split)."""
+    three = matmul_split("sm_90", "f32", 16, 4096, 4096, precision="3xtf32")
+    assert three["splits"] == 4 and (three["config"]["tm"], three["config"]["tn"]) == (64, 128)
+    _valid(matmul_partial, dict(three["config"], fmt="f32", precision="3xtf32"))
+    assert matmul_split("sm_90", "f32", 128, 4096, 4096, precision="3xtf32")["splits"] == 2  # 64 cells
+    assert matmul_split("sm_90", "f32", 512, 4096, 4096, precision="3xtf32") == {"splits": 1}
+    for fmt in ("f16", "bf16"):
+        assert matmul_split("sm_90", fmt, 1, 4096, 11008)["splits"] == 4
+        assert matmul_split("sm_90", fmt, 64, 4096, 11008) == {"splits": 1}
+        assert matmul_split("sm_90", fmt, 16, 4096, 4096) == {"splits": 1}
+    assert matmul_split("sm_90", "f32", 64, 4096, 11008, precision="tf32")["splits"] == 4
+    assert matmul_split("sm_90", "f32", 128, 4096, 11008, precision="tf32") == {"splits": 1}
+    # 128 cells already fill the wave: one pass
+    assert matmul_split("sm_90", "f16", 16, 16384, 16384) == {"splits": 1}
+    assert matmul_split("sm_80", "f32", 16, 4096, 4096, precision="3xtf32") == {"splits": 1}
+
+
 def test_the_transposed_products_take_the_models_tile(cache):
     """matmul_nt / matmul_tn naming no tile: the product model's (no grouped order: they have none).
     Kills: a weight gradient's [512, 1536] result over 8192 tokens in the 128 x 128 default (48 blocks

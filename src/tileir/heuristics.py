@@ -252,12 +252,45 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
 _SPLIT_PLANS: dict[tuple, dict] = {}
 
 
+# Small M, long K (bench/results/small_m_h200.json, H200, GPU time by torch.profiler): one pass over
+# 32-64 blocks of a [64, 128] or [64, 64] cell pulls about 2 TB/s (f16 1 x 4096 x 11008: 45 us, torch
+# 26), and 3xtf32's one pass is compute-bound (64 rows of three products for 1-128 real ones: 160 us at
+# 1 x 4096 x 4096 where tf32 took 34). Cutting K until the cells fill one wave (64 x 128, S splits)
+# brought those to 27 and 64 us. A split call costs 38-60 us of host time against one pass's 12-20,
+# so it pays only where one pass takes longer than that; and at larger M one pass already runs near
+# the bandwidth (f16 at 64 rows: 10 us at 4096 x 4096 against 16-19 at 1-16 rows).
+SMALL_M_SPLIT = {"f16": 16, "bf16": 16, "tf32": 64, "3xtf32": 128}  # the largest M (bucket) split so
+ONE_PASS_PULL = 2.0e12  # bytes a second one pass of few blocks pulled (f16 and tf32, 1-64 rows)
+THREE_X_SLOWER = 4.7  # 3xtf32's one pass against tf32's at 1-64 rows (160 / 34 us)
+SPLIT_HOST_S = 40e-6  # a split call's host time (38-60 us on the H200's host)
+SPLIT_MOST = 8
+
+
+def _fill_split(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> int:
+    """The split count that makes an [m, k] x [k, n] product of small M fill one wave of 64 x 128
+    cells (a power of two up to SPLIT_MOST, each split at least four K slices), where one pass would
+    take longer than a split call's host time; 1 where the product is not such a one."""
+    kind = "3xtf32" if fmt == "tf32" and precision == "3xtf32" else fmt
+    if bm > SMALL_M_SPLIT.get(kind, 0):
+        return 1
+    one_pass = bn * bk * _BYTES[fmt] / ONE_PASS_PULL * (THREE_X_SLOWER if kind == "3xtf32" else 1.0)
+    if one_pass < SPLIT_HOST_S:
+        return 1
+    cells, s = cdiv(bm, 64) * cdiv(bn, 128), 1
+    while s < SPLIT_MOST and cells * s * 2 <= SMS[gpu] and cdiv(bk, _TK[_BYTES[fmt]]) >= 8 * s:
+        s *= 2
+    return s
+
+
 def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> dict:
     if _small(bm, bn, bk):
         return {"splits": 1}
+    tk = _TK[_BYTES[fmt]]
+    s = _fill_split(gpu, fmt, bm, bn, bk, precision)
+    if s > 1:
+        return {"splits": s, "config": {"tm": 64, "tn": 128, "tk": tk, "warps": 0}, "reduce": {"rm": 64, "rn": 128}}
     tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)
     best_s, best_t = 1, _estimate(gpu, fmt, bm, bn, bk, tm, tn)
-    tk = _TK[_BYTES[fmt]]
     for s in (2, 3, 4, 6, 8, 12, 16):
         if cdiv(bk, tk) < 4 * s:
             break

@@ -1,8 +1,8 @@
 """Attention for training: a forward that saves the log-sum-exp, and the FlashAttention-2-style
 backward, for torch's layout [B, H, S, D] of f16 or bf16 (f32 accumulation and statistics).
 
-Every extent is a run-time size read off the arrays (every stride but the last is passed too), so
-one cubin per configuration serves every batch, head count, sequence length and head dimension,
+Every extent but the head dimension D is a run-time size read off the arrays (every stride but the
+last is passed too), so one cubin per configuration and D serves every batch, head count and length,
 and a ``[B, S, H, D]`` tensor's ``.transpose(1, 2)`` is read in place. A head is one tile of
 ``d_tile`` lanes (a power of two >= D; the lanes past D read zero and add nothing to a dot
 product). q, k, v, o, do and their gradients share B, H and S (no grouped-query heads here).
@@ -55,6 +55,10 @@ from .softmax import LOG2E
 LN2 = 0.6931471805599453
 _BHSD = ["B", "H", "S", "D"]
 _BHS = ["B", "H", "S"]
+# The head dimension is recorded (one program per D, a model's constant): with D a run-time size a
+# strided [B, S, H, D] view's row pitch could leave a gap past D, so views.load_may_read_a_gap
+# keeps TMA off for every load (07's q, k, v are views of one [B, S, 3HD] product).
+_HEAD_DIM = ("D",)
 
 
 # ---- markers -------------------------------------------------------------------------------------
@@ -176,7 +180,7 @@ def _check_causal_tiles(causal, bq, bk, name):
                           fix="bk <= bq, both powers of two", kernel=name)
 
 
-@kernel(grid=_query_grid, hints=entry_hints)
+@kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out, *, causal: bool = False,
                       scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
                       warps: int = 0, occupancy: int = 0):
@@ -222,7 +226,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
 # ---- the backward --------------------------------------------------------------------------------
 
 
-@kernel(grid=_query_grid, hints=entry_hints)
+@kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16", bq: int = 64, d_tile: int = 128,
                         warps: int = 0, occupancy: int = 0):
     """delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d] in f32 (the backward's preprocess)."""
@@ -300,7 +304,7 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
                   ti.reshape(ti.to(ti.get(dv_acc), fmt), shape))
 
 
-@kernel(grid=_key_grid, hints=entry_hints)
+@kernel(grid=_key_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                        dk=_rows_out, dv=_rows_out, *, causal: bool = False, scale: float | None = None,
                        fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128, t_views: bool = True,
@@ -320,7 +324,7 @@ def _flat_grid(B, H, S, D, N, bk=64, d_tile=128):  # noqa: N803
     return _key_grid(B, H, S, D, bk, d_tile)
 
 
-@kernel(grid=_flat_grid, hints=entry_hints)
+@kernel(grid=_flat_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, ["N"]), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
@@ -336,7 +340,7 @@ def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_ST
     _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
 
 
-@kernel(grid=_query_grid, hints=entry_hints)
+@kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delta=_stat_in, dq=_rows_out, *,
                      causal: bool = False, scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64,
                      d_tile: int = 128, t_views: bool = True, warps: int = 0, occupancy: int = 0):

@@ -1,0 +1,196 @@
+"""Small-M matrix products, GPU time apart from host time (issue 12): at M 1-128 the suite's f16,
+tf32 and 3xtf32 rows run 0.27-0.77x torch, and the split-K rows of matmul_probe_h200.json jump
+between ~22 and ~60 us from one run to the next -- a host-bound signature. For each shape and
+format this times the library's call (``gemm``), one pass at 64 x 64 and 64 x 128, and split-K
+at 2, 4 and 8 on both tiles, three ways: do_bench with the L2 flushed (what the suite reports),
+the kernels' summed GPU time (torch.profiler: what a CUDA graph would pay) and the host's time a
+call (a loop of calls without waiting). Answers are checked against an f64 product. Last, a
+cProfile of the split call's and of prefix_sum's host path (the suite's scan rows at 2^16 and
+2^21 run 0.51x with a host cost of 90-105 us a call in host_bound_h200.json).
+
+A second part times the large tiles' K slice (32 against 64) off the 8192^3 shape their
+configuration was measured at: matmul_probe_after_h200.json has 128 x 256 with slices of 64 running
+10-13% faster than the measured 32 at K = 1000 (N = 5000), and bmm's 128 x 256 tile ran 0.78x
+torch at 64 x 512^3 where 8 x 512^3 on 128 x 128 ran 1.06x.
+
+    PYTHONPATH=src python3 bench/small_m_probe.py --out bench/results/small_m_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import flushed_ms, host_us, kernel_us, write_rows  # noqa: E402
+
+from tileir.kernels import bmm, matmul_bf16, matmul_f16, matmul_tf32, prefix_sum  # noqa: E402
+from tileir.kernels.gemm import gemm, matmul_split_k, plan  # noqa: E402
+
+MS = (1, 16, 64, 128)
+NK = ((4096, 4096), (4096, 11008), (11008, 4096), (5000, 1000), (1024, 1024))
+# format: (torch dtype, precision, the one-pass kernel, K slice, tolerance against f64 relative to |C|'s max)
+FORMATS = {"f16": (torch.float16, None, matmul_f16, 64, 2e-2), "tf32": (torch.float32, "tf32", matmul_tf32, 32, 2e-2),
+           "3xtf32": (torch.float32, "3xtf32", matmul_tf32, 32, 1e-5)}
+TILES = ((64, 64), (64, 128))
+SPLITS = (2, 4, 8)
+
+
+def timed(fn, out, want) -> dict:
+    try:
+        out.zero_()
+        fn()
+        torch.cuda.synchronize()
+        err = float((out.double() - want).abs().max() / want.abs().max())
+        ks = kernel_us(fn, reps=20)
+        return {"flushed_us": round(flushed_ms(fn) * 1e3, 2), "gpu_us": ks["total"],
+                "host_us": round(host_us(fn), 2), "rel_err": float(f"{err:.3g}")}
+    except Exception as e:  # noqa: BLE001  (a probe: a failing variant is a finding)
+        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+
+
+def shape_rows(fmt, m, n, k) -> list[dict]:
+    dt, precision, plain, tk, tol = FORMATS[fmt]
+    a = torch.randn(m, k, device="cuda", dtype=dt)
+    b = torch.randn(k, n, device="cuda", dtype=dt)
+    c = torch.empty(m, n, device="cuda", dtype=dt)
+    want = a.double() @ b.double()
+    extra = {"precision": precision} if precision else {}
+    variants = {"torch": lambda: torch.matmul(a, b, out=c), "gemm": lambda: gemm(a, b, c, **extra)}
+    for tm, tn in TILES:
+        cfg = {"tm": tm, "tn": tn, "tk": tk, "warps": 0}
+        variants[f"{tm}x{tn}"] = lambda cfg=cfg: plain(a, b, c, **extra, **cfg)
+        for s in SPLITS:
+            variants[f"split{s} {tm}x{tn}"] = lambda cfg=cfg, s=s: matmul_split_k(
+                a, b, c, splits=s, config=cfg, precision=precision or "tf32")
+    rows = []
+    for name, fn in variants.items():
+        r = {"fmt": fmt, "shape": [m, n, k], "variant": name, **timed(fn, c, want)}
+        if name == "gemm":
+            p = plan(a, b, precision=precision or "tf32")
+            tile = {"tile": [p["config"]["tm"], p["config"]["tn"]]} if "config" in p else {}
+            r["plan"] = {"splits": p["splits"], **tile}
+        if "rel_err" in r and name != "torch":
+            r["ok"] = r["rel_err"] <= tol
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+    return rows
+
+
+BIG = {"128x256x32": {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8},
+       "128x256x64": {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8},
+       "128x128x32": {"tm": 128, "tn": 128, "tk": 32, "group": 8, "warps": 8},
+       "128x128x64": {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}}
+BIG_SHAPES = [(m, n, k) for n, k in ((5000, 1000), (4096, 4096), (11008, 4096), (1024, 1024), (4096, 11008))
+              for m in (1000, 2048, 4096, 8192)] + [(8192, 8192, 8192)]
+BMM_SHAPES = [(b, s) for b in (8, 64) for s in (512, 1024, 2048)]
+
+
+def _matmul_fns(kern, a, b, c) -> dict:
+    fns = {"torch": lambda: torch.matmul(a, b, out=c), "gemm": lambda: gemm(a, b, c)}
+    fns.update({name: (lambda cfg=cfg: kern(a, b, c, **cfg)) for name, cfg in BIG.items()})
+    return fns
+
+
+def _bmm_fns(a, b, c) -> dict:
+    fns = {"torch": lambda: torch.bmm(a, b, out=c), "bmm": lambda: bmm(a, b, c)}
+    fns.update({name: (lambda cfg=cfg: bmm(a, b, c, **{k: v for k, v in cfg.items() if k != "group"}))
+                for name, cfg in BIG.items()})
+    return fns
+
+
+def _time_all(base: dict, fns: dict, out, want) -> list[dict]:
+    rows = []
+    for name, fn in fns.items():
+        r = {**base, "variant": name, **flushed_only(fn, out, want)}
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+    return rows
+
+
+def slice_rows() -> list[dict]:
+    """The large tiles at K slices of 32 and 64: f16 and bf16 products, and f16 bmm."""
+    rows = []
+    for fmt, dt, kern in (("f16", torch.float16, matmul_f16), ("bf16", torch.bfloat16, matmul_bf16)):
+        for m, n, k in BIG_SHAPES:
+            a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.25
+            b = torch.randn(k, n, device="cuda", dtype=dt) * k ** -0.25
+            c = torch.empty(m, n, device="cuda", dtype=dt)
+            rows += _time_all({"part": "slice", "fmt": fmt, "shape": [m, n, k]}, _matmul_fns(kern, a, b, c), c,
+                              a.double() @ b.double())
+    for batch, sq in BMM_SHAPES:
+        a, b = (torch.randn(batch, sq, sq, device="cuda", dtype=torch.float16) * sq ** -0.25 for _ in range(2))
+        c = torch.empty(batch, sq, sq, device="cuda", dtype=torch.float16)
+        rows += _time_all({"part": "bmm", "fmt": "f16", "shape": [batch, sq, sq, sq]}, _bmm_fns(a, b, c), c,
+                          a.double() @ b.double())
+    return rows
+
+
+def flushed_only(fn, out, want) -> dict:
+    try:
+        out.zero_()
+        fn()
+        torch.cuda.synchronize()
+        err = float((out.double() - want).abs().max() / want.abs().max())
+        return {"flushed_us": round(flushed_ms(fn) * 1e3, 2), "rel_err": float(f"{err:.3g}"), "ok": err < 2e-2}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+
+
+def profiled(fn, calls=300, top=14) -> str:
+    fn()
+    torch.cuda.synchronize()
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(calls):
+        fn()
+    pr.disable()
+    torch.cuda.synchronize()
+    s = io.StringIO()
+    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
+    return s.getvalue()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--budget-s", type=float, default=300)
+    p.add_argument("--part", choices=("small", "slice", "both"), default="both")
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
+    t0, rows = time.time(), []
+    if args.part != "small":
+        rows += slice_rows()
+    if args.part == "slice":
+        write_rows(args.out, rows, timing="flushed_us: do_bench (L2 flushed) median")
+        return
+    for fmt in FORMATS:
+        for n, k in NK:
+            for m in MS:
+                if time.time() - t0 > args.budget_s:
+                    break
+                rows += shape_rows(fmt, m, n, k)
+    a = torch.randn(16, 11008, device="cuda", dtype=torch.float16)
+    b = torch.randn(11008, 4096, device="cuda", dtype=torch.float16)
+    c = torch.empty(16, 4096, device="cuda", dtype=torch.float16)
+    cfg = {"tm": 64, "tn": 128, "tk": 64, "warps": 0}
+    print("== cProfile: matmul_split_k 16 x 4096 x 11008, 2 splits, 300 calls\n"
+          + profiled(lambda: matmul_split_k(a, b, c, splits=2, config=cfg)))
+    x = torch.rand(1 << 21, device="cuda")
+    y = torch.empty_like(x)
+    print("== cProfile: prefix_sum 2^21, 300 calls\n" + profiled(lambda: prefix_sum(x, y)))
+    print("== cProfile: prefix_sum 2^21 sync=False, 300 calls\n" + profiled(lambda: prefix_sum(x, y, sync=False)))
+    write_rows(args.out, rows, timing="flushed_us: do_bench (L2 flushed) median; gpu_us: torch.profiler kernel sum; "
+               "host_us: a call's host time in a loop")
+
+
+if __name__ == "__main__":
+    main()
