@@ -35,6 +35,7 @@
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
 #              file: merge it), tileir.ops' product tests on the GPU
+#   train-checks  the training attention's GPU tests, bench/norm_bwd_probe.py -> norm_bwd_hints_h200.json
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
 #              launch overhead; logs and the PNG come back in changed.tgz
@@ -50,7 +51,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh layout|small-m|splits|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh layout|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -195,6 +196,15 @@ splits)
   tail -30 "$OUT/suite_matmul.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
   timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -x tests/test_torch_ops_matmul.py 2>&1 | tail -3
   (cd "$OUT" && tar -czf splits.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+train-checks)
+  # the training attention's GPU gradient tests (the head dimension recorded), then the norms' backward
+  # by entry hints (bench/norm_bwd_probe.py)
+  timeout 260 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_backward.py tests/test_torch_ops.py \
+    -k "attention" > "$OUT/gpu_tests_attention.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_attention.log"; tail -4 "$OUT/gpu_tests_attention.log"
+  timeout 280 python3 bench/norm_bwd_probe.py --out "$OUT/norm_bwd_hints_h200.json" > "$OUT/norm_bwd.log" 2>&1
+  grep -v '^{' "$OUT/norm_bwd.log" | tail -8 | cut -c 1-250
   ;;
 changed)
   timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
