@@ -99,10 +99,21 @@ def _bucketed(config: dict) -> dict:
     that were not already one (a tuned call's variant key tells the two apart: kernel._size_class)."""
     out = {k: pow2_at_least(v) if isinstance(v, int) and not isinstance(v, bool) else v for k, v in config.items()}
     out[INEXACT] = frozenset(k for k, v in config.items() if out[k] != v)
+    out[UNALIGNED] = frozenset(k for k, v in config.items() if k.isupper() and isinstance(v, int)
+                               and not isinstance(v, bool) and v % 16)
     return out
 
 
 INEXACT = "_inexact"
+# the sizes (by name) that are not a multiple of 16 elements: a launch claims a stride or size divisible by
+# 16, 8 or 4 (sizes.claim_of), so the variant that asks knows the same
+UNALIGNED = "_unaligned"
+# 16-bit products whose K or N rows are not a multiple of 16 elements (claimed 8: 1000, 5000) took the
+# 128 x 256 cell fastest with K slices of 64, not the 8192^3 measurement's 32: f16 and bf16 at M 2048, 4096
+# and 8192 x 5000 x 1000 52-57 / 88-89 / 171-174 us against 57 / 99 / 194-197 (H200,
+# bench/results/small_m_h200.json, part "slice"); at 16-element rows 32 stayed as fast or faster (4096 and
+# 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468)
+UNALIGNED_TK = {"f16": 64, "bf16": 64}
 
 
 # ---- the matrix product model --------------------------------------------------------------------
@@ -192,6 +203,7 @@ _MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32"
 
 
 def _matmul(gpu, name, cfg, measured):
+    cfg_sizes = cfg
     m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
     if not (m and n and k):
         return None
@@ -207,6 +219,8 @@ def _matmul(gpu, name, cfg, measured):
     blocks_m = cdiv(m, tm)
     waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
     cfg = _tile_config(fmt, tm, tn, measured, blocks_m, waves)
+    if (tm, tn) == (128, 256) and fmt in UNALIGNED_TK and {"K", "N"} & cfg_sizes.get(UNALIGNED, frozenset()):
+        cfg["tk"] = UNALIGNED_TK[fmt]
     return dict(cfg, **F8_TILES[(tm, tn)]) if fmt == "f8" else cfg
 
 
