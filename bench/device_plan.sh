@@ -209,6 +209,7 @@ train-checks)
   echo "rc=$?" >> "$OUT/gpu_tests_attention.log"; tail -4 "$OUT/gpu_tests_attention.log"
   timeout 280 python3 bench/norm_bwd_probe.py --out "$OUT/norm_bwd_hints_h200.json" > "$OUT/norm_bwd.log" 2>&1
   grep -v '^{' "$OUT/norm_bwd.log" | tail -8 | cut -c 1-250
+  (cd "$OUT" && tar -czf train_checks.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 changed)
   timeout 170 python3 -m pytest -m gpu -n 12 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \

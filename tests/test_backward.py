@@ -400,18 +400,24 @@ def test_attention_backward_with_a_scale_on_bsh_layout_read_in_place():
         assert _close_att(got, want, "f16")
 
 
-def test_attention_kernels_record_once_for_every_size_and_check_the_head_tile():
+def test_attention_kernels_record_once_per_head_dimension_and_check_the_head_tile():
+    """One program per head dimension D (recorded: a strided view's loads keep TMA), whatever the batch,
+    heads and length. Kills: D run-time again (one program for D 64 and 50), or B / H / S recorded too."""
     q = np.zeros((1, 2, 40, 64), np.float16)
     lse = np.zeros((1, 2, 40), np.float32)
     cfg = {"bq": 16, "bk": 16, "d_tile": 64}
     assert attention_bwd_dq.grid(q, q, q, q, lse, lse, q, **cfg) == (3, 2, 1)
     assert attention_bwd_dkdv.grid(q, q, q, q, lse, lse, q, q, bq=16, bk=32, d_tile=64) == (2, 2, 1)
-    progs = {id(attention_bwd_dq.program(**cfg))}
-    q2 = np.zeros((3, 1, 7, 50), np.float16)
-    lse2 = np.zeros((3, 1, 7), np.float32)
-    attention_bwd_dq.run_host(q2, q2, q2, q2, lse2, lse2, q2.copy(), **cfg)
-    progs.add(id(attention_bwd_dq.program(**cfg)))
-    assert len(progs) == 1
+
+    def recorded_after(b, h, s, d):
+        x = np.zeros((b, h, s, d), np.float16)
+        st = np.zeros((b, h, s), np.float32)
+        attention_bwd_dq.run_host(x, x, x, x, st, st, x.copy(), **cfg)
+        return len(attention_bwd_dq._progs)
+
+    first = recorded_after(1, 2, 40, 64)
+    assert recorded_after(3, 1, 7, 64) == first  # another batch, head count and length: the same program
+    assert recorded_after(3, 1, 7, 50) == first + 1  # another head dimension: a program of its own
     with pytest.raises(TileirError, match="d_tile=128"):
         attention_bwd_dq.grid(*[np.zeros((1, 1, 8, 100), np.float16)] * 4, lse[:, :1, :8], lse[:, :1, :8],
                               np.zeros((1, 1, 8, 100), np.float16), d_tile=64)

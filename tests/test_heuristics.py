@@ -240,27 +240,33 @@ def test_rows_not_a_multiple_of_16_take_k_slices_of_64(cache):
         odd = kern.tuned_config({}, "sm_90", {"M": 8192, "N": 5000, "K": 1000})
         assert (odd["tm"], odd["tn"], odd["tk"]) == (128, 256, 64)
         assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 5008, "K": 1008})["tk"] == 32
+        assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 5000, "K": 1024})["tk"] == 64  # N alone
+        assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 4096, "K": 1000})["tk"] == 64  # K alone
         assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 4096, "K": 4096})["tk"] == 32
     assert matmul_tf32.tuned_config({}, "sm_90", {"M": 8192, "N": 5000, "K": 1000})["tk"] == 32
 
 
 def test_a_small_m_with_a_long_k_fills_one_wave_of_splits():
     """Small M, long K (bench/results/small_m_h200.json): K is cut until 64 x 128 cells fill one wave,
-    where one pass is slower than a split call's host time. Kills: the rule dropped (3xtf32 at 16 x
-    4096 x 4096 one pass, 160 us of GPU time against 66 split), a fill past one wave (S 8 at 32 cells),
-    splitting where one pass is near the bandwidth already (f16 at 64 rows) or quicker than the split
-    call's host time (f16 16 x 4096 x 4096: 16 us one pass, 38-60 us of host time split)."""
+    where one pass is slower than a split call's host time at its worst (60 us). Kills: the rule
+    dropped (3xtf32 at 16 x 4096 x 4096 one pass, 160 us of GPU time against 66 split), a fill past one
+    wave (S 8 at 32 cells), splitting where one pass is near the bandwidth already (f16 at 64 rows) or
+    quicker than the split call's host time (f16 16 x 4096 x 11008: 43 us one pass, 56 us of host time
+    split; 3xtf32 16 x 5000 x 1000: 41 us, where its buckets 8192 x 1024 would say 77), or the buckets
+    weighed instead of the sizes."""
     three = matmul_split("sm_90", "f32", 16, 4096, 4096, precision="3xtf32")
     assert three["splits"] == 4 and (three["config"]["tm"], three["config"]["tn"]) == (64, 128)
     _valid(matmul_partial, dict(three["config"], fmt="f32", precision="3xtf32"))
     assert matmul_split("sm_90", "f32", 128, 4096, 4096, precision="3xtf32")["splits"] == 2  # 64 cells
     assert matmul_split("sm_90", "f32", 512, 4096, 4096, precision="3xtf32") == {"splits": 1}
+    assert matmul_split("sm_90", "f32", 16, 5000, 1000, precision="3xtf32") == {"splits": 1}
     for fmt in ("f16", "bf16"):
-        assert matmul_split("sm_90", fmt, 1, 4096, 11008)["splits"] == 4
-        assert matmul_split("sm_90", fmt, 64, 4096, 11008) == {"splits": 1}
-        assert matmul_split("sm_90", fmt, 16, 4096, 4096) == {"splits": 1}
+        assert matmul_split("sm_90", fmt, 1, 4096, 32768)["splits"] == 4
+        assert matmul_split("sm_90", fmt, 64, 4096, 32768) == {"splits": 1}
+        assert matmul_split("sm_90", fmt, 16, 4096, 11008) == {"splits": 1}
     assert matmul_split("sm_90", "f32", 64, 4096, 11008, precision="tf32")["splits"] == 4
     assert matmul_split("sm_90", "f32", 128, 4096, 11008, precision="tf32") == {"splits": 1}
+    assert matmul_split("sm_90", "f32", 64, 4096, 4096, precision="tf32") == {"splits": 1}  # 34 us one pass
     # 128 cells already fill the wave: one pass
     assert matmul_split("sm_90", "f16", 16, 16384, 16384) == {"splits": 1}
     assert matmul_split("sm_80", "f32", 16, 4096, 4096, precision="3xtf32") == {"splits": 1}

@@ -29,7 +29,9 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   the fastest, the larger tile on a near tie. tm is 64 (one warpgroup's mma height) where M <= 64.
   Block rows are grouped 8 at a time (L2 reuse) where the grid is more than one wave.
 * Split-K (``matmul_split``): where even the best one-pass tile leaves most SMs idle and K is
-  long, K is cut into S splits (``gemm.matmul_split_k``); S minimises the same model plus the
+  long, K is cut into S splits (``gemm.matmul_split_k``). For a small M (16-bit up to 16 rows,
+  tf32 64, 3xtf32 128) S fills one wave of 64 x 128 cells where one pass would take longer than the
+  split call's host time (``_fill_split``, measured); otherwise S minimises the same model plus the
   workspace's traffic and the second launch.
 * 3xtf32 keeps an f32 accumulator beside the tensor core's (a 128 x 256 tile would need 256
   registers a thread for the two), so its tiles stop at 128 x 128; ieee f32 products run without
@@ -106,7 +108,8 @@ def _bucketed(config: dict) -> dict:
 
 INEXACT = "_inexact"
 # the sizes (by name) that are not a multiple of 16 elements: a launch claims a stride or size divisible by
-# 16, 8 or 4 (sizes.claim_of), so the variant that asks knows the same
+# 16, 8 or 4 (sizes.claim_of), so the variant that asks knows the same. With TILEIR_SPECIALISE_STRIDES=0
+# (no claims) sizes of both kinds share a variant and its first call decides (its speed, not its answers)
 UNALIGNED = "_unaligned"
 # 16-bit products whose K or N rows are not a multiple of 16 elements (claimed 8: 1000, 5000) took the
 # 128 x 256 cell fastest with K slices of 64, not the 8192^3 measurement's 32: f16 and bf16 at M 2048, 4096
@@ -242,8 +245,9 @@ def _matmul_t(gpu, name, cfg, measured):
 def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "tf32") -> dict:
     """How to run an [m, k] x [k, n] product on ``gpu``: {"splits": 1} (one pass; its tiles come
     from the call's own lookup) or {"splits": S, "config": matmul_partial's tuned keys, "reduce":
-    splitk_reduce's}, the split count minimising the model (S in 2..16, each split at least four K
-    slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
+    splitk_reduce's}: for a small M and a long K, the splits that fill one wave of 64 x 128 cells
+    (``_fill_split``); else the split count minimising the model (S in 2..16, each split at least
+    four K slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
     # asked once per problem (the model's answer depends on the sizes' powers of two only). Worked out
     # afresh it cost 50-100 us of host time a call (this repository's CPU), which bench/suite.py's
     # small products measured as their time (2026-12-01: every (1024, 1024) product ~65 us on the H200)
@@ -254,7 +258,7 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
         if gpu not in SMS or f not in ("f16", "bf16", "tf32") or precision == "ieee":
             got = {"splits": 1}
         else:
-            got = _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision)
+            got = _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision, (m, n, k))
         if len(_SPLIT_PLANS) >= 4096:  # a bound: a stream of distinct shapes does not grow it forever
             _SPLIT_PLANS.clear()
         _SPLIT_PLANS[key] = got
@@ -267,40 +271,44 @@ _SPLIT_PLANS: dict[tuple, dict] = {}
 
 
 # Small M, long K (bench/results/small_m_h200.json, H200, GPU time by torch.profiler): one pass over
-# 32-64 blocks of a [64, 128] or [64, 64] cell pulls about 2 TB/s (f16 1 x 4096 x 11008: 45 us, torch
-# 26), and 3xtf32's one pass is compute-bound (64 rows of three products for 1-128 real ones: 160 us at
+# 32-64 blocks of a [64, 128] or [64, 64] cell pulls about 2 TB/s (tf32 1 x 4096 x 11008: 97 us, torch
+# 44), and 3xtf32's one pass is compute-bound (64 rows of three products for 1-128 real ones: 160 us at
 # 1 x 4096 x 4096 where tf32 took 34). Cutting K until the cells fill one wave (64 x 128, S splits)
-# brought those to 27 and 64 us. A split call costs 38-60 us of host time against one pass's 12-20,
-# so it pays only where one pass takes longer than that; and at larger M one pass already runs near
-# the bandwidth (f16 at 64 rows: 10 us at 4096 x 4096 against 16-19 at 1-16 rows).
+# brought those to 50 and 64 us. A split call costs 38-60 us of host time against one pass's 12-20:
+# where one pass takes less than that, the split is host-bound eager (f16 16 x 4096 x 11008: 43 -> 27
+# us of GPU time, but 56 us of host time, and do_bench's time went from 46 to 54) -- so it is taken only
+# where one pass is slower than the split's host time at its worst. At larger M one pass already runs
+# near the bandwidth (f16 at 64 rows: 10 us at 4096 x 4096 against 16-19 at 1-16 rows).
 SMALL_M_SPLIT = {"f16": 16, "bf16": 16, "tf32": 64, "3xtf32": 128}  # the largest M (bucket) split so
 ONE_PASS_PULL = 2.0e12  # bytes a second one pass of few blocks pulled (f16 and tf32, 1-64 rows)
 THREE_X_SLOWER = 4.7  # 3xtf32's one pass against tf32's at 1-64 rows (160 / 34 us)
-SPLIT_HOST_S = 40e-6  # a split call's host time (38-60 us on the H200's host)
+SPLIT_HOST_S = 60e-6  # a split call's host time at its worst (38-60 us on the H200's host)
 SPLIT_MOST = 8
 
 
-def _fill_split(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> int:
+def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> int:
     """The split count that makes an [m, k] x [k, n] product of small M fill one wave of 64 x 128
-    cells (a power of two up to SPLIT_MOST, each split at least four K slices), where one pass would
-    take longer than a split call's host time; 1 where the product is not such a one."""
+    cells (a power of two up to SPLIT_MOST; each split keeps at least four K slices), where one
+    pass would take longer than a split call's host time; 1 where the product is not such a one.
+    The sizes are the call's own (``matmul_split`` asks once per problem), not their buckets: a
+    bucket can be 4x the work of the product it stands for (N 5000 and K 1000 in 8192 x 1024)."""
     kind = "3xtf32" if fmt == "tf32" and precision == "3xtf32" else fmt
-    if bm > SMALL_M_SPLIT.get(kind, 0):
+    if pow2_at_least(m) > SMALL_M_SPLIT.get(kind, 0):
         return 1
-    one_pass = bn * bk * _BYTES[fmt] / ONE_PASS_PULL * (THREE_X_SLOWER if kind == "3xtf32" else 1.0)
+    one_pass = n * k * _BYTES[fmt] / ONE_PASS_PULL * (THREE_X_SLOWER if kind == "3xtf32" else 1.0)
     if one_pass < SPLIT_HOST_S:
         return 1
-    cells, s = cdiv(bm, 64) * cdiv(bn, 128), 1
-    while s < SPLIT_MOST and cells * s * 2 <= SMS[gpu] and cdiv(bk, _TK[_BYTES[fmt]]) >= 8 * s:
+    cells, slices, s = cdiv(m, 64) * cdiv(n, 128), cdiv(k, _TK[_BYTES[fmt]]), 1
+    while s < SPLIT_MOST and cells * s * 2 <= SMS[gpu] and slices >= 8 * s:
         s *= 2
     return s
 
 
-def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> dict:
+def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str, sizes: tuple) -> dict:
     if _small(bm, bn, bk):
         return {"splits": 1}
     tk = _TK[_BYTES[fmt]]
-    s = _fill_split(gpu, fmt, bm, bn, bk, precision)
+    s = _fill_split(gpu, fmt, *sizes, precision)
     if s > 1:
         return {"splits": s, "config": {"tm": 64, "tn": 128, "tk": tk, "warps": 0}, "reduce": {"rm": 64, "rn": 128}}
     tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)

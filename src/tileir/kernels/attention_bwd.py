@@ -122,7 +122,7 @@ def _key_grid(B, H, S, D, bk=64, d_tile=128):  # noqa: N803
 
 
 def _scales(q, scale):
-    """(softmax scale, the same times log2(e)): given, or 1/sqrt(D) from the run-time D."""
+    """(softmax scale, the same times log2(e)): given, or 1/sqrt(D) from the recorded D."""
     if scale is None:
         s = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32))
         return s, s * LOG2E
