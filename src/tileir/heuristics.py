@@ -304,11 +304,12 @@ def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> i
     return s
 
 
-def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str, sizes: tuple) -> dict:
+def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str, sizes: tuple[int, int, int]) -> dict:
     if _small(bm, bn, bk):
         return {"splits": 1}
     tk = _TK[_BYTES[fmt]]
-    s = _fill_split(gpu, fmt, *sizes, precision)
+    m, n, k = sizes
+    s = _fill_split(gpu, fmt, m, n, k, precision)
     if s > 1:
         return {"splits": s, "config": {"tm": 64, "tn": 128, "tk": tk, "warps": 0}, "reduce": {"rm": 64, "rn": 128}}
     tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)
