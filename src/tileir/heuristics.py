@@ -115,7 +115,8 @@ UNALIGNED = "_unaligned"
 # 128 x 256 cell fastest with K slices of 64, not the 8192^3 measurement's 32: f16 and bf16 at M 2048, 4096
 # and 8192 x 5000 x 1000 52-57 / 88-89 / 171-174 us against 57 / 99 / 194-197 (H200,
 # bench/results/small_m_h200.json, part "slice"); at 16-element rows 32 stayed as fast or faster (4096 and
-# 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468)
+# 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468). Only past one wave of blocks:
+# 512 x 5000 x 1000 (80 blocks) went from 0.82 to 0.77x torch with 64 (the suite, 2026-12-03)
 UNALIGNED_TK = {"f16": 64, "bf16": 64}
 
 
@@ -222,7 +223,8 @@ def _matmul(gpu, name, cfg, measured):
     blocks_m = cdiv(m, tm)
     waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
     cfg = _tile_config(fmt, tm, tn, measured, blocks_m, waves)
-    if (tm, tn) == (128, 256) and fmt in UNALIGNED_TK and {"K", "N"} & cfg_sizes.get(UNALIGNED, frozenset()):
+    if (tm, tn) == (128, 256) and fmt in UNALIGNED_TK and waves > 1 and \
+            {"K", "N"} & cfg_sizes.get(UNALIGNED, frozenset()):
         cfg["tk"] = UNALIGNED_TK[fmt]
     return dict(cfg, **F8_TILES[(tm, tn)]) if fmt == "f8" else cfg
 
