@@ -16,6 +16,7 @@
 #              training_curves_h200.json and .png
 #   training   bench/training_device.py (every op, full sweep) -> training_h200.json
 #   training-rows  the same for softmax, layernorm and rmsnorm alone -> training_rows_h200.json
+#   training-attention  the same for attention alone -> training_attention_h200.json
 #   matmul     the product's probe (PROBE=1: bench/matmul_probe.py: tiles, splits, padded rows, gemm's host
 #              time), the host time of the suite's slowest shapes (bench/host_bound.py), the suite's matmul families into suite_matmul_h200.json (a fresh file: merge it into
 #              suite_h200.json), then 07_training.py's curves and tokens/s and a profile of its step
@@ -51,7 +52,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh layout|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -146,6 +147,11 @@ training-rows)
   timeout 200 python3 bench/training_device.py --ops softmax,layernorm,rmsnorm --out "$OUT/training_rows_h200.json" \
     > "$OUT/training_rows.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_rows.log" | tail -20
+  ;;
+training-attention)
+  timeout 300 python3 bench/training_device.py --ops attention --out "$OUT/training_attention_h200.json" \
+    > "$OUT/training_attention.log" 2>&1
+  grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
   ;;
 graph)
   # the gate's GPU tests, 07_training.py eager and as one CUDA graph a step (both models), the gate's probe
