@@ -246,6 +246,11 @@ def test_rows_not_a_multiple_of_16_take_k_slices_of_64(cache):
         assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 4096, "K": 1000})["tk"] == 64  # K alone
         assert kern.tuned_config({}, "sm_90", {"M": 8192, "N": 4096, "K": 4096})["tk"] == 32
     assert matmul_tf32.tuned_config({}, "sm_90", {"M": 8192, "N": 5000, "K": 1000})["tk"] == 32
+    # and there 128 x 128 ran 1.28x slower than 128 x 256 (2048 x 5000 x 1000: 61 against 52 us), which the
+    # aligned efficiencies picked; at 16-element rows the same sizes keep their pick
+    odd = matmul_f16.tuned_config({}, "sm_90", {"M": 2048, "N": 5000, "K": 1000})
+    assert (odd["tm"], odd["tn"], odd["tk"]) == (128, 256, 64)
+    assert matmul_f16.tuned_config({}, "sm_90", {"M": 2048, "N": 5008, "K": 1008})["tn"] == 128
 
 
 def test_a_small_m_with_a_long_k_fills_one_wave_of_splits():

@@ -118,19 +118,24 @@ UNALIGNED = "_unaligned"
 # 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468). Only past one wave of blocks:
 # 512 x 5000 x 1000 (80 blocks) went from 0.82 to 0.77x torch with 64 (the suite, 2026-12-03)
 UNALIGNED_TK = {"f16": 64, "bf16": 64}
+# and there 128 x 128 (slices of 64) ran 1.28-1.29x slower than 128 x 256 at 4096 and 8192 x 5000 x 1000
+# (115 / 89, 223 / 174 us; 61 / 52 at 2048, where the aligned efficiencies picked 128 x 128): its cells
+# reuse each loaded byte half as much, and at 8-element rows a load costs more (the same file)
+UNALIGNED_EFFICIENCY = {(128, 128): 0.78}
 
 
 # ---- the matrix product model --------------------------------------------------------------------
 
 
-def _estimate(gpu, fmt, m, n, k, tm, tn, batch=1, splits=1, out_bytes=None) -> float:
+def _estimate(gpu, fmt, m, n, k, tm, tn, batch=1, splits=1, out_bytes=None, unaligned=False) -> float:
     """Seconds for a product of [m, k] by [k, n] (``batch`` of them) in [tm, tn] cells with K cut
     in ``splits``: whole waves of blocks at the tile's efficiency, or the memory floor where fewer
-    blocks than SMs cannot pull the bandwidth, plus split-K's workspace and second launch."""
+    blocks than SMs cannot pull the bandwidth, plus split-K's workspace and second launch.
+    ``unaligned``: 16-bit rows of K or N not a multiple of 16 elements (UNALIGNED_EFFICIENCY)."""
     sms, bw = SMS[gpu], HBM_BYTES_PER_S[gpu]
     e = _BYTES[fmt]
     blocks = batch * cdiv(m, tm) * cdiv(n, tn) * splits
-    eff = TILE_EFFICIENCY.get((tm, tn), 0.5)
+    eff = TILE_EFFICIENCY.get((tm, tn), 0.5) * (UNALIGNED_EFFICIENCY.get((tm, tn), 1.0) if unaligned else 1.0)
     rate = MAC_PER_S_PER_SM[gpu].get(fmt, MAC_PER_S_PER_SM[gpu]["f8"])
     per_block = tm * tn * cdiv(k, splits) / (eff * rate)
     compute = math.ceil(blocks / sms) * per_block
@@ -170,7 +175,7 @@ def _bucket_points(v: int, inexact: bool) -> list[int]:
     return [max(1, round(v * f)) for f in BUCKET_SAMPLES[:-1]] if inexact and v > 64 else [v]
 
 
-def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset()) -> tuple[int, int]:
+def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset(), unaligned=False) -> tuple[int, int]:
     """The candidate tile of least estimated time: at ``m`` and ``n`` (power-of-two buckets), or
     summed over the sizes below the top of the bucket of those named in ``inexact`` ("M", "N": the
     calls the tile serves); a tile within 3% of the best and larger wins."""
@@ -179,7 +184,8 @@ def _pick_tile(gpu, fmt, m, n, k, batch=1, precision="tf32", inexact=frozenset()
     # no wider cell than the problem where a narrower one is a candidate (a tie among launch-bound
     # tiles would otherwise take the largest: 64 x 256 for 64 x 64)
     cands = [t for t in cands if t[0] <= max(64, m) and t[1] <= max(64, n)] or cands
-    scored = [(t, sum(_estimate(gpu, fmt, mi, ni, k, *t, batch=batch) for mi, ni in points)) for t in cands]
+    scored = [(t, sum(_estimate(gpu, fmt, mi, ni, k, *t, batch=batch, unaligned=unaligned) for mi, ni in points))
+              for t in cands]
     fastest = min(s for _, s in scored)
     return max((t for t, s in scored if s <= fastest * 1.03), key=lambda t: t[0] * t[1])
 
@@ -207,7 +213,6 @@ _MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32"
 
 
 def _matmul(gpu, name, cfg, measured):
-    cfg_sizes = cfg
     m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
     if not (m and n and k):
         return None
@@ -219,12 +224,13 @@ def _matmul(gpu, name, cfg, measured):
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
-    tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()))
+    unaligned = fmt in UNALIGNED_TK and bool({"K", "N"} & cfg.get(UNALIGNED, frozenset()))
+    tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()),
+                        unaligned=unaligned)
     blocks_m = cdiv(m, tm)
     waves = cdiv(blocks_m * cdiv(n, tn), SMS[gpu])
     cfg = _tile_config(fmt, tm, tn, measured, blocks_m, waves)
-    if (tm, tn) == (128, 256) and fmt in UNALIGNED_TK and waves > 1 and \
-            {"K", "N"} & cfg_sizes.get(UNALIGNED, frozenset()):
+    if (tm, tn) == (128, 256) and unaligned and waves > 1:
         cfg["tk"] = UNALIGNED_TK[fmt]
     return dict(cfg, **F8_TILES[(tm, tn)]) if fmt == "f8" else cfg
 
