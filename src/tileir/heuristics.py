@@ -212,7 +212,7 @@ def _small(m, n, k) -> bool:
 _MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32", "matmul_f8": "f8"}
 
 
-def _matmul(gpu, name, cfg, measured):
+def _matmul(gpu, name, cfg, measured, transposed=False):
     m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
     if not (m and n and k):
         return None
@@ -224,7 +224,8 @@ def _matmul(gpu, name, cfg, measured):
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
-    unaligned = fmt in UNALIGNED_TK and bool({"K", "N"} & cfg.get(UNALIGNED, frozenset()))
+    # (measured on the row-major products only: matmul_nt / matmul_tn keep the aligned weights)
+    unaligned = not transposed and fmt in UNALIGNED_TK and bool({"K", "N"} & cfg.get(UNALIGNED, frozenset()))
     tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()),
                         unaligned=unaligned)
     blocks_m = cdiv(m, tm)
@@ -244,7 +245,7 @@ def _matmul_t(gpu, name, cfg, measured):
     fmt = {"f32": "tf32"}.get(cfg.get("fmt", "f16"), cfg.get("fmt", "f16"))
     if fmt not in ("f16", "bf16", "tf32"):
         return None
-    got = _matmul(gpu, "matmul_" + fmt, cfg, None)
+    got = _matmul(gpu, "matmul_" + fmt, cfg, None, transposed=True)
     if got is not None:
         got.pop("group", None)
     return got
