@@ -260,3 +260,25 @@ def test_compile_fullgraph_traces_scaled_mm_and_a_precision():
     x, y = torch.randn(5, 33), torch.randn(33, 7)
     got = torch.compile(f, fullgraph=True, backend="aot_eager")(a, w.t(), s, x, y)
     torch.testing.assert_close(got, f(a, w.t(), s, x, y))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, precision, m, n, k, tol", [
+    (torch.float32, "3xtf32", 16, 4096, 4096, 1e-5),   # 4 splits (heuristics._fill_split)
+    (torch.float32, "3xtf32", 128, 4096, 4096, 1e-5),  # 2 splits
+    (torch.float32, "tf32", 64, 4096, 11008, 3e-3),    # 4 splits
+    (torch.float16, None, 1, 4096, 32768, 2e-2),       # 4 splits
+])
+def test_small_m_products_split_on_the_gpu(dtype, precision, m, n, k, tol):
+    """A small M with a long K runs split-K on the GPU (the rule's plan for this GPU) and answers as
+    the f64 product does, within the format's tolerance of max |C|. Kills: the split plan's partial
+    tile or reduce wrong on the device, or the rule no longer splitting these shapes."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    torch.manual_seed(0)
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(k, n, device="cuda", dtype=dtype)
+    assert gemm_mod.plan(a, b, precision=precision or "tf32")["splits"] > 1
+    got = tops.matmul(a, b, precision=precision) if precision else tops.matmul(a, b)
+    want = a.double() @ b.double()
+    assert float((got.double() - want).abs().max() / want.abs().max()) <= tol
