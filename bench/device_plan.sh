@@ -35,7 +35,7 @@
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
-#              file: merge it), the training attention's gradient tests on the GPU
+#              file: merge it), the training attention's gradient tests and the small-M split test on the GPU
 #   train-checks  the training attention's GPU tests, bench/norm_bwd_probe.py -> norm_bwd_hints_h200.json
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
@@ -197,12 +197,12 @@ small-m)
 splits)
   # the small-M split rule and the unaligned rows' K slice (heuristics): the suite's product families into
   # a fresh file (merge it: bench/suite.py --merge; every record checks its answer, the split path's too),
-  # and the training attention's gradient tests (the head dimension recorded) on the GPU
+  # the training attention's gradient tests (the head dimension recorded) and the small-M split test on the GPU
   timeout 370 python3 bench/suite.py --out "$OUT/suite_matmul_h200.json" \
     --families matmul_f16,matmul_bf16,matmul_tf32,matmul_3xtf32 --budget-s 320 > "$OUT/suite_matmul.log" 2>&1
   tail -30 "$OUT/suite_matmul.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
-  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_backward.py -k \
-    "attention_backward_on_the_gpu" > "$OUT/gpu_tests_attention.log" 2>&1
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_backward.py tests/test_torch_ops_matmul.py \
+    -k "attention_backward_on_the_gpu or small_m_products_split" > "$OUT/gpu_tests_attention.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_attention.log"; tail -3 "$OUT/gpu_tests_attention.log"
   (cd "$OUT" && tar -czf splits.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;

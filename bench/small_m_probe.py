@@ -130,6 +130,8 @@ def slice_rows(deadline: float) -> list[dict]:
             rows += _time_all({"part": "slice", "fmt": fmt, "shape": [m, n, k]}, _matmul_fns(kern, a, b, c), c,
                               a.double() @ b.double())
     for batch, sq in BMM_SHAPES:
+        if time.time() > deadline:
+            break
         a, b = (torch.randn(batch, sq, sq, device="cuda", dtype=torch.float16) * sq ** -0.25 for _ in range(2))
         c = torch.empty(batch, sq, sq, device="cuda", dtype=torch.float16)
         rows += _time_all({"part": "bmm", "fmt": "f16", "shape": [batch, sq, sq, sq]}, _bmm_fns(a, b, c), c,

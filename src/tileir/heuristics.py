@@ -115,10 +115,11 @@ UNALIGNED = "_unaligned"
 # 128 x 256 cell fastest with K slices of 64, not the 8192^3 measurement's 32: f16 and bf16 at M 2048, 4096
 # and 8192 x 5000 x 1000 52-57 / 88-89 / 171-174 us against 57 / 99 / 194-197 (H200,
 # bench/results/small_m_h200.json, part "slice"); at 16-element rows 32 stayed as fast or faster (4096 and
-# 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468). Only past one wave of blocks:
-# 512 x 5000 x 1000 (80 blocks) went from 0.82 to 0.77x torch with 64 (the suite, 2026-12-03)
+# 11008 rows, 1024 x 1024: within 1%, 8192 x 4096 x 4096 435 against 468). Only past one wave of blocks
+# (counted at the bucket's sizes, as every choice here: a variant's one configuration): 512 x 5000 x 1000
+# (80 blocks; 128 at its bucket) went from 0.82 to 0.77x torch with 64 (the suite, 2026-12-03)
 UNALIGNED_TK = {"f16": 64, "bf16": 64}
-# and there 128 x 128 (slices of 64) ran 1.28-1.29x slower than 128 x 256 at 4096 and 8192 x 5000 x 1000
+# and there 128 x 128 (slices of 64) ran 1.28-1.30x slower than 128 x 256 at 4096 and 8192 x 5000 x 1000
 # (115 / 89, 223 / 174 us; 61 / 52 at 2048, where the aligned efficiencies picked 128 x 128): its cells
 # reuse each loaded byte half as much, and at 8-element rows a load costs more (the same file)
 UNALIGNED_EFFICIENCY = {(128, 128): 0.78}
