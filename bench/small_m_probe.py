@@ -8,6 +8,9 @@ call (a loop of calls without waiting). Answers are checked against an f64 produ
 cProfile of the split call's and of prefix_sum's host path (the suite's scan rows at 2^16 and
 2^21 run 0.51x with a host cost of 90-105 us a call in host_bound_h200.json).
 
+``--part padded`` asks why one pass at 1-16 rows runs at half the speed of 64 rows on the same
+cubin (the operands as given against the same rows in zeroed 64-row buffers).
+
 A second part times the large tiles' K slice (32 against 64) off the 8192^3 shape their
 configuration was measured at: matmul_probe_after_h200.json has 128 x 256 with slices of 64 running
 10-13% faster than the measured 32 at K = 1000 (N = 5000), and bmm's 128 x 256 tile ran 0.78x
@@ -139,6 +142,39 @@ def slice_rows(deadline: float) -> list[dict]:
     return rows
 
 
+def padded_rows() -> list[dict]:
+    """Why one pass at M = 1-16 runs at half the speed of M = 64 with the same cubin, grid and bytes of B
+    (f16 4096 x 4096 on 64 x 64: 19 against 10 us of GPU time): the product on the [m, K] operands as
+    given, against the same rows copied into zeroed [64, K] / [64, N] buffers (the boxes of A and C then
+    lie inside their tensors), the copies timed apart."""
+    rows = []
+    cfg = {"tm": 64, "tn": 64, "tk": 64, "warps": 0}
+    for m, n, k in ((1, 4096, 4096), (16, 4096, 4096), (1, 4096, 11008), (64, 4096, 4096)):
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        ap = torch.zeros(64, k, device="cuda", dtype=torch.float16)
+        ap[:m] = a
+        cp = torch.empty(64, n, device="cuda", dtype=torch.float16)
+        want = a.double() @ b.double()
+        for name, fn, out in _padded_fns(m, a, b, c, ap, cp, cfg):
+            r = {"part": "padded", "fmt": "f16", "shape": [m, n, k], "variant": name,
+                 **timed(fn, out, want if out is c else torch.cat([want, want.new_zeros(64 - m, n)]))}
+            rows.append(r)
+            print(json.dumps(r), flush=True)
+    return rows
+
+
+def _padded_fns(m, a, b, c, ap, cp, cfg) -> list:
+    def copied():
+        ap[:m].copy_(a)
+        matmul_f16(ap, b, cp, **cfg)
+        c.copy_(cp[:m])
+
+    return [("as given", lambda: matmul_f16(a, b, c, **cfg), c), ("64 rows", lambda: matmul_f16(ap, b, cp, **cfg), cp),
+            ("64 rows + copies", copied, c)]
+
+
 def flushed_only(fn, out, want) -> dict:
     try:
         out.zero_()
@@ -168,10 +204,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "both"), default="both")
+    p.add_argument("--part", choices=("small", "slice", "padded", "both"), default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
+    if args.part == "padded":
+        write_rows(args.out, padded_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "
+                   "torch.profiler kernel sum; host_us: a call's host time in a loop")
+        return
     if args.part != "small":
         rows += slice_rows(t0 + args.budget_s / 2)
     if args.part == "slice":
