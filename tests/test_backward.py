@@ -677,3 +677,23 @@ def test_the_fused_backward_adds_nothing_past_a_short_accumulator_with_its_own_g
     attention_bwd_fused.run_host(q, k, v, do, lse, delta, dk, dv, acc, causal=True, bq=16, bk=16, d_tile=64,
                                  grid=(2, 1, 2))
     assert np.any(acc != 0)
+
+
+@pytest.mark.parametrize("cols, wide", [(8192, True), (5000, True), (4096, False), (16384, False)])
+def test_norm_backwards_of_8192_lane_rows_take_8_warps_and_132_groups(monkeypatch, cols, wide):
+    """A row of 4097-8192 lanes as one chunk: 8 warps and 132 blocks (bench/results/norm_bwd_hints_h200.json:
+    layernorm 4096 x 8192 1.15 -> 1.82x torch); other widths keep tileiras' warps and 264 blocks, and a
+    caller's own hints win. Kills: the setting dropped, applied to 4096-lane rows or to a walk (16384)."""
+    import tileir.kernels.norms_bwd as NB
+
+    seen = []
+    monkeypatch.setattr(NB, "launch", lambda kern, *args, **cfg: seen.append((kern.name, args, cfg)))
+    x = np.zeros((300, cols), np.float16)
+    w = np.zeros(cols, np.float16)
+    stat = np.zeros(300, np.float32)
+    NB.layernorm_backward(x, w, x, stat, stat)
+    _, args, cfg = seen[0]
+    assert (cfg.get("warps"), args[-1].shape[0]) == ((8, 132) if wide else (None, 264))
+    seen.clear()
+    NB.rmsnorm_backward(x, w, x, stat, warps=4)
+    assert seen[0][2]["warps"] == 4

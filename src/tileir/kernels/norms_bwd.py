@@ -299,13 +299,24 @@ def tiles_for(rows: int, cols: int, lanes: int = 4096) -> tuple[int, int]:
     return t, max(1, min(pow2_at_least(rows), lanes // t))
 
 
+# A row of 4097-8192 lanes as one chunk: 8 warps (the forward's one-chunk rows take 8 too) and 132
+# blocks, not tileiras' own warps and 264. H200, bf16 4096 x 8192 (bench/norm_bwd_probe.py,
+# bench/results/norm_bwd_hints_h200.json): layernorm 1.15 -> 1.82x torch, rmsnorm 1.76 -> 1.92x; at
+# 4096 lanes no one setting won both (the defaults stay), and wider rows (a walk) were not measured.
+WIDE_CHUNK = {"lanes": 8192, "warps": 8, "groups": 132}
+
+
 def _backward(kern, x, w, dy, stats, dx, has_bias, groups, max_tile, row_tile, sum_tiles, **hints):
     rows, cols = int(x.shape[0]), int(x.shape[1])
     fmt = fmt_of(x)
     t, rb = tiles_for(rows, cols)
     t, rb = max_tile or t, row_tile or rb
     hints.setdefault("one_chunk", cols <= t)  # the row is one chunk: the program without a walk
-    g = groups_for(-(-rows // rb), groups or 264)
+    wide = t == WIDE_CHUNK["lanes"] and WIDE_CHUNK["lanes"] // 2 < cols <= t and \
+        not ({"warps", "occupancy"} & set(hints))
+    if wide:
+        hints["warps"] = WIDE_CHUNK["warps"]
+    g = groups_for(-(-rows // rb), groups or (WIDE_CHUNK["groups"] if wide else 264))
     dx = empty(x, (rows, cols), fmt) if dx is None else dx
     partials = [empty(x, (g, cols), "f32") for _ in range(2 if has_bias else 1)]
     launch(kern, x, w, dy, *stats, dx, *partials, fmt=fmt, max_tile=t, row_tile=rb, **hints)
