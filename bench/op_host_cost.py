@@ -11,11 +11,8 @@ the slowest op. GPU needed.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import os
-import pstats
 import sys
 
 import torch
@@ -26,7 +23,7 @@ import tileir.ops as T
 from tileir.kernels import matmul_nt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timing import host_us  # noqa: E402
+from timing import cprofile_rows, host_us  # noqa: E402
 
 REPS = 300
 
@@ -78,23 +75,6 @@ def cases(dev):
         lambda: grad(F.scaled_dot_product_attention(qg, kg, vg, is_causal=True), (qg, kg, vg), do)
 
 
-def profile(fn, reps: int = REPS) -> list:
-    pr = cProfile.Profile()
-    pr.enable()
-    for _ in range(reps):
-        fn()
-    pr.disable()
-    torch.cuda.synchronize()
-    s = io.StringIO()
-    st = pstats.Stats(pr, stream=s)
-    rows = []
-    for (file, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():
-        rows.append({"fn": f"{file.rsplit('/', 2)[-1]}:{line}:{name}", "calls_per_op": round(nc / reps, 2),
-                     "tottime_us_per_op": round(tt / reps * 1e6, 2), "cumtime_us_per_op": round(ct / reps * 1e6, 2)})
-    rows.sort(key=lambda r: -r["tottime_us_per_op"])
-    return rows[:30]
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out")
@@ -108,10 +88,10 @@ def main(argv=None) -> int:
         fns[name] = ours
         print(f"{name:32s} tileir {r['tileir_us']:8.1f} us  torch {r['torch_us']:8.1f} us  {r['ratio']:.2f}x",
               flush=True)
+    profiled = ("matmul x @ W.T", "rms_norm", "matmul grad (dense dy)", "rms_norm grad (dense dy)", "attention causal",
+                "attention causal grad (dense do)")
     record = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": REPS, "rows": rows,
-              "profiles": {n: profile(fns[n]) for n in ("matmul x @ W.T", "rms_norm", "matmul grad (dense dy)",
-                                                          "rms_norm grad (dense dy)", "attention causal",
-                                                          "attention causal grad (dense do)")}}
+              "profiles": {n: cprofile_rows(fns[n], REPS) for n in profiled}}
     for n, prof in record["profiles"].items():
         print(f"-- {n}: top tottime")
         for p in prof[:12]:

@@ -22,10 +22,7 @@ torch at 64 x 512^3 where 8 x 512^3 on 128 x 128 ran 1.06x.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
-import pstats
 import sys
 import time
 from pathlib import Path
@@ -33,7 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import flushed_ms, host_us, kernel_us, write_rows  # noqa: E402
+from timing import cprofile_rows, flushed_ms, host_us, kernel_us, write_rows  # noqa: E402
 
 from tileir.kernels import bmm, matmul_bf16, matmul_f16, matmul_tf32, prefix_sum  # noqa: E402
 from tileir.kernels.gemm import gemm, matmul_split_k, plan  # noqa: E402
@@ -47,15 +44,18 @@ TILES = ((64, 64), (64, 128))
 SPLITS = (2, 4, 8)
 
 
-def timed(fn, out, want) -> dict:
+def timed(fn, out, want, apart: bool = True) -> dict:
+    """``fn`` run once into a zeroed ``out``: its error relative to max |want|, then its do_bench time
+    and (``apart``) its kernels' GPU time and its host time a call; a failure is recorded, not raised."""
     try:
         out.zero_()
         fn()
         torch.cuda.synchronize()
         err = float((out.double() - want).abs().max() / want.abs().max())
-        ks = kernel_us(fn, reps=20)
-        return {"flushed_us": round(flushed_ms(fn) * 1e3, 2), "gpu_us": ks["total"],
-                "host_us": round(host_us(fn), 2), "rel_err": float(f"{err:.3g}")}
+        got = {"flushed_us": round(flushed_ms(fn) * 1e3, 2), "rel_err": float(f"{err:.3g}")}
+        if apart:
+            got.update(gpu_us=kernel_us(fn, reps=20)["total"], host_us=round(host_us(fn), 2))
+        return got
     except Exception as e:  # noqa: BLE001  (a probe: a failing variant is a finding)
         return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
 
@@ -113,7 +113,9 @@ def _bmm_fns(a, b, c) -> dict:
 def _time_all(base: dict, fns: dict, out, want) -> list[dict]:
     rows = []
     for name, fn in fns.items():
-        r = {**base, "variant": name, **flushed_only(fn, out, want)}
+        r = {**base, "variant": name, **timed(fn, out, want, apart=False)}
+        if "rel_err" in r:
+            r["ok"] = r["rel_err"] < 2e-2
         rows.append(r)
         print(json.dumps(r), flush=True)
     return rows
@@ -175,29 +177,16 @@ def _padded_fns(m, a, b, c, ap, cp, cfg) -> list:
             ("64 rows + copies", copied, c)]
 
 
-def flushed_only(fn, out, want) -> dict:
-    try:
-        out.zero_()
-        fn()
-        torch.cuda.synchronize()
-        err = float((out.double() - want).abs().max() / want.abs().max())
-        return {"flushed_us": round(flushed_ms(fn) * 1e3, 2), "rel_err": float(f"{err:.3g}"), "ok": err < 2e-2}
-    except Exception as e:  # noqa: BLE001
-        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
-
-
-def profiled(fn, calls=300, top=14) -> str:
+def profiled(name: str, fn) -> dict:
+    """The top of a cProfile of 300 calls of ``fn`` (timing.cprofile_rows), printed and answered."""
     fn()
     torch.cuda.synchronize()
-    pr = cProfile.Profile()
-    pr.enable()
-    for _ in range(calls):
-        fn()
-    pr.disable()
-    torch.cuda.synchronize()
-    s = io.StringIO()
-    pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(top)
-    return s.getvalue()
+    rows = cprofile_rows(fn, 300, top=14)
+    print(f"== cProfile: {name}, 300 calls")
+    for r in rows:
+        print(f"   {r['tottime_us_per_op']:8.2f} us own {r['cumtime_us_per_op']:8.2f} us with callees "
+              f"{r['calls_per_op']:6.2f} calls  {r['fn']}")
+    return {"part": "cprofile", "call": name, "top": rows}
 
 
 def main():
@@ -227,12 +216,12 @@ def main():
     b = torch.randn(11008, 4096, device="cuda", dtype=torch.float16)
     c = torch.empty(16, 4096, device="cuda", dtype=torch.float16)
     cfg = {"tm": 64, "tn": 128, "tk": 64, "warps": 0}
-    print("== cProfile: matmul_split_k 16 x 4096 x 11008, 2 splits, 300 calls\n"
-          + profiled(lambda: matmul_split_k(a, b, c, splits=2, config=cfg)))
+    rows.append(profiled("matmul_split_k 16 x 4096 x 11008, 2 splits", lambda: matmul_split_k(a, b, c, splits=2,
+                                                                                              config=cfg)))
     x = torch.rand(1 << 21, device="cuda")
     y = torch.empty_like(x)
-    print("== cProfile: prefix_sum 2^21, 300 calls\n" + profiled(lambda: prefix_sum(x, y)))
-    print("== cProfile: prefix_sum 2^21 sync=False, 300 calls\n" + profiled(lambda: prefix_sum(x, y, sync=False)))
+    rows.append(profiled("prefix_sum 2^21", lambda: prefix_sum(x, y)))
+    rows.append(profiled("prefix_sum 2^21 sync=False", lambda: prefix_sum(x, y, sync=False)))
     write_rows(args.out, rows, timing="flushed_us: do_bench (L2 flushed) median; gpu_us: torch.profiler kernel sum; "
                "host_us: a call's host time in a loop")
 

@@ -9,7 +9,7 @@ import time
 from tileir.runtime.timing import median_ms
 
 __all__ = ["host_us", "median_ms", "per_call_us", "record_encode_ms", "flushed_ms", "checked_ms", "write_rows",
-           "kernel_us", "FLUSHED", "KERNEL_SUM"]
+           "kernel_us", "cprofile_rows", "FLUSHED", "KERNEL_SUM"]
 
 FLUSHED = "do_bench (warm-up 10 ms, 40 ms), L2 flushed, median"
 
@@ -40,6 +40,31 @@ def kernel_us(fn, reps: int = 30) -> dict:
     out = {k: round(v, 2) for k, v in per.items()}
     out["total"] = round(sum(per.values()), 2)
     return out
+
+
+def cprofile_rows(fn, reps: int = 300, top: int = 30) -> list:
+    """The ``top`` functions by own time of a cProfile of ``reps`` calls of ``fn`` (the device drained
+    after), each {"fn", "calls_per_op", "tottime_us_per_op", "cumtime_us_per_op"}: where a call's host
+    time goes (cProfile's own cost inflates every figure alike)."""
+    import cProfile
+    import io
+    import pstats
+
+    import torch
+
+    pr = cProfile.Profile()
+    pr.enable()
+    for _ in range(reps):
+        fn()
+    pr.disable()
+    torch.cuda.synchronize()
+    st = pstats.Stats(pr, stream=io.StringIO())
+    rows = []
+    for (file, line, name), (_cc, nc, tt, ct, _callers) in st.stats.items():
+        rows.append({"fn": f"{file.rsplit('/', 2)[-1]}:{line}:{name}", "calls_per_op": round(nc / reps, 2),
+                     "tottime_us_per_op": round(tt / reps * 1e6, 2), "cumtime_us_per_op": round(ct / reps * 1e6, 2)})
+    rows.sort(key=lambda r: -r["tottime_us_per_op"])
+    return rows[:top]
 
 
 def flushed_ms(fn) -> float:
