@@ -258,9 +258,10 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
     splitk_reduce's}: for a small M and a long K, the splits that fill one wave of 64 x 128 cells
     (``_fill_split``); else the split count minimising the model (S in 2..16, each split at least
     four K slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
-    # asked once per problem (the model's answer depends on the sizes' powers of two only). Worked out
-    # afresh it cost 50-100 us of host time a call (this repository's CPU), which bench/suite.py's
-    # small products measured as their time (2026-12-01: every (1024, 1024) product ~65 us on the H200)
+    # asked once per problem (the model weighs the sizes' powers of two, the small-M fill the sizes
+    # themselves). Worked out afresh it cost 50-100 us of host time a call (this repository's CPU), which
+    # bench/suite.py's small products measured as their time (2026-12-01: every (1024, 1024) product ~65 us
+    # on the H200)
     key = (gpu, fmt, m, n, k, precision)
     got = _SPLIT_PLANS.get(key)
     if got is None:
@@ -268,7 +269,9 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
         if gpu not in SMS or f not in ("f16", "bf16", "tf32") or precision == "ieee":
             got = {"splits": 1}
         else:
-            got = _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision, (m, n, k))
+            s = _fill_split(gpu, f, m, n, k, precision)
+            got = _split_config(s, FILL_CELL, f) if s > 1 else \
+                _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision)
         if len(_SPLIT_PLANS) >= 4096:  # a bound: a stream of distinct shapes does not grow it forever
             _SPLIT_PLANS.clear()
         _SPLIT_PLANS[key] = got
@@ -294,6 +297,7 @@ ONE_PASS_PULL = 2.0e12  # bytes a second one pass of few blocks pulled (f16 and 
 THREE_X_SLOWER = 4.7  # 3xtf32's one pass against tf32's at 1-64 rows (160 / 34 us)
 SPLIT_HOST_S = 60e-6  # a split call's host time at its worst (38-60 us on the H200's host)
 SPLIT_MOST = 8
+FILL_CELL = (64, 128)  # the cell the splits fill a wave with (the probe's fastest at 1-128 rows)
 
 
 def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> int:
@@ -308,20 +312,24 @@ def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> i
     one_pass = n * k * _BYTES[fmt] / ONE_PASS_PULL * (THREE_X_SLOWER if kind == "3xtf32" else 1.0)
     if one_pass < SPLIT_HOST_S:
         return 1
-    cells, slices, s = cdiv(m, 64) * cdiv(n, 128), cdiv(k, _TK[_BYTES[fmt]]), 1
+    cells, slices, s = cdiv(m, FILL_CELL[0]) * cdiv(n, FILL_CELL[1]), cdiv(k, _TK[_BYTES[fmt]]), 1
     while s < SPLIT_MOST and cells * s * 2 <= SMS[gpu] and slices >= 8 * s:
         s *= 2
     return s
 
 
-def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str, sizes: tuple[int, int, int]) -> dict:
+def _split_config(splits: int, tile: tuple[int, int], fmt: str) -> dict:
+    """A split plan: matmul_partial's [tm, tn] cell with a K slice of 128 bytes a row (8 warps for
+    128-row cells), and splitk_reduce's 64 x 128 blocks."""
+    tm, tn = tile
+    cfg = {"tm": tm, "tn": tn, "tk": _TK[_BYTES[fmt]], "warps": 8 if tm >= 128 else 0}
+    return {"splits": splits, "config": cfg, "reduce": {"rm": 64, "rn": 128}}
+
+
+def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str) -> dict:
     if _small(bm, bn, bk):
         return {"splits": 1}
     tk = _TK[_BYTES[fmt]]
-    m, n, k = sizes
-    s = _fill_split(gpu, fmt, m, n, k, precision)
-    if s > 1:
-        return {"splits": s, "config": {"tm": 64, "tn": 128, "tk": tk, "warps": 0}, "reduce": {"rm": 64, "rn": 128}}
     tm, tn = _pick_tile(gpu, fmt, bm, bn, bk, precision=precision)
     best_s, best_t = 1, _estimate(gpu, fmt, bm, bn, bk, tm, tn)
     for s in (2, 3, 4, 6, 8, 12, 16):
@@ -334,10 +342,7 @@ def _split_plan(gpu: str, fmt: str, bm: int, bn: int, bk: int, precision: str, s
             # one pass's 0.86-0.96x (bench/results/matmul_probe_h200.json); 4096 x 11008 (model 0.68) won
             if est < best_t * SPLIT_GAIN:
                 best_s, best_t, tm, tn = s, est, *t
-    if best_s == 1:
-        return {"splits": 1}
-    cfg = {"tm": tm, "tn": tn, "tk": tk, "warps": 8 if tm >= 128 else 0}
-    return {"splits": best_s, "config": cfg, "reduce": {"rm": 64, "rn": 128}}
+    return _split_config(best_s, (tm, tn), fmt) if best_s > 1 else {"splits": 1}
 
 
 def _bmm(gpu, name, cfg, measured):
