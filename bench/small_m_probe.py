@@ -8,6 +8,9 @@ call (a loop of calls without waiting). Answers are checked against an f64 produ
 cProfile of the split call's and of prefix_sum's host path (the suite's scan rows at 2^16 and
 2^21 run 0.51x with a host cost of 90-105 us a call in host_bound_h200.json).
 
+``--part tiles`` times one pass on row tiles of 16 and 32 beside 64 at M 1-32 (the padded part found
+the 64-row boxes of a 1-row A cost half the speed: 19 against 10 us of GPU time).
+
 ``--part padded`` asks why one pass at 1-16 rows runs at half the speed of 64 rows on the same
 cubin (the operands as given against the same rows in zeroed 64-row buffers).
 
@@ -167,6 +170,33 @@ def padded_rows() -> list[dict]:
     return rows
 
 
+def tile_rows() -> list[dict]:
+    """One pass at M 1, 16 and 32 on row tiles of 16, 32 and 64 (tn 64 / 128, tk 64 / 128 for f16, 32 for
+    tf32): whether a row tile near M wins back what the padded part lost to boxes mostly past A's rows."""
+    rows = []
+    for fmt, (dt, precision, kern, tk0, tol) in FORMATS.items():
+        if fmt == "3xtf32":
+            continue
+        for n, k in NK[:4]:
+            for m in (1, 16, 32):
+                a = torch.randn(m, k, device="cuda", dtype=dt)
+                b = torch.randn(k, n, device="cuda", dtype=dt)
+                c = torch.empty(m, n, device="cuda", dtype=dt)
+                want = a.double() @ b.double()
+                extra = {} if precision is None else {"precision": precision}
+                for tm in (16, 32, 64):
+                    for tn in (64, 128):
+                        for tk in ((64, 128) if fmt == "f16" else (32, 64)):
+                            cfg = {"tm": tm, "tn": tn, "tk": tk, "warps": 0, **extra}
+                            r = {"part": "tiles", "fmt": fmt, "shape": [m, n, k], "config": cfg,
+                                 **timed(lambda: kern(a, b, c, **cfg), c, want, apart=False)}
+                            if "flushed_us" in r:
+                                r["gpu_us"] = kernel_us(lambda: kern(a, b, c, **cfg), reps=10)["total"]
+                            rows.append(r)
+                            print(json.dumps(r), flush=True)
+    return rows
+
+
 def _padded_fns(m, a, b, c, ap, cp, cfg) -> list:
     def copied():
         ap[:m].copy_(a)
@@ -193,10 +223,14 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "padded", "both"), default="both")
+    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "both"), default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
+    if args.part == "tiles":
+        write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "
+                   "torch.profiler kernel sum")
+        return
     if args.part == "padded":
         write_rows(args.out, padded_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "
                    "torch.profiler kernel sum; host_us: a call's host time in a loop")

@@ -1,0 +1,91 @@
+"""Where an eager op's host time goes, layer by layer: each tileir.ops op the training example uses,
+timed as the public function, as its custom op's eager path (``TorchOp.__call__``), as the
+implementation alone, and as the bare kernel call on preallocated outputs, beside the torch op, at a
+size so small that the GPU never holds the host back (timing.host_us). The difference between two
+rows is the cost of one layer. GPU needed.
+
+    PYTHONPATH=src python bench/op_layers.py --out bench/results/op_layers_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+import tileir.kernels as K
+import tileir.ops as T
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import host_us  # noqa: E402
+
+REPS = 300
+
+
+def layers(dev):
+    """{op: [(layer, call)]}, the outermost layer first, torch's op last."""
+    bf = torch.bfloat16
+    x = torch.randn(64, 64, device=dev, dtype=bf)
+    g = torch.ones(64, device=dev, dtype=bf)
+    y = torch.empty_like(x)
+    rstd = torch.empty(64, device=dev, dtype=torch.float32)
+    xg, gg = (t.detach().clone().requires_grad_() for t in (x, g))
+    q, k, v = (torch.randn(1, 2, 64, 64, device=dev, dtype=bf) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(1, 2, 64, device=dev, dtype=torch.float32)
+    qg, kg, vg = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    w = torch.randn(128, 64, device=dev, dtype=bf)
+    c = torch.empty(64, 128, device=dev, dtype=bf)
+    eps = torch.finfo(bf).eps
+    return {
+        "rms_norm": [
+            ("public, input needs grad", lambda: T.rms_norm(xg, (64,), gg)),
+            ("public", lambda: T.rms_norm(x, (64,), g)),
+            ("custom op eager path", lambda: T._rms_norm(x, g, eps)),
+            ("implementation", lambda: T._rms_norm.impl(x, g, eps)),
+            ("kernel, outputs given", lambda: K.rmsnorm_fwd_stats(x, g, y, rstd, eps=eps, fmt="bf16")),
+            ("two new_empty", lambda: (x.new_empty(x.shape), x.new_empty(64, dtype=torch.float32))),
+            ("torch F.rms_norm", lambda: F.rms_norm(x, (64,), g)),
+        ],
+        "attention causal": [
+            ("public, inputs need grad", lambda: T.attention(qg, kg, vg, causal=True)),
+            ("public", lambda: T.attention(q, k, v, causal=True)),
+            ("implementation", lambda: T._attention.impl(q, k, v, True, 0.125)),
+            ("kernel, output given", lambda: K.attention(q, k, v, o, causal=True, scale=0.125, fmt="bf16")),
+            ("training forward, outputs given", lambda: K.attention_forward(q, k, v, o, lse, causal=True, scale=0.125)),
+            ("torch SDPA", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+        ],
+        "matmul x @ W.T": [
+            ("public", lambda: T.matmul(x, w.t())),
+            ("kernel matmul_nt, output given", lambda: K.matmul_nt(x, w, c, fmt="bf16")),
+            ("torch mm, out given", lambda: torch.mm(x, w.t(), out=c)),
+            ("torch x @ W.T", lambda: x @ w.t()),
+        ],
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out")
+    args = ap.parse_args(argv)
+    dev = torch.device("cuda")
+    record: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": REPS,
+                    "how": "timing.host_us: host microseconds a call, best of 5 batches", "ops": {}}
+    for op, rows in layers(dev).items():
+        record["ops"][op] = {}
+        for name, fn in rows:
+            t = round(host_us(fn, REPS), 2)
+            record["ops"][op][name] = t
+            print(f"{op:18s} {name:34s} {t:8.2f} us", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(record, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
