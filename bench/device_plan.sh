@@ -36,6 +36,9 @@
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
 #              file: merge it), the training attention's gradient tests and the small-M split test on the GPU
+#   narrow     bench/small_m_probe.py --part tiles (row tiles of 16 and 32 at 1-32 rows), the matmul GPU tests
+#              of tileir.ops and the kernels, then the suite's f16, bf16 and tf32 products into
+#              suite_matmul_h200.json (a fresh file: merge it)
 #   train-checks  the training attention's GPU tests, bench/norm_bwd_probe.py -> norm_bwd_hints_h200.json
 #   changed    what a session changed, in one call: the GPU tests of the training kernels and tileir.ops,
 #              the fused attention backward's A/B (short), 07_training.py's curves and tokens/s, the
@@ -52,7 +55,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -207,6 +210,19 @@ splits)
   # why one pass at 1-16 rows runs at half the speed of 64 rows on the same cubin (small_m_h200.json)
   timeout 60 python3 bench/small_m_probe.py --part padded --out "$OUT/small_m_padded_h200.json" 2>&1 | cut -c 1-220
   (cd "$OUT" && tar -czf splits.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+narrow)
+  # heuristics.NARROW_ROWS: products of at most 16 rows on row tiles of 16
+  if [ -n "${PROBE:-}" ]; then
+    timeout 200 python3 bench/small_m_probe.py --part tiles --out "$OUT/small_m_tiles_h200.json" > "$OUT/tiles.log" 2>&1
+  fi
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops_matmul.py tests/test_any_size.py -k "matmul or gemm or product" \
+    > "$OUT/gpu_tests_matmul.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_matmul.log"; tail -3 "$OUT/gpu_tests_matmul.log"
+  timeout 300 python3 bench/suite.py --out "$OUT/suite_matmul_h200.json" \
+    --families matmul_f16,matmul_bf16,matmul_tf32 --budget-s 260 > "$OUT/suite_matmul.log" 2>&1
+  tail -30 "$OUT/suite_matmul.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  (cd "$OUT" && tar -czf narrow.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 train-checks)
   # the training attention's GPU gradient tests (the head dimension recorded), then the norms' backward

@@ -212,7 +212,9 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
             for n, k in NK + ((8192, 8192),):
                 cfg = kern.tuned_config({}, "sm_90", {"M": m, "N": n, "K": k})
                 _valid(kern, cfg)
-                if m <= 64 and cfg["tm"] != 128:
+                if m <= 16 and n * k > 1024 * 1024:
+                    assert cfg["tm"] == 16
+                elif m <= 64 and cfg["tm"] != 128:
                     assert cfg["tm"] == 64
     # the benchmark's shape keeps the measured configuration (the headline rows)
     measured = next(e["config"] for e in autotune.defaults()
@@ -229,6 +231,28 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
     _valid(matmul_partial, got["config"])
     assert matmul_split("sm_90", "f16", 8192, 8192, 8192) == {"splits": 1}
     assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
+
+
+def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
+    """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json): row tiles of 16 with twice the K
+    slice, the column tile the widest whose blocks fit one wave. Kills: the rule keeping 64-row tiles
+    there, reaching 32 rows (where 64 rows were as fast) or a launch-bound 1024 x 1024 B (where it lost),
+    a K slice left at 64 / 32, a column tile that ignores the wave, and the narrow tile reaching 3xtf32
+    or the transposed products (unmeasured)."""
+    for m in (1, 7, 16):
+        f16 = rule("matmul_f16", "sm_90", {"M": m, "N": 4096, "K": 11008})
+        assert (f16["tm"], f16["tn"], f16["tk"]) == (16, 64, 128)
+        assert rule("matmul_bf16", "sm_90", {"M": m, "N": 4096, "K": 4096})["tk"] == 128
+        wide = rule("matmul_f16", "sm_90", {"M": m, "N": 11008, "K": 4096})
+        assert (wide["tm"], wide["tn"]) == (16, 128)  # 172 blocks of 64 would be two waves
+        tf32 = rule("matmul_tf32", "sm_90", {"M": m, "N": 4096, "K": 4096})
+        assert (tf32["tm"], tf32["tn"], tf32["tk"]) == (16, 64, 64)
+        _valid(matmul_f16, f16)
+        _valid(matmul_tf32, tf32)
+    assert rule("matmul_f16", "sm_90", {"M": 32, "N": 4096, "K": 4096})["tm"] == 64
+    assert rule("matmul_f16", "sm_90", {"M": 1, "N": 1024, "K": 1024})["tm"] == 64  # a launch-bound B
+    assert rule("matmul_tf32", "sm_90", {"M": 16, "N": 4096, "K": 4096, "precision": "3xtf32"})["tm"] == 64
+    assert rule("matmul_nt", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
 
 
 def test_rows_not_a_multiple_of_16_take_k_slices_of_64(cache):
@@ -382,7 +406,7 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
     sizes = {"M": 16, "N": 4096, "K": 4096}
     ruled = autotune.best("matmul_f16", "sm_90", **sizes)
     assert ruled == rule("matmul_f16", "sm_90", sizes, autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64))
-    assert ruled["tm"] == 64
+    assert ruled["tm"] == 16
     # a specific measured entry (when names D = 128) beats the rule
     att = {"B": 4, "H": 32, "S": 4096, "D": 128, "H_kv": 32, "S_kv": 4096}
     assert autotune.best("attention", "sm_90", **att) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 1}

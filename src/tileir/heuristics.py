@@ -26,7 +26,8 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   candidate tile with a small model -- whole waves of blocks over 132 SMs times the tile's work
   at a per-tile efficiency (``TILE_EFFICIENCY``, an estimate: larger tiles reuse each loaded
   byte more), against a memory floor where few blocks cannot pull the HBM bandwidth -- and takes
-  the fastest, the larger tile on a near tie. tm is 64 (one warpgroup's mma height) where M <= 64.
+  the fastest, the larger tile on a near tie. tm is 64 (one warpgroup's mma height) where M <= 64,
+  and 16 where M <= 16 (``NARROW_ROWS``: a 64-row box of a 1-row A costs half the kernel's speed).
   Block rows are grouped 8 at a time (L2 reuse) where the grid is more than one wave.
 * Split-K (``matmul_split``): where even the best one-pass tile leaves most SMs idle and K is
   long, K is cut into S splits (``gemm.matmul_split_k``). For a small M (16-bit up to 16 rows,
@@ -123,6 +124,22 @@ UNALIGNED_TK = {"f16": 64, "bf16": 64}
 # (115 / 89, 223 / 174 us; 61 / 52 at 2048, where the aligned efficiencies picked 128 x 128): its cells
 # reuse each loaded byte half as much, and at 8-element rows a load costs more (the same file)
 UNALIGNED_EFFICIENCY = {(128, 128): 0.78}
+
+# Products of at most 16 rows (one pass, row-major, f16 / bf16 / tf32) take row tiles of 16 with twice
+# the K slice: a 64-row box of a 1-row A ran the kernel at half the speed of the same row in a zeroed
+# 64-row buffer (f16 1 x 4096 x 4096 on 64 x 64: 19 against 10 us of GPU time,
+# bench/results/small_m_padded_h200.json). On the H200 (bench/results/small_m_tiles_h200.json, M 1 and
+# 16, f16 and tf32, N 4096 / 11008 x K 4096 / 11008 and 5000 x 1000; flushed us): f16 16 x 64 x 128 took
+# 19 / 38 against the rule's 64-row tiles' 21-24 / 48-56 at N 4096 (K 4096 / 11008) and 16 x 128 x 128
+# 33 against 37 at N 11008; tf32 16 x 64 x 64 37 / 89 against 46 / 98 and 16 x 128 x 64 60 against 73.
+# The column tile is the widest of 64 and 128 whose blocks fit one wave (N 4096: 64 blocks of 64 won
+# over 32 of 128, 19 against 22; N 11008: 86 blocks of 128 over 172 of 64, 33 against 38). At 32 rows
+# 64-row tiles were as fast or faster (f16 4096 x 4096 19 against 21), so 17-64 rows keep them. Not
+# measured for 3xtf32 or matmul_nt / matmul_tn, which keep the model's tiles. Nor for a B of at most
+# SMALL_OPERAND elements: at 1 x 1024 x 1024 the narrow tile ran 0.87-0.88x torch against the 64-row
+# tile's 1.10-1.20 (f16, bf16; bench/results/suite_h200.json, 2026-12-03), a launch-bound 7-8 us.
+NARROW_ROWS = 16
+NARROW_TK = {"f16": 128, "bf16": 128, "tf32": 64}
 
 
 # ---- the matrix product model --------------------------------------------------------------------
@@ -225,6 +242,9 @@ def _matmul(gpu, name, cfg, measured, transposed=False):
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
+    if m <= NARROW_ROWS and n * k > SMALL_OPERAND and not transposed and precision == "tf32" and fmt in NARROW_TK:
+        tn = 64 if cdiv(n, 64) <= SMS[gpu] else 128
+        return {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "group": 0, "warps": 0}
     # (measured on the row-major products only: matmul_nt / matmul_tn keep the aligned weights)
     unaligned = not transposed and fmt in UNALIGNED_TK and bool({"K", "N"} & cfg.get(UNALIGNED, frozenset()))
     tm, tn = _pick_tile(gpu, fmt, m, n, k, precision=precision, inexact=cfg.get(INEXACT, frozenset()),
