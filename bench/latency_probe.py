@@ -67,7 +67,7 @@ def cases():
                c, a @ bm, 2e-2)
 
 
-def one(latency: int) -> list[dict]:
+def one(latency: int, only=()) -> list[dict]:
     import torch
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -77,6 +77,8 @@ def one(latency: int) -> list[dict]:
         attach(latency)
     rows = []
     for name, ours, theirs, out, want, tol in cases():
+        if only and not any(w in name for w in only):
+            continue
         try:
             out.zero_()
             ours()
@@ -96,14 +98,17 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out")
     p.add_argument("--latency", type=int, help="one value, in this process (the driver's child)")
+    p.add_argument("--latencies", default=",".join(map(str, LATENCIES)), help="the values, one process each, "
+                   "in this order (repeat them to see the drift between processes)")
+    p.add_argument("--only", default="", help="the cases whose names contain one of these (comma-separated)")
     args = p.parse_args()
     if args.latency is not None:
-        one(args.latency)
+        one(args.latency, [w for w in args.only.split(",") if w])
         return
     rows = []
-    for n in LATENCIES:
-        got = subprocess.run([sys.executable, __file__, "--latency", str(n)], capture_output=True, text=True,
-                             env=os.environ, timeout=170)
+    for n in (int(v) for v in args.latencies.split(",")):
+        got = subprocess.run([sys.executable, __file__, "--latency", str(n), "--only", args.only],
+                             capture_output=True, text=True, env=os.environ, timeout=170)
         rows += [json.loads(line) for line in got.stdout.splitlines() if line.startswith("{")]
         if got.returncode:
             print(got.stderr[-1500:], flush=True)
