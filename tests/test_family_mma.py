@@ -90,6 +90,33 @@ def test_entry_hints_reach_the_bytes(disasm):
     assert k.cubin("sm_90")[:4] == b"\x7fELF"
 
 
+def test_view_load_latency_moves_onto_each_view_load(disasm):
+    """hint_view_load_latency is an entry hint of this package's: the lowering writes it as ``latency``
+    on every view load (beside a load's own hints) and leaves it off the entry, whose other hints stay.
+    Kills: the key written on the entry (not the dialect's), a load without it, a load's own allow_tma
+    dropped by the merge, the other entry hints dropped with it."""
+    hints = [ti.for_arch("sm_90", [ti.hint_occupancy(2), ti.hint_view_load_latency(3)])]
+
+    @ti.kernel(hints=hints, grid=lambda: (1,))
+    def k(a=ti.Whole(F32, [32, 64]), b=ti.Whole(F32, [32, 64]), c=ti.Shared(F32, [32, 64])):
+        pa = ti.partition_view(ti.array_view(a), [32, 64])
+        pb = ti.partition_view(ti.array_view(b), [32, 64])
+        pc = ti.partition_view(ti.array_view(c), [32, 64])
+        ti.store_view(pc, [0, 0], ti.load_view(pa, [0, 0]) + ti.load_view(pb, [0, 0]))
+
+    text = k.mlir()
+    assert "view_load_latency" not in text and "occupancy = 2" in text
+    loads = [ln for ln in text.splitlines() if "load_view_tko" in ln]
+    assert len(loads) == 2 and all("latency = 3" in ln for ln in loads)
+    assert not any("latency" in ln for ln in text.splitlines() if "store_view_tko" in ln)
+    assert normalise(disasm(k.bytecode())) == normalise(text)
+    assert k.cubin("sm_90")[:4] == b"\x7fELF"
+    from tileir.surface.hints import merge_hints
+
+    own = (("sm_90", (("allow_tma", False),)),)
+    assert merge_hints(own, (("sm_90", (("latency", 1),)),)) == (("sm_90", (("allow_tma", False), ("latency", 1))),)
+
+
 def _small_k_product(fmt, k):
     import tileir as ti
     from tileir import F32

@@ -233,6 +233,20 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
     assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
 
 
+def test_attention_at_head_dim_64_loads_with_latency_1():
+    """The long sequences' 128 x 128 blocks at d 64 take latency 1 on every view load
+    (heuristics.LONG_D64_LATENCY, bench/results/latency_h200.json). Kills: the latency at d 128 (no
+    change measured there), at the short sequences' 64-key blocks (not measured), or missing at d 64."""
+    long64 = rule("attention", "sm_90", {"B": 8, "H": 16, "S": 2048, "D": 64, "causal": True})
+    assert long64["latency"] == 1 and (long64["bq"], long64["bk"]) == (128, 128)
+    assert "latency" not in rule("attention", "sm_90", {"B": 8, "H": 16, "S": 2048, "D": 128})
+    assert "latency" not in rule("attention", "sm_90", {"B": 32, "H": 16, "S": 512, "D": 64})
+    from tileir.kernels import attention
+
+    cfg = attention.config(**long64)
+    assert ("view_load_latency", 1) in attention.hints_for(cfg)[0][1]
+
+
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json): row tiles of 16 with twice the K
     slice, the column tile the widest whose blocks fit one wave. Kills: the rule keeping 64-row tiles

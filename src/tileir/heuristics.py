@@ -452,8 +452,17 @@ def _attention(gpu, name, cfg, measured):
         bk, occupancy = 64, 2  # short sequences at d 64 (attention_short_h200.json)
     if causal and bq % bk:
         bk = bq
-    return {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
+    out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
+    if d_tile == 64 and (bq, bk) == (128, 128):
+        out["latency"] = LONG_D64_LATENCY
+    return out
 
+
+# d 64 on 128 x 128 blocks (past SHORT_KEYS): every view load with latency 1, 4-5% faster on the H200 at
+# B8 H16 S2048 f16 (380 -> 366 us, causal 242 -> 231; two rounds of separate processes, each the same
+# both times: bench/results/latency_h200.json). No change at d 128 (S512 causal 145-147 us, S2048
+# within 1%); latency 1 made the 16-bit products 2x slower, 6-8 nothing clear (the same file).
+LONG_D64_LATENCY = 1
 
 # d 64 with at most this many keys: 64-key blocks, two blocks an SM. H200, B*H*S = 2^18 f16:
 # S 512 causal 0.81x SDPA (the 128 x 128 blocks' 0.62), not causal 0.87 (0.71), S 1024 causal

@@ -20,6 +20,7 @@ from .. import ir
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
+from ..surface.hints import merge_hints
 from ..ref.core import interp
 from .memory import pow2
 from .recording import Recording
@@ -249,6 +250,7 @@ def _lower_load_view(lw, op):
     # 203448, 204236: load_may_read_a_gap)
     hints = NO_TMA if (HINT["strided_load"] and isinstance(ty, ir.StridedView)) or (
         HINT["gap_load"] and load_may_read_a_gap(lw.prog, a.view, a.inbounds, _facts(lw))) else ()
+    hints = merge_hints(hints, lw.view_load_hints)
     _, tok = lw.results(op, 2, ir.LoadViewTile, lw.val(a.view), ty, idx, tuple(lw.ty(h) for h in a.indices),
                         ir.tile(ty.tile_shape, a.dtype), lw.tokens.for_read(p), a.inbounds, hints)
     lw.tokens.after_read(p, tok)

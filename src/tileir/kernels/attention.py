@@ -105,15 +105,17 @@ def _check(causal, bq, bk, warps):
 # B4 H32 S4096 D128 (bench/results/attention_constants3_h200.json, interleaved): 2.160 ms (causal
 # 1.232) against 2.145 (1.220) with every size recorded and 2.248 (1.289) with only S and S_kv;
 # bench/h200.py 504 / 454 TFLOP/s after, 491-499 / 441-442 before.
-@kernel(name="attention", grid=_grid, hints=entry_hints, tuned=("bq", "bk", "d_tile", "warps", "occupancy"),
+@kernel(name="attention", grid=_grid, hints=entry_hints,
+        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency"),
         exact=("D", "H", "H_kv"))
 def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | None = None, fmt: str = "f16",
-              bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0):
+              bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0,
+              latency: int = 0):
     """O[b, h] = softmax(Q[b, h] K[b, h']^T * scale) V[b, h'] for every batch b and head h of
     [B, H, S, D] q and o and [B, H_kv, S_kv, D] k and v (h' = h // (H / H_kv)), f16 or bf16 with
     f32 accumulation and statistics; ``causal`` masks key > query (absolute positions). scale:
     1/sqrt(D) unless given; bq, bk: the query and key blocks (bk: 128 for d_tile <= 64, else 64);
-    d_tile: the head tile, a power of two >= D."""
+    d_tile: the head tile, a power of two >= D; warps, occupancy, latency: kernels/entry_hints.py."""
     bk = _bk(bk, d_tile)
     _check(causal, bq, bk, warps)
     qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)

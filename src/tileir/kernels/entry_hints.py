@@ -1,5 +1,6 @@
 """The entry hints a library kernel takes as configuration: ``warps`` (num_worker_warps_per_cta),
-``occupancy`` and ``cga`` (num_cta_in_cga), each 0 for "tileiras decides".
+``occupancy``, ``cga`` (num_cta_in_cga) and ``latency`` (the latency of every view load:
+surface/hints.py ``hint_view_load_latency``), each 0 for "tileiras decides".
 
 They are written under the dialect's ``default`` architecture key, which tileiras reads for any
 target without an entry of its own: a configuration is tuned per GPU (autotune keys it by sm_XY),
@@ -9,12 +10,20 @@ A hint never changes an answer (the dialect says so; layer 2 exempts them), only
 
 from __future__ import annotations
 
-from ..surface.hints import for_arch, hint_num_cta_in_cga, hint_num_worker_warps_per_cta, hint_occupancy
+from ..surface.hints import (
+    for_arch,
+    hint_num_cta_in_cga,
+    hint_num_worker_warps_per_cta,
+    hint_occupancy,
+    hint_view_load_latency,
+)
 
 
-def entry_hints(warps: int = 0, occupancy: int = 0, cga: int = 0) -> list:
+def entry_hints(warps: int = 0, occupancy: int = 0, cga: int = 0, latency: int = 0) -> list:
     """The hints list for ``@kernel(hints=entry_hints)``: empty when every value is 0."""
     hs = []
+    if latency:
+        hs.append(hint_view_load_latency(latency))
     if warps:
         hs.append(hint_num_worker_warps_per_cta(warps))
     if occupancy:

@@ -149,6 +149,7 @@ from .hints import (  # noqa: F401,E501
                     hint_num_cta_in_cga,
                     hint_num_worker_warps_per_cta,
                     hint_occupancy,
+                    hint_view_load_latency,
 )
 from .index import (  # noqa: F401
                     and_mask,
