@@ -174,7 +174,7 @@ def tile_rows() -> list[dict]:
     """One pass at M 1, 16 and 32 on row tiles of 16, 32 and 64 (tn 64 / 128, tk 64 / 128 for f16, 32 for
     tf32): whether a row tile near M wins back what the padded part lost to boxes mostly past A's rows."""
     rows = []
-    for fmt, (dt, precision, kern, tk0, tol) in FORMATS.items():
+    for fmt, (dt, precision, kern, _tk, _tol) in FORMATS.items():
         if fmt == "3xtf32":
             continue
         for n, k in NK[:4]:
@@ -188,10 +188,14 @@ def tile_rows() -> list[dict]:
                     for tn in (64, 128):
                         for tk in ((64, 128) if fmt == "f16" else (32, 64)):
                             cfg = {"tm": tm, "tn": tn, "tk": tk, "warps": 0, **extra}
+
+                            def fn(kern=kern, a=a, b=b, c=c, cfg=cfg):
+                                kern(a, b, c, **cfg)
+
                             r = {"part": "tiles", "fmt": fmt, "shape": [m, n, k], "config": cfg,
-                                 **timed(lambda: kern(a, b, c, **cfg), c, want, apart=False)}
+                                 **timed(fn, c, want, apart=False)}
                             if "flushed_us" in r:
-                                r["gpu_us"] = kernel_us(lambda: kern(a, b, c, **cfg), reps=10)["total"]
+                                r["gpu_us"] = kernel_us(fn, reps=10)["total"]
                             rows.append(r)
                             print(json.dumps(r), flush=True)
     return rows
