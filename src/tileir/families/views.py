@@ -20,8 +20,8 @@ from .. import ir
 from ..dtypes import BY_NAME
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
-from ..surface.hints import merge_hints
 from ..ref.core import interp
+from ..surface.hints import merge_hints
 from .memory import pow2
 from .recording import Recording
 
