@@ -153,11 +153,21 @@ def _dense_last(t: torch.Tensor) -> torch.Tensor:
     return t if _dense(t) else t.contiguous()
 
 
+def _gapless(t: torch.Tensor) -> torch.Tensor:
+    """A matrix product's operand as its kernels read it fastest: ``t`` where it is contiguous, else a
+    contiguous copy. A row pitch wider than the row (a column slice ``x[:, :n]``, ``x.chunk(2, -1)``)
+    takes the operand's loads off TMA (the pitch-gap workaround, families/views.py
+    ``load_may_read_a_gap``): on the H200 f16 4096 x 5000 x 1000 ran 853 us with such a B (and C)
+    against 89 dense, 126 with such an A (bench/results/unaligned_h200.json); the copy is one pass
+    over the operand."""
+    return t if t.is_contiguous() else t.contiguous()
+
+
 def _gemm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     """a [M, K] @ b [K, N] through ``kernels.gemm``: one pass, or split-K where the rule for this
     GPU says one pass leaves it idle (``heuristics.matmul_split``: a small M, a long K)."""
     out = a.new_empty(a.shape[0], b.shape[1])
-    _gemm_kernel(_dense_last(a), _dense_last(b), out, precision=precision if a.dtype == torch.float32 else None)
+    _gemm_kernel(_gapless(a), _gapless(b), out, precision=precision if a.dtype == torch.float32 else None)
     return out
 
 
@@ -167,7 +177,7 @@ def _nt(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     if a.dtype == torch.float32 and precision != "tf32":
         return _gemm(a, b.t(), precision)
     out = a.new_empty(a.shape[0], b.shape[0])
-    _run(K.matmul_nt, _dense_last(a), _dense_last(b), out, fmt=_fmt(a, "matmul"))
+    _run(K.matmul_nt, _gapless(a), _gapless(b), out, fmt=_fmt(a, "matmul"))
     return out
 
 
@@ -178,7 +188,7 @@ def _tn(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
         return _gemm(a.t(), b, precision)
     out = a.new_empty(a.shape[1], b.shape[1])
     _fmt(a, "matmul")
-    _matmul_tn_any(_dense_last(a), _dense_last(b), out)  # split along K where the product rule says so
+    _matmul_tn_any(_gapless(a), _gapless(b), out)  # split along K where the product rule says so
     return out
 
 
