@@ -111,14 +111,15 @@ def test_a_linear_weight_in_f32_is_read_in_place_only_in_tf32(torch_precision):
 
 
 def test_a_column_slice_is_made_dense_before_the_product():
-    """A row pitch wider than the row takes a product's loads off TMA (7-10x slower on the H200:
-    bench/results/unaligned_h200.json), so tileir.ops' products pass such operands on as contiguous
-    copies, and contiguous ones as they are. Kills: a slice passed in place (either operand, the
-    gemm path or the Linear path's W), a contiguous operand copied, a wrong answer from the copy."""
+    """A row pitch wider than the row takes a product's loads off TMA (7-11x slower on the H200:
+    bench/results/unaligned_slices_h200.json), so tileir.ops' products pass such operands on as
+    contiguous copies where more than 64 rows or columns read them, and contiguous ones as they are.
+    Kills: a slice passed in place (either operand, the gemm path or the Linear path's W), a
+    contiguous operand copied, a B read once (16 rows) copied, a wrong answer from the copy."""
     torch.manual_seed(0)
-    a = torch.randn(6, 80).half()[:, 5:45]  # rows 80 apart
-    b = torch.randn(40, 90).half()[:, 3:33]
-    w = torch.randn(33, 70).half()[:, 10:50]  # a Linear weight [N, K], itself a slice
+    a = torch.randn(70, 80).half()[:, 5:45]  # rows 80 apart
+    b = torch.randn(40, 150).half()[:, 3:73]
+    w = torch.randn(70, 70).half()[:, 10:50]  # a Linear weight [N, K], itself a slice
     seen = []
     real_gemm, real_run = tops._gemm_kernel, tops._run
 
@@ -138,6 +139,10 @@ def test_a_column_slice_is_made_dense_before_the_product():
     assert all(t.is_contiguous() for pair in seen for t in pair)
     assert seen[-1][0] is dense_a and seen[-1][1] is dense_b
     assert _err(got, a, b) < 2e-3 and _err(lin, a, w.t()) < 2e-3
+    seen.clear()
+    with mock.patch.object(tops, "_gemm_kernel", gemm):
+        few = tops.matmul(a[:16], b)  # B read by 16 rows: in place
+    assert seen[0][1] is b and _err(few, a[:16], b) < 2e-3
 
 
 @pytest.mark.parametrize("precision", ["fp64", "TF32", ""])

@@ -153,21 +153,30 @@ def _dense_last(t: torch.Tensor) -> torch.Tensor:
     return t if _dense(t) else t.contiguous()
 
 
-def _gapless(t: torch.Tensor) -> torch.Tensor:
-    """A matrix product's operand as its kernels read it fastest: ``t`` where it is contiguous, else a
-    contiguous copy. A row pitch wider than the row (a column slice ``x[:, :n]``, ``x.chunk(2, -1)``)
-    takes the operand's loads off TMA (the pitch-gap workaround, families/views.py
-    ``load_may_read_a_gap``): on the H200 f16 4096 x 5000 x 1000 ran 853 us with such a B (and C)
-    against 89 dense, 126 with such an A (bench/results/unaligned_h200.json); the copy is one pass
-    over the operand."""
-    return t if t.is_contiguous() else t.contiguous()
+def _gapless(t: torch.Tensor, reuse: int) -> torch.Tensor:
+    """A matrix product's operand as its kernels read it fastest: ``t`` where it is contiguous, or dense
+    rows (``_dense``) read about once (``reuse``: the other operand's outer size, the rows or columns
+    that read each of its elements), else a contiguous copy. A row pitch wider than the row (a column slice ``x[:, :n]``,
+    ``x.chunk(2, -1)``) takes the operand's loads off TMA (the pitch-gap workaround, families/views.py
+    ``load_may_read_a_gap``). On the H200, f16 column slices of matrices twice as wide
+    (bench/results/unaligned_slices_h200.json): 4096^3 3075 us in place against 274 copied (torch
+    180), 4096 x 5000 x 1000 896 against 118 (torch 76); but at 16 rows 37 in place against 64
+    copied, where the product reads B once and the copy moves it twice. So a copy where more than
+    ``COPY_REUSE`` rows or columns read the operand (not measured between 16 and 4096)."""
+    if t.is_contiguous() or (reuse <= COPY_REUSE and _dense(t)):
+        return t
+    return t.contiguous()
+
+
+COPY_REUSE = 64  # one 64-row tile of the other operand: the small-M products' tile height
 
 
 def _gemm(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     """a [M, K] @ b [K, N] through ``kernels.gemm``: one pass, or split-K where the rule for this
     GPU says one pass leaves it idle (``heuristics.matmul_split``: a small M, a long K)."""
     out = a.new_empty(a.shape[0], b.shape[1])
-    _gemm_kernel(_gapless(a), _gapless(b), out, precision=precision if a.dtype == torch.float32 else None)
+    m, n = a.shape[0], b.shape[1]
+    _gemm_kernel(_gapless(a, n), _gapless(b, m), out, precision=precision if a.dtype == torch.float32 else None)
     return out
 
 
@@ -177,7 +186,7 @@ def _nt(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     if a.dtype == torch.float32 and precision != "tf32":
         return _gemm(a, b.t(), precision)
     out = a.new_empty(a.shape[0], b.shape[0])
-    _run(K.matmul_nt, _gapless(a), _gapless(b), out, fmt=_fmt(a, "matmul"))
+    _run(K.matmul_nt, _gapless(a, b.shape[0]), _gapless(b, a.shape[0]), out, fmt=_fmt(a, "matmul"))
     return out
 
 
@@ -188,7 +197,8 @@ def _tn(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
         return _gemm(a.t(), b, precision)
     out = a.new_empty(a.shape[1], b.shape[1])
     _fmt(a, "matmul")
-    _matmul_tn_any(_gapless(a), _gapless(b), out)  # split along K where the product rule says so
+    # split along K where the product rule says so
+    _matmul_tn_any(_gapless(a, b.shape[1]), _gapless(b, a.shape[1]), out)
     return out
 
 
