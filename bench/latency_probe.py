@@ -1,7 +1,7 @@
 """Does the dialect's ``latency`` hint on view loads change the library's speed? (issue 12: attention
 runs 0.71-0.88x SDPA and the unaligned products 0.64-0.84x cuBLAS, kernel-bound.) The hint (1 low to
 10 high: how heavy the load's DRAM traffic is; Tile IR's optimization guide) is one tileiras may use to
-pick its pipelining; no library kernel sets it. This attaches ``latency = N`` for sm_90 to every view
+pick its pipelining; before this probe no library kernel set it. This attaches ``latency = N`` for sm_90 to every view
 load the lowering writes (the lowering's own hints, where it writes some, are kept), one N a process
 (the recordings are kept per process), and times attention and products at the rule's configuration
 against torch, answers checked. GPU needed.

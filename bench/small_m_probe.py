@@ -171,7 +171,7 @@ def padded_rows() -> list[dict]:
 
 
 def tile_rows() -> list[dict]:
-    """One pass at M 1, 16 and 32 on row tiles of 16, 32 and 64 (tn 64 / 128, tk 64 / 128 for f16, 32 for
+    """One pass at M 1, 16 and 32 on row tiles of 16, 32 and 64 (tn 64 / 128, tk 64 / 128 for f16, 32 / 64 for
     tf32): whether a row tile near M wins back what the padded part lost to boxes mostly past A's rows."""
     rows = []
     for fmt, (dt, precision, kern, _tk, _tol) in FORMATS.items():

@@ -2,9 +2,11 @@
 f16 / bf16 M x 5000 x 1000 rows take 0.64-0.84x torch where 16-element rows of the same work run
 0.95-1.0. A launch claims such a stride divisible by 8 (sizes.claim_of), not 16. This times the
 product as given against the same operands in buffers whose row pitch is padded to a multiple of 16
-(the sizes unchanged: only the strides' claims differ), A alone, B alone, both, and K itself padded
-with zeros to 1008 (sizes and strides of 16-multiples), each with the rule's configuration and
-128 x 256 with K slices of 32 and 64. GPU needed.
+(the sizes unchanged; the padded pitch also leaves a gap after each row, which takes the loads off
+TMA -- the finding: families/views.py load_may_read_a_gap), A alone, B alone, both, and K itself
+padded with zeros to 1008 (sizes and strides of 16-multiples, no gap), each with the rule's
+configuration and three others. ``--part slices``: tileir.ops.matmul on column slices (it copies
+them dense first where that pays) against the kernel on the slices in place and torch. GPU needed.
 
     PYTHONPATH=src python3 bench/unaligned_probe.py --out bench/results/unaligned_h200.json
 """

@@ -9,7 +9,7 @@ import pytest
 
 from tileir import autotune
 from tileir.errors import TileirError
-from tileir.heuristics import matmul_split, rule
+from tileir.heuristics import SMALL_OPERAND, matmul_split, pow2_at_least, rule
 from tileir.kernels import bmm, layernorm, matmul_bf16, matmul_f16, matmul_tf32, rmsnorm, softmax
 from tileir.kernels.attention import attention
 from tileir.kernels.gemm import even_splits, gemm, matmul_partial, matmul_split_k, plan
@@ -212,7 +212,7 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
             for n, k in NK + ((8192, 8192),):
                 cfg = kern.tuned_config({}, "sm_90", {"M": m, "N": n, "K": k})
                 _valid(kern, cfg)
-                if m <= 16 and n * k > 1024 * 1024:
+                if m <= 16 and pow2_at_least(n) * pow2_at_least(k) > SMALL_OPERAND:  # the rule's buckets
                     assert cfg["tm"] == 16
                 elif m <= 64 and cfg["tm"] != 128:
                     assert cfg["tm"] == 64
@@ -249,7 +249,7 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
 
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json): row tiles of 16 with twice the K
-    slice, the column tile the widest whose blocks fit one wave. Kills: the rule keeping 64-row tiles
+    slice, the column tile 64 where its blocks fit one wave, else 128. Kills: the rule keeping 64-row tiles
     there, reaching 32 rows (where 64 rows were as fast) or a launch-bound 1024 x 1024 B (where it lost),
     a K slice left at 64 / 32, a column tile that ignores the wave, and the narrow tile reaching 3xtf32
     or the transposed products (unmeasured)."""
@@ -265,6 +265,9 @@ def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
         _valid(matmul_tf32, tf32)
     assert rule("matmul_f16", "sm_90", {"M": 32, "N": 4096, "K": 4096})["tm"] == 64
     assert rule("matmul_f16", "sm_90", {"M": 1, "N": 1024, "K": 1024})["tm"] == 64  # a launch-bound B
+    assert rule("matmul_f16", "sm_90", {"M": 1, "N": 1024, "K": 2048})["tm"] == 64  # 2^21: still small
+    assert rule("matmul_f16", "sm_90", {"M": 1, "N": 2048, "K": 2048})["tm"] == 16  # past it
+    assert rule("matmul_tn", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
     assert rule("matmul_tf32", "sm_90", {"M": 16, "N": 4096, "K": 4096, "precision": "3xtf32"})["tm"] == 64
     assert rule("matmul_nt", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
 

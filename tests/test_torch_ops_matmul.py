@@ -114,8 +114,9 @@ def test_a_column_slice_is_made_dense_before_the_product():
     """A row pitch wider than the row takes a product's loads off TMA (7-11x slower on the H200:
     bench/results/unaligned_slices_h200.json), so tileir.ops' products pass such operands on as
     contiguous copies where more than 64 rows or columns read them, and contiguous ones as they are.
-    Kills: a slice passed in place (either operand, the gemm path or the Linear path's W), a
-    contiguous operand copied, a B read once (16 rows) copied, a wrong answer from the copy."""
+    Kills: a slice passed in place (either operand, the gemm path, the Linear path's W, the weight
+    gradient's A^T), a contiguous operand copied, an operand read once (16 rows) copied, the reuse
+    counts of an operand and its partner swapped, a wrong answer from the copy."""
     torch.manual_seed(0)
     a = torch.randn(70, 80).half()[:, 5:45]  # rows 80 apart
     b = torch.randn(40, 150).half()[:, 3:73]
@@ -140,9 +141,29 @@ def test_a_column_slice_is_made_dense_before_the_product():
     assert seen[-1][0] is dense_a and seen[-1][1] is dense_b
     assert _err(got, a, b) < 2e-3 and _err(lin, a, w.t()) < 2e-3
     seen.clear()
-    with mock.patch.object(tops, "_gemm_kernel", gemm):
+    with mock.patch.object(tops, "_gemm_kernel", gemm), mock.patch.object(tops, "_run", run):
         few = tops.matmul(a[:16], b)  # B read by 16 rows: in place
+        few_lin = tops.matmul(a[:16], w.t())  # the Linear path's W read by 16 rows: in place, A copied
     assert seen[0][1] is b and _err(few, a[:16], b) < 2e-3
+    x, wt = seen[1]
+    assert x.is_contiguous() and wt.stride() == w.stride() and wt.data_ptr() == w.data_ptr()
+    assert _err(few_lin, a[:16], w.t()) < 2e-3
+    # the backward's dB = A^T @ dC (matmul_tn): A [70 rows, 40] sliced, read by dC's 70 columns: copied
+    base_a = torch.randn(70, 80).half().requires_grad_()
+    base_b = torch.randn(40, 150).half().requires_grad_()
+    tn_args = []
+    real_tn = tops._matmul_tn_any
+
+    def tn(x, y, out, **kw):
+        tn_args.append((x, y))
+        return real_tn(x, y, out, **kw)
+
+    with mock.patch.object(tops, "_matmul_tn_any", tn):
+        tops.matmul(base_a[:, 5:45], base_b[:, 3:73]).float().sum().backward()
+    assert len(tn_args) == 1 and all(t.is_contiguous() for t in tn_args[0])
+    want = torch.ones(70, 70, dtype=torch.float64)
+    got_db = base_b.grad[:, 3:73].double()
+    assert float((got_db - base_a[:, 5:45].detach().double().t() @ want).abs().max()) < 0.5
 
 
 @pytest.mark.parametrize("precision", ["fp64", "TF32", ""])

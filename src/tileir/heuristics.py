@@ -129,13 +129,15 @@ UNALIGNED_EFFICIENCY = {(128, 128): 0.78}
 # the K slice: a 64-row box of a 1-row A ran the kernel at half the speed of the same row in a zeroed
 # 64-row buffer (f16 1 x 4096 x 4096 on 64 x 64: 19 against 10 us of GPU time,
 # bench/results/small_m_padded_h200.json). On the H200 (bench/results/small_m_tiles_h200.json, M 1 and
-# 16, f16 and tf32, N 4096 / 11008 x K 4096 / 11008 and 5000 x 1000; flushed us): f16 16 x 64 x 128 took
-# 19 / 38 against the rule's 64-row tiles' 21-24 / 48-56 at N 4096 (K 4096 / 11008) and 16 x 128 x 128
-# 33 against 37 at N 11008; tf32 16 x 64 x 64 37 / 89 against 46 / 98 and 16 x 128 x 64 60 against 73.
-# The column tile is the widest of 64 and 128 whose blocks fit one wave (N 4096: 64 blocks of 64 won
-# over 32 of 128, 19 against 22; N 11008: 86 blocks of 128 over 172 of 64, 33 against 38). At 32 rows
-# 64-row tiles were as fast or faster (f16 4096 x 4096 19 against 21), so 17-64 rows keep them. Not
-# measured for 3xtf32 or matmul_nt / matmul_tn, which keep the model's tiles. Nor for a B of at most
+# 16, f16 and tf32, N 4096 / 11008 x K 4096 / 11008 and 5000 x 1000; flushed us): at one row f16
+# 16 x 64 x 128 took 19 / 38 against the 64-row tiles' 21-24 / 48-56 at N 4096 (K 4096 / 11008; at 16
+# rows 18 / 38 against 20-22 / 42-47) and 16 x 128 x 128 33 against 37 at N 11008; tf32 at one row
+# 16 x 64 x 64 37 / 89 against 46 / 98 and 16 x 128 x 64 60 against 73 (at 16 rows a tie, 37 / 37).
+# The column tile is 64 where its blocks fit one wave, else 128 (N 4096: 64 blocks of 64 won over 32
+# of 128, 19 against 22; N 11008: 86 blocks of 128 over 172 of 64, 33 against 38). At 32 rows the
+# 64-row tiles were within 10% of the best (f16 4096 x 4096 19 against 19; 4096 x 11008 39.5 against
+# 16 x 64 x 128's 37.7), so 17-64 rows keep them. Not measured for 3xtf32 or matmul_nt / matmul_tn
+# (x @ W.t(), a Linear layer), which keep the model's tiles. Nor for a B of at most
 # SMALL_OPERAND elements: at 1 x 1024 x 1024 the narrow tile ran 0.87-0.88x torch against the 64-row
 # tile's 1.10-1.20 (f16, bf16; bench/results/suite_h200.json, 2026-12-03), a launch-bound 7-8 us.
 NARROW_ROWS = 16
@@ -459,9 +461,11 @@ def _attention(gpu, name, cfg, measured):
 
 
 # d 64 on 128 x 128 blocks (past SHORT_KEYS): every view load with latency 1, 4-5% faster on the H200 at
-# B8 H16 S2048 f16 (380 -> 366 us, causal 242 -> 231; two rounds of separate processes, each the same
-# both times: bench/results/latency_h200.json). No change at d 128 (S512 causal 145-147 us, S2048
-# within 1%); latency 1 made the 16-bit products 2x slower, 6-8 nothing clear (the same file).
+# B8 H16 S2048 f16 (381 / 379 -> 366 / 366 us, causal 242 / 242 -> 230 / 231: two rounds of separate
+# processes, bench/results/latency_attention_h200.json; one round of 1-10 in latency_h200.json). No
+# change at d 128 (S512 causal 145-147 us, S2048 within 1%, latency_h200.json); on the f16 products
+# latency 1 doubled 8192^3 and 4096^3 (latency_h200.json), 6 and 8 nothing clear
+# (latency_matmul_h200.json). Only D = 64 was measured; the rule gives it to the bucket (D 33-64).
 LONG_D64_LATENCY = 1
 
 # d 64 with at most this many keys: 64-key blocks, two blocks an SM. H200, B*H*S = 2^18 f16:

@@ -43,27 +43,31 @@ VIEW_LOAD_LATENCY = "view_load_latency"
 def hint_view_load_latency(n: int) -> Hint:
     """An entry hint of this package, not the dialect's: ``latency`` (1 to 10) on every view load of
     the kernel (load_view / load_cell / load_at, which take no hints of their own). The lowering
-    moves it off the entry onto each load (``split_view_load_latency``). Measured on the H200
-    (bench/results/latency_h200.json): 1 made attention at head dim 64 4-5% faster; 1 made the
-    16-bit products 2x slower."""
+    moves it off the entry onto each load (``split_view_load_latency``); 0 names none. Measured on
+    the H200 (bench/results/latency_attention_h200.json, latency_h200.json): 1 made attention at head
+    dim 64 4-5% faster, and the f16 products 2x slower."""
     return (VIEW_LOAD_LATENCY, int(n))
 
 
 def split_view_load_latency(hints) -> tuple[tuple, tuple]:
     """(the entry's hints without ``view_load_latency``, the load hints it stands for: one
-    ``(arch, (("latency", n),))`` per architecture that named it)."""
-    entry, loads = [], []
+    ``(arch, (("latency", n),))`` per architecture that named it, the last value where it named
+    several; 0 or less names none, as the library's configurations write "tileiras decides")."""
+    entry, loads = [], {}
     for arch, items in hints:
         keep = tuple(kv for kv in items if kv[0] != VIEW_LOAD_LATENCY)
-        loads += [(arch, (("latency", int(v)),)) for k, v in items if k == VIEW_LOAD_LATENCY]
+        for k, v in items:
+            if k == VIEW_LOAD_LATENCY and int(v) > 0:
+                loads[arch] = (("latency", int(v)),)
         if keep:
             entry.append((arch, keep))
-    return tuple(entry), tuple(loads)
+    return tuple(entry), tuple(loads.items())
 
 
 def merge_hints(a, b) -> tuple:
-    """Two hints lists as one: the items of an architecture both name, together (``a``'s first)."""
+    """Two hints lists as one, per architecture and key: ``b``'s value where both name a key (the
+    dialect's dictionaries take each key once)."""
     out: dict = {}
     for arch, items in (*a, *b):
-        out[arch] = out.get(arch, ()) + tuple(items)
-    return tuple(out.items())
+        out.setdefault(arch, {}).update(dict(items))
+    return tuple((arch, tuple(kv.items())) for arch, kv in out.items())
