@@ -201,6 +201,36 @@ def tile_rows() -> list[dict]:
     return rows
 
 
+def nt_rows(out_path: str) -> list[dict]:
+    """matmul_nt (x @ W.t(), a Linear layer's forward: W [N, K] read through a transposing view) at 1
+    and 16 rows on row tiles of 16 and 64, f16: whether the narrow-rows rule's tiles carry over. The
+    file is rewritten after every row (a call cut short keeps what it measured)."""
+    from tileir.heuristics import rule
+    from tileir.kernels import matmul_nt
+
+    rows = []
+    for n, k in ((4096, 4096), (11008, 4096), (4096, 11008)):
+        for m in (1, 16):
+            x = torch.randn(m, k, device="cuda", dtype=torch.float16)
+            w = torch.randn(n, k, device="cuda", dtype=torch.float16)
+            c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+            want = x.double() @ w.double().t()
+            ruled = rule("matmul_nt", "sm_90", {"M": m, "N": n, "K": k, "fmt": "f16"})
+            torch_us = round(flushed_ms(lambda x=x, w=w: x @ w.t()) * 1e3, 2)
+            for name, cfg in (("rule", ruled), ("16x64x128", {"tm": 16, "tn": 64, "tk": 128, "warps": 0}),
+                              ("16x128x128", {"tm": 16, "tn": 128, "tk": 128, "warps": 0}),
+                              ("64x64x64", {"tm": 64, "tn": 64, "tk": 64, "warps": 0})):
+                def fn(x=x, w=w, c=c, cfg=cfg):
+                    matmul_nt(x, w, c, fmt="f16", **cfg)
+
+                r = {"part": "nt", "fmt": "f16", "shape": [m, n, k], "variant": name, "config": cfg,
+                     "torch_us": torch_us, **timed(fn, c, want, apart=False)}
+                rows.append(r)
+                print(json.dumps(r), flush=True)
+                write_rows(out_path, rows, timing="flushed_us: do_bench (L2 flushed) median")
+    return rows
+
+
 def _padded_fns(m, a, b, c, ap, cp, cfg) -> list:
     def copied():
         ap[:m].copy_(a)
@@ -227,10 +257,13 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "both"), default="both")
+    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "nt", "both"), default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
+    if args.part == "nt":
+        nt_rows(args.out)
+        return
     if args.part == "tiles":
         write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "
                    "torch.profiler kernel sum")
