@@ -39,6 +39,8 @@
 #   narrow     bench/small_m_probe.py --part tiles (row tiles of 16 and 32 at 1-32 rows), the matmul GPU tests
 #              of tileir.ops and the kernels, then the suite's f16, bf16 and tf32 products into
 #              suite_matmul_h200.json (a fresh file: merge it)
+#   nt         bench/small_m_probe.py --part nt: matmul_nt (x @ W.t()) at 1 and 16 rows on row tiles of 16
+#              against the rule's -> small_m_nt_h200.json (whether heuristics.NARROW_ROWS should reach it)
 #   latency    the GPU tests of attention, then the suite's attention family into suite_attention_h200.json
 #              (a fresh file: merge it): heuristics.LONG_D64_LATENCY
 #   train-checks  the training attention's GPU tests, bench/norm_bwd_probe.py -> norm_bwd_hints_h200.json
@@ -57,7 +59,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -225,6 +227,9 @@ narrow)
     --families matmul_f16,matmul_bf16,matmul_tf32 --budget-s 260 > "$OUT/suite_matmul.log" 2>&1
   tail -30 "$OUT/suite_matmul.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
   (cd "$OUT" && tar -czf narrow.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+nt)
+  timeout 200 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
   ;;
 latency)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_device_kernels.py tests/test_torch_ops.py \
