@@ -108,3 +108,24 @@ def test_softmax_past_the_row_reads_nothing(fmt, npd, one_chunk):
     want = e / e.sum(axis=1, keepdims=True)
     tol = 1e-6 if fmt == "f32" else 1e-2
     assert np.abs(y.astype(np.float64) - want).max() <= tol * want.max()
+
+
+@pytest.mark.parametrize("name, m, n, k", [("matmul_f16", 1, 70, 1000), ("matmul_f16", 16, 130, 257),
+                                           ("matmul_bf16", 3, 200, 140), ("matmul_tf32", 7, 130, 100)])
+def test_the_narrow_rows_tiles_answer_right(name, m, n, k):
+    """The tiles heuristics.NARROW_ROWS gives products of at most 16 rows (16-row cells, K slices of
+    128 / 64, columns of 64 or 128), on the host reference at sizes with tails in every dimension: the
+    suite checks them on the GPU at its own shapes only. Kills: a 16-row cell that drops or repeats
+    rows, a partial last K slice read wrong."""
+    from tileir.heuristics import rule
+
+    case = CASES[name]
+    cfg = rule(name, "sm_90", {"M": 16, "N": 4096, "K": 4096})
+    assert cfg["tm"] == 16
+    rng = np.random.default_rng(3)
+    args = case.inputs((m, n, k), rng)
+    for tn in (64, 128):
+        out = [a.copy() for a in args]
+        case.kernel.run_host(*out, **dict(cfg, tn=tn))
+        want = case.expected(args)
+        assert case.check(out[2], want)[1], (name, m, n, k, tn)
