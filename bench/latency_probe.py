@@ -1,8 +1,9 @@
 """Does the dialect's ``latency`` hint on view loads change the library's speed? (issue 12: attention
 runs 0.71-0.88x SDPA and the unaligned products 0.64-0.84x cuBLAS, kernel-bound.) The hint (1 low to
 10 high: how heavy the load's DRAM traffic is; Tile IR's optimization guide) is one tileiras may use to
-pick its pipelining; before this probe no library kernel set it. This attaches ``latency = N`` for sm_90 to every view
-load the lowering writes (the lowering's own hints, where it writes some, are kept), one N a process
+pick its pipelining; before this probe no library kernel set it. This attaches ``latency = N`` for
+sm_90 to every view load the lowering writes (the lowering's own hints, where it writes some, are
+kept; through the lowering's own path for ``hint_view_load_latency``), one N a process
 (the recordings are kept per process), and times attention and products at the rule's configuration
 against torch, answers checked. GPU needed.
 
@@ -22,26 +23,18 @@ LATENCIES = (0, 1, 3, 6, 10)  # 0: no hint (today's bytes)
 
 
 def attach(latency: int) -> None:
-    """Every view load lowered from now on carries ``latency`` (for sm_90) beside its own hints."""
-    from tileir import ir
-    from tileir.families import views
+    """Every kernel lowered from now on carries ``latency`` (for sm_90) on each view load, beside the
+    load's own hints: the lowering's own path for ``hint_view_load_latency`` (lower/core.py), given the
+    value for kernels whose entry names none (the products take no ``latency`` key)."""
+    from tileir.lower import core
 
-    made = ir.LoadViewTile
+    split = core.split_view_load_latency
 
-    def with_latency(*args):
-        args = list(args)
-        own = dict(args[9]) if len(args) > 9 else {}
-        own["sm_90"] = tuple(own.get("sm_90", ())) + (("latency", latency),)
-        args[9:10] = [tuple(own.items())]
-        return made(*args)
+    def with_latency(hints):
+        entry, loads = split(hints)
+        return entry, loads or (("sm_90", (("latency", latency),)),)
 
-    class _IR:
-        LoadViewTile = staticmethod(with_latency)
-
-        def __getattr__(self, name):
-            return getattr(ir, name)
-
-    views.ir = _IR()
+    core.split_view_load_latency = with_latency
 
 
 def cases():
