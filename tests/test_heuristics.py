@@ -235,7 +235,7 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
 
 def test_attention_at_head_dim_64_loads_with_latency_1():
     """The long sequences' 128 x 128 blocks at d 64 take latency 1 on every view load
-    (heuristics.LONG_D64_LATENCY, bench/results/latency_h200.json). Kills: the latency at d 128 (no
+    (heuristics.LONG_D64_LATENCY, bench/results/latency_attention_h200.json). Kills: the latency at d 128 (no
     change measured there), at the short sequences' 64-key blocks (not measured), or missing at d 64."""
     long64 = rule("attention", "sm_90", {"B": 8, "H": 16, "S": 2048, "D": 64, "causal": True})
     assert long64["latency"] == 1 and (long64["bq"], long64["bk"]) == (128, 128)
@@ -250,7 +250,7 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json): row tiles of 16 with twice the K
     slice, the column tile 64 where its blocks fit one wave, else 128. Kills: the rule keeping 64-row tiles
-    there, reaching 32 rows (where 64 rows were as fast) or a launch-bound 1024 x 1024 B (where it lost),
+    there, reaching 32 rows (where 64 rows were within 10%) or a launch-bound 1024 x 1024 B (where it lost),
     a K slice left at 64 / 32, a column tile that ignores the wave, and the narrow tile reaching 3xtf32
     or the transposed products (unmeasured)."""
     for m in (1, 7, 16):

@@ -165,8 +165,8 @@ def _gapless(t: torch.Tensor, reuse: int) -> torch.Tensor:
     rows (``_dense``) read about once (``reuse``: the other operand's outer size, the rows or columns
     that read each of its elements), else a contiguous copy. A row pitch wider than the row (a column
     slice ``x[:, :n]``, ``x.chunk(2, -1)``) takes the operand's loads off TMA (the pitch-gap
-    workaround, families/views.py ``load_may_read_a_gap``). On the H200, f16 column slices of matrices twice as wide
-    (bench/results/unaligned_slices_h200.json): 4096^3 3075 us in place against 274 copied (torch
+    workaround, families/views.py ``load_may_read_a_gap``). On the H200, f16 column slices of
+    matrices twice as wide (bench/results/unaligned_slices_h200.json): 4096^3 3075 us in place against 274 copied (torch
     180), 4096 x 5000 x 1000 896 against 118 (torch 76); but at 16 rows 37 in place against 64
     copied, where the product reads B once and the copy moves it twice. So a copy where more than
     ``COPY_REUSE`` rows or columns read the operand (not measured between 16 and 4096)."""
