@@ -4,6 +4,11 @@ second marked non-differentiable) against torch's own rms_norm and tileir.ops.rm
 through torch.autograd.grad on tiny CUDA tensors (bench/timing.py's host_us).
 
     PYTHONPATH=src python3 bench/autograd_host_cost.py --out bench/results/autograd_host_cost_h200.json
+
+``--profile FILE`` then writes cProfile tables (by own time and by cumulative time) of a forward and
+backward of tileir.ops.matmul and rms_norm at the training example's sizes (8192 tokens, d_model 512,
+bf16): where a backward's host time goes, the training profile's matmul_autogradBackward taking
+~160 us of host time a call (bench/results/training_profile_h200.json).
 """
 
 from __future__ import annotations
@@ -42,9 +47,47 @@ def fn(outputs: int, materialize: bool = True, nondiff: bool = False, launch: bo
     return F1
 
 
+def profile_backwards(path: str, calls: int = 300) -> None:
+    """cProfile tables of forward + backward of ops.matmul (x @ W, W [K, N] as the example holds it) and
+    ops.rms_norm at the example's sizes, host time per call beside each."""
+    import cProfile
+    import io
+    import pstats
+
+    bf = torch.bfloat16
+    x = torch.randn(8192, 512, device="cuda", dtype=bf, requires_grad=True)
+    w = torch.randn(512, 1536, device="cuda", dtype=bf, requires_grad=True)
+    g = torch.ones(512, device="cuda", dtype=bf, requires_grad=True)
+    cases = {"matmul x @ W": (lambda: T.matmul(x, w), (x, w), torch.randn(8192, 1536, device="cuda", dtype=bf)),
+             "rms_norm": (lambda: T.rms_norm(x, (512,), g), (x, g), torch.randn(8192, 512, device="cuda", dtype=bf))}
+    with open(path, "w") as fh:
+        for name, (f, ins, dy) in cases.items():
+            def step(f=f, ins=ins, dy=dy):
+                torch.autograd.grad(f(), ins, dy)
+
+            fwd = host_us(lambda f=f: f(), reps=100)
+            both = host_us(step, reps=100)
+            prof = cProfile.Profile()
+            step()
+            torch.cuda.synchronize()
+            prof.enable()
+            for _ in range(calls):
+                step()
+            prof.disable()
+            torch.cuda.synchronize()
+            fh.write(f"## {name}: forward {fwd:.1f} us, forward + backward {both:.1f} us a call (host_us); "
+                     f"cProfile of {calls} calls\n")
+            for key in ("tottime", "cumulative"):
+                buf = io.StringIO()
+                pstats.Stats(prof, stream=buf).sort_stats(key).print_stats(28)
+                fh.write(buf.getvalue())
+    print(open(path).read()[:6000], flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
+    p.add_argument("--profile", default=None)
     args = p.parse_args()
     dev, bf = "cuda", torch.bfloat16
     x = torch.randn(64, 64, device=dev, dtype=bf, requires_grad=True)
@@ -70,6 +113,8 @@ def main():
         print(f"{k:40s} {v:8.1f} us", flush=True)
     with open(args.out, "w") as fh:
         json.dump(out, fh, indent=1)
+    if args.profile:
+        profile_backwards(args.profile)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,10 @@
 #              then hostpath's launch overhead and op host costs
 #   vector     vector_probe.py's histogram / merge / scan / sums parts, then the suite's vector and row
 #              families into suite_vector_rows_h200.json (a fresh file: merge it)
+#   gaps       the suite's lowest rows' probes: small_m_probe --part thin, bmm_probe, vector_probe's vadd and
+#              scansizes parts, autograd_host_cost --profile (a backward's host time); logs in gaps_logs.tgz
+#   rules      after a rule change: the GPU tests of vadd and the products, bmm_probe --occupancy, the suite's
+#              product, vadd, scan and bmm families -> suite_rules_h200.json (merge it)
 #   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
 #              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -59,7 +63,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -304,6 +308,36 @@ vector)
   timeout 330 python3 bench/suite.py --out "$OUT/suite_vector_rows_h200.json" \
     --families vadd,sum,max,scan,histogram,softmax,layernorm,rmsnorm --budget-s 300 > "$OUT/suite_vector_rows.log" 2>&1
   tail -40 "$OUT/suite_vector_rows.log" | grep -E '"(geomean|min|min_shape)"|^ "'
+  ;;
+gaps)
+  # the suite's lowest rows' probes in one call: tf32 / f16 products at 1 and 16 rows on 32-, 64- and
+  # 128-wide column tiles, bmm's cells on held-in and held-out shapes, vadd on cells against pointers and
+  # the scan's two half-speed sizes, then where a training backward's host time goes
+  timeout 150 python3 bench/small_m_probe.py --part thin --out "$OUT/small_m_thin_h200.json" > "$OUT/thin.log" 2>&1
+  grep -v '^{' "$OUT/thin.log" | tail -5; echo "thin rows: $(grep -c '^{' "$OUT/thin.log")"
+  timeout 170 python3 bench/bmm_probe.py --out "$OUT/bmm_tiles_h200.json" > "$OUT/bmm.log" 2>&1
+  grep -v '^{' "$OUT/bmm.log" | tail -5; echo "bmm rows: $(grep -c '^{' "$OUT/bmm.log")"
+  (cd bench && timeout 100 python3 vector_probe.py --only vadd,scansizes --out "$OUT/vector_gaps_h200.json" \
+    > "$OUT/vector_gaps.log" 2>&1)
+  tail -2 "$OUT/vector_gaps.log" | cut -c1-300
+  timeout 80 python3 bench/autograd_host_cost.py --out "$OUT/autograd_host_cost_h200.json" \
+    --profile "$OUT/backward_profile_h200.txt" > "$OUT/autograd.log" 2>&1
+  head -12 "$OUT/autograd.log"
+  (cd "$OUT" && tar -czf gaps_logs.tgz ./*.log && rm -f ./*.log)
+  ;;
+rules)
+  # after a rule change from the gaps step: the GPU tests of the kernels it touches, bmm's cells at two
+  # blocks an SM, then the suite's product and vector families it moves into suite_rules_h200.json (a fresh
+  # file: merge it)
+  timeout 200 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py \
+    tests/test_torch_ops_matmul.py tests/test_any_size.py -k "vadd or matmul or small or narrow" > "$OUT/rules_tests.log" 2>&1
+  tail -3 "$OUT/rules_tests.log"
+  timeout 150 python3 bench/bmm_probe.py --occupancy --out "$OUT/bmm_occupancy_h200.json" > "$OUT/bmm_occ.log" 2>&1
+  echo "bmm rows: $(grep -c '^{' "$OUT/bmm_occ.log")"
+  timeout 280 python3 bench/suite.py --out "$OUT/suite_rules_h200.json" --budget-s 240 \
+    --families matmul_f16,matmul_bf16,matmul_tf32,vadd,scan,bmm > "$OUT/suite_rules.log" 2>&1
+  tail -40 "$OUT/suite_rules.log" | grep -E '"(geomean|min|min_shape)"|^ "'
+  (cd "$OUT" && tar -czf rules_logs.tgz ./*.log ./*.png && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

@@ -11,6 +11,10 @@ cProfile of the split call's and of prefix_sum's host path (the suite's scan row
 ``--part tiles`` times one pass on row tiles of 16 and 32 beside 64 at M 1-32 (the padded part found
 the 64-row boxes of a 1-row A cost half the speed: 19 against 10 us of GPU time).
 
+``--part thin`` times row tiles of 16 on column tiles of 32, 64 and 128 at 1 and 16 rows, f16 and tf32,
+beside torch: where N / 64 blocks leave most of the 132 SMs idle (tf32 1 x 4096 x 4096: 64 blocks,
+0.61x torch), whether 32-wide columns' twice as many blocks pull more of the bandwidth.
+
 ``--part padded`` asks why one pass at 1-16 rows runs at half the speed of 64 rows on the same
 cubin (the operands as given against the same rows in zeroed 64-row buffers).
 
@@ -201,6 +205,43 @@ def tile_rows() -> list[dict]:
     return rows
 
 
+THIN_NK = ((1024, 4096), (2048, 4096), (4096, 4096), (4096, 1024), (4096, 11008), (5000, 1000), (8192, 4096))
+
+
+def thin_rows(out_path: str) -> list[dict]:
+    """One pass at 1 and 16 rows on 16-row tiles, column tiles 32 / 64 / 128 (K slices as
+    heuristics.NARROW_TK), f16 and tf32, torch beside each shape; the file is rewritten after each shape."""
+    from tileir.heuristics import NARROW_TK
+
+    rows = []
+    for fmt in ("f16", "tf32"):
+        dt, precision, kern, _tk, _tol = FORMATS[fmt]
+        extra = {} if precision is None else {"precision": precision}
+        for n, k in THIN_NK:
+            for m in (1, 16):
+                a = torch.randn(m, k, device="cuda", dtype=dt)
+                b = torch.randn(k, n, device="cuda", dtype=dt)
+                c = torch.empty(m, n, device="cuda", dtype=dt)
+                want = a.double() @ b.double()
+                torch_us = round(flushed_ms(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) * 1e3, 2)
+                for tn in (32, 64, 128):
+                    cfg = {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "warps": 0, **extra}
+
+                    def fn(kern=kern, a=a, b=b, c=c, cfg=cfg):
+                        kern(a, b, c, **cfg)
+
+                    r = {"part": "thin", "fmt": fmt, "shape": [m, n, k], "config": cfg, "torch_us": torch_us,
+                         **timed(fn, c, want, apart=False)}
+                    if "flushed_us" in r:
+                        r["gpu_us"] = kernel_us(fn, reps=10)["total"]
+                        r["torch_over"] = round(torch_us / r["flushed_us"], 3)
+                    rows.append(r)
+                    print(json.dumps(r), flush=True)
+                write_rows(out_path, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median; gpu_us: "
+                           "torch.profiler kernel sum")
+    return rows
+
+
 def nt_rows(out_path: str) -> list[dict]:
     """matmul_nt (x @ W.t(), a Linear layer's forward: W [N, K] read through a transposing view) at 1
     and 16 rows on row tiles of 16 and 64, f16: whether the narrow-rows rule's tiles carry over. The
@@ -257,12 +298,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "nt", "both"), default="both")
+    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "thin", "nt", "both"), default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
     if args.part == "nt":
         nt_rows(args.out)
+        return
+    if args.part == "thin":
+        thin_rows(args.out)
         return
     if args.part == "tiles":
         write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "

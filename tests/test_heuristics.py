@@ -248,19 +248,22 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
 
 
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
-    """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json): row tiles of 16 with twice the K
-    slice, the column tile 64 where its blocks fit one wave, else 128. Kills: the rule keeping 64-row tiles
-    there, reaching 32 rows (where 64 rows were within 10%) or a launch-bound 1024 x 1024 B (where it lost),
-    a K slice left at 64 / 32, a column tile that ignores the wave, and the narrow tile reaching 3xtf32
+    """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json, small_m_thin_h200.json): row tiles of
+    16 with twice the K slice, the narrowest column tile of 32, 64, 128 whose blocks fit one wave. Kills: the
+    rule keeping 64-row tiles there, reaching 32 rows (where 64 rows were within 10%) or a launch-bound
+    1024 x 1024 B (where it lost), a K slice left at 64 / 32, a column tile that ignores the wave (32 at
+    N 5000 or 8192, 64 at 11008) or stays 64 where 32 fits (N 4096), and the narrow tile reaching 3xtf32
     or the transposed products (unmeasured)."""
     for m in (1, 7, 16):
         f16 = rule("matmul_f16", "sm_90", {"M": m, "N": 4096, "K": 11008})
-        assert (f16["tm"], f16["tn"], f16["tk"]) == (16, 64, 128)
+        assert (f16["tm"], f16["tn"], f16["tk"]) == (16, 32, 128)  # 128 blocks of 32 columns: one wave
         assert rule("matmul_bf16", "sm_90", {"M": m, "N": 4096, "K": 4096})["tk"] == 128
         wide = rule("matmul_f16", "sm_90", {"M": m, "N": 11008, "K": 4096})
         assert (wide["tm"], wide["tn"]) == (16, 128)  # 172 blocks of 64 would be two waves
+        assert rule("matmul_f16", "sm_90", {"M": m, "N": 5000, "K": 4096})["tn"] == 64  # 157 of 32: two
+        assert rule("matmul_f16", "sm_90", {"M": m, "N": 8192, "K": 4096})["tn"] == 64  # 128 of 64
         tf32 = rule("matmul_tf32", "sm_90", {"M": m, "N": 4096, "K": 4096})
-        assert (tf32["tm"], tf32["tn"], tf32["tk"]) == (16, 64, 64)
+        assert (tf32["tm"], tf32["tn"], tf32["tk"]) == (16, 32, 64)
         _valid(matmul_f16, f16)
         _valid(matmul_tf32, tf32)
     assert rule("matmul_f16", "sm_90", {"M": 32, "N": 4096, "K": 4096})["tm"] == 64

@@ -27,7 +27,8 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   at a per-tile efficiency (``TILE_EFFICIENCY``, an estimate: larger tiles reuse each loaded
   byte more), against a memory floor where few blocks cannot pull the HBM bandwidth -- and takes
   the fastest, the larger tile on a near tie. tm is 64 (one warpgroup's mma height) where M <= 64,
-  and 16 where M <= 16 (``NARROW_ROWS``: a 64-row box of a 1-row A costs half the kernel's speed).
+  and 16 where M <= 16 (``NARROW_ROWS``: a 64-row box of a 1-row A costs half the kernel's speed),
+  on the narrowest column tile of 32, 64, 128 that keeps the blocks in one wave (``narrow_tn``).
   Block rows are grouped 8 at a time (L2 reuse) where the grid is more than one wave.
 * Split-K (``matmul_split``): where even the best one-pass tile leaves most SMs idle and K is
   long, K is cut into S splits (``gemm.matmul_split_k``). For a small M (16-bit up to 16 rows,
@@ -144,6 +145,19 @@ NARROW_ROWS = 16
 NARROW_TK = {"f16": 128, "bf16": 128, "tf32": 64}
 
 
+def narrow_tn(gpu: str, n: int) -> int:
+    """The column tile of a product of at most ``NARROW_ROWS`` rows: the narrowest of 32, 64, 128 whose
+    blocks fit one wave. Such a product streams B once, and narrower columns put more SMs on it:
+    H200, 1 and 16 rows (bench/results/small_m_thin_h200.json, do_bench, L2 flushed), tf32 x 4096 x 4096
+    30 us on 32-wide columns against 37 on 64 (torch fp32 24 and 91), x 4096 x 11008 64 against 90;
+    f16 x 2048 x 4096 14.4 against 16.1; where 32-wide columns take a second wave (N 5000, 8192) they
+    lose to 64 (f16 x 8192 x 4096 30.9 against 26.3)."""
+    for tn in (32, 64):
+        if cdiv(n, tn) <= SMS[gpu]:
+            return tn
+    return 128
+
+
 # ---- the matrix product model --------------------------------------------------------------------
 
 
@@ -245,7 +259,7 @@ def _matmul(gpu, name, cfg, measured, transposed=False):
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
     if m <= NARROW_ROWS and n * k > SMALL_OPERAND and not transposed and precision == "tf32" and fmt in NARROW_TK:
-        tn = 64 if cdiv(n, 64) <= SMS[gpu] else 128
+        tn = narrow_tn(gpu, n)
         return {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "group": 0, "warps": 0}
     # (measured on the row-major products only: matmul_nt / matmul_tn keep the aligned weights)
     unaligned = not transposed and fmt in UNALIGNED_TK and bool({"K", "N"} & cfg.get(UNALIGNED, frozenset()))
