@@ -55,6 +55,8 @@
 #              scansizes parts, autograd_host_cost --profile (a backward's host time); logs in gaps_logs.tgz
 #   rules      after a rule change: the GPU tests of vadd and the products, bmm_probe --occupancy, the suite's
 #              product, vadd, scan and bmm families -> suite_rules_h200.json (merge it)
+#   order      attention_order_probe.py (heavy_first), small_m_probe --part thin-tk, the suite's scan family
+#              alone and after the f16 products (fresh files)
 #   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
 #              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -63,7 +65,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -338,6 +340,19 @@ rules)
     --families matmul_f16,matmul_bf16,matmul_tf32,vadd,scan,bmm > "$OUT/suite_rules.log" 2>&1
   tail -40 "$OUT/suite_rules.log" | grep -E '"(geomean|min|min_shape)"|^ "'
   (cd "$OUT" && tar -czf rules_logs.tgz ./*.log ./*.png && rm -f ./*.log ./*.png)
+  ;;
+order)
+  # attention's block order (heavy_first) on the suite's shapes, the narrow products' K slices, the scan
+  # family alone and after the f16 products (host time recorded: whether its mid sizes are host-bound)
+  timeout 200 python3 bench/attention_order_probe.py --out "$OUT/attention_order_h200.json" > "$OUT/order.log" 2>&1
+  echo "order rows: $(grep -c '^{' "$OUT/order.log")"; grep -v '^{' "$OUT/order.log" | tail -3
+  timeout 150 python3 bench/small_m_probe.py --part thin-tk --out "$OUT/small_m_thin_tk_h200.json" > "$OUT/thin_tk.log" 2>&1
+  echo "thin-tk rows: $(grep -c '^{' "$OUT/thin_tk.log")"; grep -v '^{' "$OUT/thin_tk.log" | tail -3
+  timeout 100 python3 bench/suite.py --out "$OUT/suite_scan_alone_h200.json" --families scan --budget-s 80 \
+    > "$OUT/scan_alone.log" 2>&1
+  timeout 150 python3 bench/suite.py --out "$OUT/suite_scan_after_h200.json" --families matmul_f16,scan \
+    --budget-s 120 > "$OUT/scan_after.log" 2>&1
+  (cd "$OUT" && tar -czf order_logs.tgz ./*.log ./*.png && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

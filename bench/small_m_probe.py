@@ -15,6 +15,9 @@ the 64-row boxes of a 1-row A cost half the speed: 19 against 10 us of GPU time)
 beside torch: where N / 64 blocks leave most of the 132 SMs idle (tf32 1 x 4096 x 4096: 64 blocks,
 0.61x torch), whether 32-wide columns' twice as many blocks pull more of the bandwidth.
 
+``--part thin-tk`` times that rule's tile with K slices of 1, 2 and 4 times the rule's and at two blocks
+an SM (tf32 and f16, the same shapes): whether more bytes in flight pull more of the bandwidth.
+
 ``--part padded`` asks why one pass at 1-16 rows runs at half the speed of 64 rows on the same
 cubin (the operands as given against the same rows in zeroed 64-row buffers).
 
@@ -242,6 +245,41 @@ def thin_rows(out_path: str) -> list[dict]:
     return rows
 
 
+def thin_tk_rows(out_path: str) -> list[dict]:
+    """The narrow rule's tile (16 rows, ``narrow_tn`` columns) at 1 and 16 rows with K slices of 1, 2 and
+    4 times heuristics.NARROW_TK and at occupancy 2: whether more bytes in flight an SM pull more of the
+    bandwidth where one wave of such blocks streams B (tf32 1 x 4096 x 4096 at 0.78x torch)."""
+    from tileir.heuristics import NARROW_TK, narrow_tn
+
+    rows = []
+    for fmt in ("tf32", "f16"):
+        dt, precision, kern, _tk, _tol = FORMATS[fmt]
+        extra = {} if precision is None else {"precision": precision}
+        for n, k in THIN_NK:
+            tn = narrow_tn("sm_90", n)
+            for m in (1, 16):
+                a = torch.randn(m, k, device="cuda", dtype=dt)
+                b = torch.randn(k, n, device="cuda", dtype=dt)
+                c = torch.empty(m, n, device="cuda", dtype=dt)
+                want = a.double() @ b.double()
+                torch_us = round(flushed_ms(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) * 1e3, 2)
+                tk0 = NARROW_TK[fmt]
+                for tk, occ in ((tk0, 0), (2 * tk0, 0), (4 * tk0, 0), (tk0, 2), (2 * tk0, 2)):
+                    cfg = {"tm": 16, "tn": tn, "tk": tk, "warps": 0, "occupancy": occ, **extra}
+
+                    def fn(kern=kern, a=a, b=b, c=c, cfg=cfg):
+                        kern(a, b, c, **cfg)
+
+                    r = {"part": "thin-tk", "fmt": fmt, "shape": [m, n, k], "config": cfg, "torch_us": torch_us,
+                         **timed(fn, c, want, apart=False)}
+                    if "flushed_us" in r:
+                        r["torch_over"] = round(torch_us / r["flushed_us"], 3)
+                    rows.append(r)
+                    print(json.dumps(r), flush=True)
+                write_rows(out_path, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median")
+    return rows
+
+
 def nt_rows(out_path: str) -> list[dict]:
     """matmul_nt (x @ W.t(), a Linear layer's forward: W [N, K] read through a transposing view) at 1
     and 16 rows on row tiles of 16 and 64, f16: whether the narrow-rows rule's tiles carry over. The
@@ -298,7 +336,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "thin", "nt", "both"), default="both")
+    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "thin", "thin-tk", "nt", "both"),
+                   default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
@@ -307,6 +346,9 @@ def main():
         return
     if args.part == "thin":
         thin_rows(args.out)
+        return
+    if args.part == "thin-tk":
+        thin_tk_rows(args.out)
         return
     if args.part == "tiles":
         write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "

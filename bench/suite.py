@@ -14,8 +14,10 @@ the geometric mean and the minimum in the title).
 Each record: family, name (the shape's key), shape, formats, tileir_ms, torch_ms, ratio
 (torch_ms / tileir_ms: above 1 tileir is faster), ok (tileir's answer within the family's
 tolerance of an independent reference), max_err and torch_max_err (both against that reference),
-config (what the library chose for the call: the tuned keys it filled in, split-K's plan), and
-the run's date and timing mode. The run is resumable: shapes already in the file are skipped
+config (what the library chose for the call: the tuned keys it filled in, split-K's plan), the
+run's date and timing mode, and where either side took under 0.1 ms, tileir_host_us and
+torch_host_us (host time a call, issued without waiting: a row whose host time passes do_bench's
+flush times the host). The run is resumable: shapes already in the file are skipped
 (``--redo-errors`` retries those that failed), records are written as they come, and
 ``--budget-s`` stops starting new shapes after that many seconds, so several device calls finish
 it. Before timing, the configurations the pending shapes will run are assembled in parallel
@@ -534,6 +536,24 @@ def gpu_timer(quick: bool):
     return lambda fn: float(do_bench(fn, warmup=warm, rep=rep, return_mode="median"))
 
 
+HOST_BOUND_MS = 0.1  # below this a call's host time may set its pace: the record keeps it beside the time
+
+
+def host_us(fn, reps: int = 200) -> float:
+    """Microseconds of host time a call: ``reps`` calls issued without waiting, best of three batches
+    (few enough that the launch queue does not fill). A row whose host time passes do_bench's flush
+    (a 256 MB write, ~65 us) times the host, not the GPU."""
+    best = float("inf")
+    for _ in range(3):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, time.perf_counter() - t)
+    torch.cuda.synchronize()
+    return round(best / reps * 1e6, 2)
+
+
 def cpu_timer(fn, reps=1):
     times = []
     for _ in range(reps):
@@ -625,6 +645,9 @@ def run_shape(shape: Shape, timer, device: str, gpu: str | None, smoke: bool) ->
                 rec[f"{label}_error"] = f"{type(e).__name__}: {e}"[:300]
     if rec["ok"] and rec["tileir_ms"] and rec["torch_ms"]:
         rec["ratio"] = round(rec["torch_ms"] / rec["tileir_ms"], 4)
+        if device == "cuda" and not smoke and min(rec["tileir_ms"], rec["torch_ms"]) < HOST_BOUND_MS:
+            rec["tileir_host_us"] = host_us(ti)
+            rec["torch_host_us"] = host_us(lambda: shape.torch(ins))
     for side in ("tileir", "torch"):
         ms = rec.get(f"{side}_ms")
         if ms:

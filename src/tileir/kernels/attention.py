@@ -53,25 +53,27 @@ def _bk(bk, d_tile):
     return bk or (128 if d_tile <= 64 else 64)
 
 
-def _q(fmt="f16", bq=128, d_tile=128):
-    return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
+def _q(fmt="f16", bq=128, d_tile=128, heavy_first=False):
+    # heavy_first: the query block is the grid's last axis and each block names its own (below)
+    along = [1, 0, FREE_AXIS, FREE_AXIS] if heavy_first else [2, 1, 0, FREE_AXIS]
+    return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=along, pad=PadZero))
 
 
 def _k(fmt="f16"):
     return Whole(fmt, _KV)
 
 
-def _v(fmt="f16", bk=None, d_tile=128):
-    return In(fmt, cells(_KV, [1, 1, _bk(bk, d_tile), d_tile], along=[2, FREE_AXIS, FREE_AXIS, FREE_AXIS],
-                         pad=PadZero))
+def _v(fmt="f16", bk=None, d_tile=128, heavy_first=False):
+    return In(fmt, cells(_KV, [1, 1, _bk(bk, d_tile), d_tile], along=[1 if heavy_first else 2, FREE_AXIS, FREE_AXIS,
+                                                                       FREE_AXIS], pad=PadZero))
 
 
 def _o(fmt="f16"):
     return Shared(fmt, _QO)
 
 
-def _grid(B, H, S, D, H_kv, bq=128, d_tile=128):  # noqa: N803  (the run-time sizes' names)
-    """(query blocks, heads, batch); refuses a head dimension past the head tile and a head count
+def _grid(B, H, S, D, H_kv, bq=128, d_tile=128, heavy_first=False):  # noqa: N803  (the run-time sizes' names)
+    """(query blocks, heads, batch), or with ``heavy_first`` (heads, batch, query blocks); refuses a head dimension past the head tile and a head count
     K/V's does not divide, before anything is launched."""
     if D > d_tile:
         raise TileirError(f"the head dimension D is {D} and the head tile d_tile is {d_tile}: a head is one tile",
@@ -80,7 +82,7 @@ def _grid(B, H, S, D, H_kv, bq=128, d_tile=128):  # noqa: N803  (the run-time si
     if H % H_kv:
         raise TileirError(f"q has {H} heads and k / v {H_kv}: grouped-query attention wants H_kv to divide H",
                           kernel="attention", what="k", fix="k and v with a number of heads that divides q's")
-    return (cdiv(S, bq), H, B)
+    return (H, B, cdiv(S, bq)) if heavy_first else (cdiv(S, bq), H, B)
 
 
 def _idx_min(a, b):
@@ -106,19 +108,25 @@ def _check(causal, bq, bk, warps):
 # 1.232) against 2.145 (1.220) with every size recorded and 2.248 (1.289) with only S and S_kv;
 # bench/h200.py 504 / 454 TFLOP/s after, 491-499 / 441-442 before.
 @kernel(name="attention", grid=_grid, hints=entry_hints,
-        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency"),
+        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency", "heavy_first"),
         exact=("D", "H", "H_kv"))
 def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | None = None, fmt: str = "f16",
               bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0,
-              latency: int = 0):
+              latency: int = 0, heavy_first: bool = False):
     """O[b, h] = softmax(Q[b, h] K[b, h']^T * scale) V[b, h'] for every batch b and head h of
     [B, H, S, D] q and o and [B, H_kv, S_kv, D] k and v (h' = h // (H / H_kv)), f16 or bf16 with
     f32 accumulation and statistics; ``causal`` masks key > query (absolute positions). scale:
     1/sqrt(D) unless given; bq, bk: the query and key blocks (bk: 128 for d_tile <= 64, else 64);
-    d_tile: the head tile, a power of two >= D; warps, occupancy, latency: kernels/entry_hints.py."""
+    d_tile: the head tile, a power of two >= D; warps, occupancy, latency: kernels/entry_hints.py.
+    heavy_first: the query blocks walk the grid's slowest axis from the last one down, so under a causal
+    mask the blocks with the most keys start first and the last wave holds the lightest."""
     bk = _bk(bk, d_tile)
     _check(causal, bq, bk, warps)
-    qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    if heavy_first:
+        h, bz = ti.block_id(0), ti.block_id(1)
+        qi = ti.idx_sub(ti.idx_sub(ti.num_blocks(2), ti.idx_const(1)), ti.block_id(2))
+    else:
+        qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     hk = ti.idx_div(h, ti.idx_div(ti.extent_of(q, 1), ti.extent_of(k, 1)))  # grouped-query: K/V's head
     s_kv = ti.extent_of(k, 2)
     qk_scale: Tile | float  # a tile where it is 1/sqrt(D) of the arrays', else the host number
@@ -129,7 +137,7 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | No
     # K^T: [1, 1, d_tile, bk] tiles of K, tile dimension 3 running along the keys
     kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
 
-    qt = ti.reshape(ti.load_at(q, [0]), [bq, d_tile])
+    qt = ti.reshape(ti.load_at(q, [qi, 0] if heavy_first else [0]), [bq, d_tile])
     m_i = ti.carry(ti.full([bq, 1], -math.inf, F32))
     l_i = ti.carry(ti.full([bq, 1], 0.0, F32))
     acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))

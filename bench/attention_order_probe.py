@@ -1,0 +1,69 @@
+"""Causal attention's block order (issue 12: load balancing): the rule's configuration with the query
+blocks on the grid's first axis (each head's blocks side by side, the default) against
+``heavy_first`` (the query blocks on the slowest axis, the last first: the blocks with the most keys
+start first and the last wave holds the lightest), on the suite's attention shapes (B * H * S =
+2^18 x 16, H 16, f16, head dims 64 and 128), causal and not, beside SDPA; answers checked against
+f32 SDPA. GPU needed.
+
+    PYTHONPATH=src python3 bench/attention_order_probe.py --out bench/results/attention_order_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F  # noqa: N812
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import flushed_ms, write_rows  # noqa: E402
+
+from tileir.heuristics import rule  # noqa: E402
+from tileir.kernels import attention  # noqa: E402
+
+SHAPES = [(32, 16, 512), (16, 16, 1024), (8, 16, 2048), (4, 16, 4096), (2, 16, 8192), (1, 16, 16384)]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    rows = []
+    for d in (64, 128):
+        for b, h, s in SHAPES:
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            o = torch.empty_like(q)
+            for causal in (True, False):
+                want = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(),
+                                                      is_causal=causal)
+                sdpa_us = round(flushed_ms(lambda c=causal, q=q, k=k, v=v: F.scaled_dot_product_attention(
+                    q, k, v, is_causal=c)) * 1e3, 2)
+                cfg = rule("attention", "sm_90", {"B": b, "H": h, "S": s, "D": d, "H_kv": h, "S_kv": s,
+                                                  "causal": causal, "fmt": "f16"}) or {}
+                for order in (False, True):
+                    c = dict(cfg, heavy_first=order)
+
+                    def fn(c=c, causal=causal, q=q, k=k, v=v, o=o):
+                        attention(q, k, v, o, causal=causal, **c)
+
+                    r = {"shape": [b, h, s, d], "causal": causal, "heavy_first": order, "config": c,
+                         "sdpa_us": sdpa_us}
+                    try:
+                        o.zero_()
+                        fn()
+                        torch.cuda.synchronize()
+                        r["max_err"] = float(f"{float((o[:1, :2].float() - want).abs().max()):.3g}")
+                        r["us"] = round(flushed_ms(fn) * 1e3, 2)
+                        r["sdpa_over"] = round(sdpa_us / r["us"], 3)
+                    except Exception as e:  # noqa: BLE001  (a probe: record and go on)
+                        r["error"] = repr(e)[:300]
+                    rows.append(r)
+                    print(json.dumps(r), flush=True)
+            write_rows(args.out, rows, timing="us, sdpa_us: do_bench (L2 flushed) median")
+
+
+if __name__ == "__main__":
+    main()
