@@ -247,6 +247,18 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
     assert ("view_load_latency", 1) in attention.hints_for(cfg)[0][1]
 
 
+def test_causal_attention_with_many_query_blocks_starts_the_heaviest_first():
+    """heuristics.HEAVY_FIRST_BLOCKS (bench/results/attention_order_h200.json): causal with at least 32
+    query blocks a head takes heavy_first; shorter, or without the mask, it does not (1-14% slower there).
+    Kills: the order reaching non-causal attention or short sequences, or missing at S 4096 and 16384."""
+    base = {"B": 4, "H": 16, "D": 64}
+    for s in (4096, 16384):
+        assert rule("attention", "sm_90", dict(base, S=s, causal=True))["heavy_first"] is True
+        assert "heavy_first" not in rule("attention", "sm_90", dict(base, S=s, causal=False))
+    assert "heavy_first" not in rule("attention", "sm_90", dict(base, S=2048, causal=True))
+    assert rule("attention", "sm_90", {"B": 1, "H": 16, "S": 8192, "D": 128, "causal": True})["heavy_first"]
+
+
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     """One pass at 1-16 rows (bench/results/small_m_tiles_h200.json, small_m_thin_h200.json): row tiles of
     16 with twice the K slice, the narrowest column tile of 32, 64, 128 whose blocks fit one wave. Kills: the

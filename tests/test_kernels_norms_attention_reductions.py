@@ -24,6 +24,7 @@ from tileir.kernels import (
     vector_max,
     vector_sum,
 )
+from tileir.kernels.attention import reference as attention_reference
 
 SIZES = {
     "layernorm_f32": [(3, 1), (5, 100), (4, 256), At((3, 1000), {"max_tile": 256}), At((2, 1024), {"max_tile": 256})],
@@ -91,6 +92,26 @@ def test_conv1d_takes_its_width_from_the_filter_and_refuses_a_y_of_another_lengt
     with pytest.raises(TileirError, match="y has N - W [+] 1 = 7; it has 8") as e:
         conv1d.run_host(x, w, np.zeros(8, np.float32))
     assert e.value.fix == "a y of 7 elements"
+
+
+def test_attention_heavy_first_answers_as_the_default_order():
+    """heavy_first moves the query blocks to the grid's last axis, walked from the last: the same answer
+    lane for lane on the host reference, grouped-query and a ragged last block included, and the grid
+    (heads, batch, query blocks). Kills: a query block not reversed or not reversed back (rows of the wrong
+    block), K / V following the old batch axis (the second batch reads the first's), the grid unchanged."""
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 4, 200, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 2, 200, 64)).astype(np.float16) for _ in range(2))
+    for causal in (False, True):
+        outs = []
+        for order in (False, True):
+            o = np.zeros_like(q)
+            attention.run_host(q, k, v, o, causal=causal, heavy_first=order, bq=64, bk=64, d_tile=64)
+            outs.append(o)
+        assert np.array_equal(outs[0], outs[1])
+        assert np.abs(outs[1].astype(np.float64) - attention_reference(q, k, v, causal)).max() < 2e-3
+    assert attention.grid(q, k, v, q, heavy_first=True, bq=64, d_tile=64) == (4, 2, 4)
+    assert attention.grid(q, k, v, q, bq=64, d_tile=64) == (4, 4, 2)
 
 
 def test_causal_attention_wants_bk_to_divide_bq():

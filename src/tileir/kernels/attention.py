@@ -73,8 +73,8 @@ def _o(fmt="f16"):
 
 
 def _grid(B, H, S, D, H_kv, bq=128, d_tile=128, heavy_first=False):  # noqa: N803  (the run-time sizes' names)
-    """(query blocks, heads, batch), or with ``heavy_first`` (heads, batch, query blocks); refuses a head dimension past the head tile and a head count
-    K/V's does not divide, before anything is launched."""
+    """(query blocks, heads, batch), or with ``heavy_first`` (heads, batch, query blocks); refuses a head
+    dimension past the head tile and a head count K/V's does not divide, before anything is launched."""
     if D > d_tile:
         raise TileirError(f"the head dimension D is {D} and the head tile d_tile is {d_tile}: a head is one tile",
                           kernel="attention", what="d_tile",
