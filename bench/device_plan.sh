@@ -57,6 +57,7 @@
 #              product, vadd, scan and bmm families -> suite_rules_h200.json (merge it)
 #   order      attention_order_probe.py (heavy_first), small_m_probe --part thin-tk, the suite's scan family
 #              alone and after the f16 products (fresh files)
+#   headline   attention's GPU tests and suite family, the headline's vadd and attention rows, vadd's two forms
 #   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
 #              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -65,7 +66,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -353,6 +354,23 @@ order)
   timeout 150 python3 bench/suite.py --out "$OUT/suite_scan_after_h200.json" --families matmul_f16,scan \
     --budget-s 120 > "$OUT/scan_after.log" 2>&1
   (cd "$OUT" && tar -czf order_logs.tgz ./*.log ./*.png && rm -f ./*.log ./*.png)
+  ;;
+headline)
+  # after the block order reached the table's causal d 128 entry: attention's GPU tests, the suite's
+  # attention family (fresh file: merge it), the headline's vadd and attention rows (3 passes), vadd on
+  # cells against pointers to 2^28
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \
+    -k attention > "$OUT/gpu_tests_attention.log" 2>&1; tail -1 "$OUT/gpu_tests_attention.log"
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention_h200.json" --families attention --budget-s 170 \
+    > "$OUT/suite_attention.log" 2>&1
+  tail -12 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"' | cut -c 1-200
+  (cd bench && timeout 200 python3 h200.py --passes 3 --out "$OUT/h200_changed_h200.json" \
+    --workloads 'vadd_f32_2^28,fmha_f16_b4h32s4096d128,fmha_f16_causal_b4h32s4096d128' > "$OUT/h200_changed.log" 2>&1)
+  grep -o '"workload": "[^"]*", "unit": "[^"]*", "tileir": [0-9.]*, "tileir_ms": [0-9.]*, "torch": [0-9.]*' \
+    "$OUT/h200_changed.log"
+  (cd bench && timeout 120 python3 vector_probe.py --only vadd --out "$OUT/vadd_forms_h200.json" > "$OUT/vadd.log" 2>&1)
+  tail -1 "$OUT/vadd.log" | cut -c 1-300
+  (cd "$OUT" && tar -czf headline_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

@@ -160,6 +160,14 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     assert matmul_f16.tuned_config({}, "sm_80", sizes) == {}
     got = attention.tuned_config({"causal": True}, "sm_90", {"B": 4, "H": 32, "S": 4096, "D": 128})
     assert (got["bq"], got["bk"], got["warps"], got["occupancy"]) == (128, 128, 8, 1)
+    # the table's sweeps never varied the block order (autotune.ORDER_KEYS): the rule's heavy_first joins the
+    # measured tiles where it applies (causal, 32 query blocks), and nowhere else. Kills: the order dropped
+    # under a table entry, or the rule's other keys overriding the entry's
+    assert got["heavy_first"] is True
+    assert "heavy_first" not in attention.tuned_config({"causal": True}, "sm_90", {"B": 32, "H": 16, "S": 512,
+                                                                                   "D": 128})
+    assert "heavy_first" not in attention.tuned_config({"causal": False}, "sm_90", {"B": 4, "H": 32, "S": 4096,
+                                                                                    "D": 128})
     assert "bq" not in attention.tuned_config({"causal": True}, "sm_90", {"S": 4096, "D": 64})  # no entry for D 64
     assert softmax.tuned_config({}, "sm_90", {"R": 8192, "C": 8192})["occupancy"] == 4
     # the cache's winner comes before the table

@@ -329,10 +329,18 @@ def this_gpu() -> str | None:
     return _gpu_memo[0]
 
 
+# Per kernel, the tuned keys added after the default table's sweeps ran (they measured the kernel's default
+# for them): a table entry that does not name one takes the rule's. attention's heavy_first (the block
+# order): the causal d 128 entries were swept at S 4096, where the rule's order measured 3% faster
+# (heuristics.HEAVY_FIRST_BLOCKS).
+ORDER_KEYS = {"attention": ("heavy_first",)}
+
+
 def best(kernel, gpu: str | None = None, **config) -> dict | None:
     """The configuration to use for ``kernel`` (a name or a KernelFn) on ``gpu`` (sm_XY; this
     machine's when None) under ``config``: the cache's winner for its shape bucket; else the
-    default table's most specific entry whose ``when`` names something and holds; else the rule
+    default table's most specific entry whose ``when`` names something and holds (with the rule's
+    ``ORDER_KEYS`` where the entry names none of them); else the rule
     for unmeasured shapes (heuristics.py: None for problems so small the launch dominates,
     kernels and GPUs it does not know); else the table's catch-all entry (``when`` empty); else
     None (where there is no GPU and none is named, None)."""
@@ -349,6 +357,10 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
                       stacklevel=2)
     specific = _from_defaults(kernel, gpu, config, least=1)
     if specific is not None:
+        extra = ORDER_KEYS.get(_name(kernel), ())
+        if extra:  # keys the table's sweeps never varied: the rule's word on them, where it has one
+            ruled = _from_rule(kernel, gpu, config) or {}
+            specific.update({k: ruled[k] for k in extra if k in ruled and k not in specific})
         return specific
     ruled = _from_rule(kernel, gpu, config)
     if ruled is not None:
