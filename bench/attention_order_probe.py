@@ -6,6 +6,9 @@ start first and the last wave holds the lightest), on the suite's attention shap
 f32 SDPA. GPU needed.
 
     PYTHONPATH=src python3 bench/attention_order_probe.py --out bench/results/attention_order_h200.json
+    # the causal shapes the rule gives heavy_first (S >= 4096) and the headline's B4 H32 S4096 D128, both
+    # orders interleaved, three rounds
+    PYTHONPATH=src python3 bench/attention_order_probe.py --long --rounds 3 --out bench/results/attention_order_long_h200.json
 """
 
 from __future__ import annotations
@@ -25,31 +28,34 @@ from tileir.heuristics import rule  # noqa: E402
 from tileir.kernels import attention  # noqa: E402
 
 SHAPES = [(32, 16, 512), (16, 16, 1024), (8, 16, 2048), (4, 16, 4096), (2, 16, 8192), (1, 16, 16384)]
+LONG = [(4, 16, 4096), (2, 16, 8192), (1, 16, 16384), (4, 32, 4096)]
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
+    p.add_argument("--long", action="store_true", help="causal only, the shapes of LONG")
+    p.add_argument("--rounds", type=int, default=1, help="time both orders this many times, alternating")
     args = p.parse_args()
     rows = []
     for d in (64, 128):
-        for b, h, s in SHAPES:
+        for b, h, s in LONG if args.long else SHAPES:
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
             o = torch.empty_like(q)
-            for causal in (True, False):
+            for causal in (True,) if args.long else (True, False):
                 want = F.scaled_dot_product_attention(q[:1, :2].float(), k[:1, :2].float(), v[:1, :2].float(),
                                                       is_causal=causal)
                 sdpa_us = round(flushed_ms(lambda c=causal, q=q, k=k, v=v: F.scaled_dot_product_attention(
                     q, k, v, is_causal=c)) * 1e3, 2)
                 cfg = rule("attention", "sm_90", {"B": b, "H": h, "S": s, "D": d, "H_kv": h, "S_kv": s,
                                                   "causal": causal, "fmt": "f16"}) or {}
-                for order in (False, True):
+                for rnd, order in [(r, o) for r in range(args.rounds) for o in (False, True)]:
                     c = dict(cfg, heavy_first=order)
 
                     def fn(c=c, causal=causal, q=q, k=k, v=v, o=o):
                         attention(q, k, v, o, causal=causal, **c)
 
-                    r = {"shape": [b, h, s, d], "causal": causal, "heavy_first": order, "config": c,
+                    r = {"shape": [b, h, s, d], "causal": causal, "heavy_first": order, "round": rnd, "config": c,
                          "sdpa_us": sdpa_us}
                     try:
                         o.zero_()

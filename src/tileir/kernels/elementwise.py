@@ -14,13 +14,14 @@ from .entry_hints import entry_hints
 from .registry import Case, register
 
 
-# Pointer loads, not cells: on the H200 (bench/results/vector_gaps_h200.json, do_bench, L2 flushed) the
-# add on masked pointers ran with torch's at every length from 2^10 to 2^24 (4096: 4.2 us against 4.6;
-# 2^20: 7.7 against 7.6), where the same add on cells (TMA views) ran 0.80-0.97x torch from 2^12 to 2^20
-# (16384: 5.5 us against 4.4) and slower still on wider tiles; 2048 lanes a block as fast as 1024 or
-# faster (2^20: 7.7 against 8.3 us).
+# Pointer loads, not cells: on the H200 (bench/results/vector_gaps_h200.json, vadd_forms_h200.json; do_bench,
+# L2 flushed) the add on masked pointers ran with torch's at every length from 2^10 to 2^28 (4096: 4.3 us
+# against 4.3; 2^20: 8.1 against 8.8; 2^28: 741 against 741), where the same add on cells (TMA views) ran
+# 0.80-0.97x torch from 2^12 to 2^20 (16384: 5.5 us against 5.0) and slower still on wider tiles. 1024
+# lanes a block: 2048 was as fast below 2^20 in one run and 4-11% slower in the next (16384, 65536), and
+# 1% slower at 2^28.
 @kernel(grid=lambda N, tile: (cdiv(N, tile),), hints=entry_hints)  # noqa: N803  (the run-time size's name)
-def vadd(a=Whole(F32, ["N"]), b=Whole(F32, ["N"]), c=Shared(F32, ["N"]), *, tile: int = 2048, warps: int = 0,
+def vadd(a=Whole(F32, ["N"]), b=Whole(F32, ["N"]), c=Shared(F32, ["N"]), *, tile: int = 1024, warps: int = 0,
          occupancy: int = 0):
     """c = a + b over N elements (one length, read off the arrays at launch), a block a tile: masked
     pointer loads and stores past the last full tile."""
