@@ -8,7 +8,8 @@ f32 SDPA. GPU needed.
     PYTHONPATH=src python3 bench/attention_order_probe.py --out bench/results/attention_order_h200.json
     # the causal shapes the rule gives heavy_first (S >= 4096) and the headline's B4 H32 S4096 D128, both
     # orders interleaved, three rounds
-    PYTHONPATH=src python3 bench/attention_order_probe.py --long --rounds 3 --out bench/results/attention_order_long_h200.json
+    PYTHONPATH=src python3 bench/attention_order_probe.py --long --rounds 3 \
+        --out bench/results/attention_order_long_h200.json
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@
 #   order      attention_order_probe.py (heavy_first), small_m_probe --part thin-tk, the suite's scan family
 #              alone and after the f16 products (fresh files)
 #   headline   attention's GPU tests and suite family, the headline's vadd and attention rows, vadd's two forms
+#   order-long attention_order_probe --long --rounds 3 (heavy_first at long causal shapes), the suite's vadd family
 #   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
 #              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -66,7 +67,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -371,6 +372,16 @@ headline)
   (cd bench && timeout 120 python3 vector_probe.py --only vadd --out "$OUT/vadd_forms_h200.json" > "$OUT/vadd.log" 2>&1)
   tail -1 "$OUT/vadd.log" | cut -c 1-300
   (cd "$OUT" && tar -czf headline_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+order-long)
+  # heavy_first against the default order at the causal shapes the rule gives it and the headline's,
+  # interleaved, three rounds; then the suite's vadd family at the 1024-lane tile (fresh file: merge it)
+  timeout 300 python3 bench/attention_order_probe.py --long --rounds 3 --out "$OUT/attention_order_long_h200.json" \
+    > "$OUT/order_long.log" 2>&1
+  echo "rows: $(grep -c '^{' "$OUT/order_long.log")"; grep -v '^{' "$OUT/order_long.log" | tail -3
+  timeout 100 python3 bench/suite.py --out "$OUT/suite_vadd_h200.json" --families vadd --budget-s 80 > "$OUT/vadd.log" 2>&1
+  tail -12 "$OUT/vadd.log" | grep -E '"(geomean|min|min_shape)"'
+  (cd "$OUT" && tar -czf order_long_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

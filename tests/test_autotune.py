@@ -163,7 +163,9 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     # the table's sweeps never varied the block order (autotune.ORDER_KEYS): the rule's heavy_first joins the
     # measured tiles where it applies (causal, 32 query blocks), and nowhere else. Kills: the order dropped
     # under a table entry, or the rule's other keys overriding the entry's
-    assert got["heavy_first"] is True
+    assert "heavy_first" not in got  # 128 heads: the headline's shape, where the order measured 2% slower
+    long = attention.tuned_config({"causal": True}, "sm_90", {"B": 2, "H": 16, "S": 8192, "D": 128})
+    assert long["heavy_first"] is True and (long["bq"], long["occupancy"]) == (128, 1)
     assert "heavy_first" not in attention.tuned_config({"causal": True}, "sm_90", {"B": 32, "H": 16, "S": 512,
                                                                                    "D": 128})
     assert "heavy_first" not in attention.tuned_config({"causal": False}, "sm_90", {"B": 4, "H": 32, "S": 4096,

@@ -248,15 +248,17 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
 
 
 def test_causal_attention_with_many_query_blocks_starts_the_heaviest_first():
-    """heuristics.HEAVY_FIRST_BLOCKS (bench/results/attention_order_h200.json): causal with at least 32
-    query blocks a head takes heavy_first; shorter, or without the mask, it does not (1-14% slower there).
-    Kills: the order reaching non-causal attention or short sequences, or missing at S 4096 and 16384."""
+    """heuristics.HEAVY_FIRST_BLOCKS / _MOST_HEADS (bench/results/attention_order*_h200.json): causal with at
+    least 32 query blocks a head and at most 64 heads takes heavy_first; shorter, with more heads or without
+    the mask it does not (slower there). Kills: the order reaching non-causal attention, short sequences or
+    the headline's 128 heads, or missing at S 4096 and 16384."""
     base = {"B": 4, "H": 16, "D": 64}
     for s in (4096, 16384):
         assert rule("attention", "sm_90", dict(base, S=s, causal=True))["heavy_first"] is True
         assert "heavy_first" not in rule("attention", "sm_90", dict(base, S=s, causal=False))
     assert "heavy_first" not in rule("attention", "sm_90", dict(base, S=2048, causal=True))
     assert rule("attention", "sm_90", {"B": 1, "H": 16, "S": 8192, "D": 128, "causal": True})["heavy_first"]
+    assert "heavy_first" not in rule("attention", "sm_90", {"B": 4, "H": 32, "S": 4096, "D": 128, "causal": True})
 
 
 def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):

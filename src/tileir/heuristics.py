@@ -471,18 +471,21 @@ def _attention(gpu, name, cfg, measured):
     out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
     if d_tile == 64 and (bq, bk) == (128, 128):
         out["latency"] = LONG_D64_LATENCY
-    if causal and cdiv(s, bq) >= HEAVY_FIRST_BLOCKS:
+    if causal and cdiv(s, bq) >= HEAVY_FIRST_BLOCKS and b * h <= HEAVY_FIRST_MOST_HEADS:
         out["heavy_first"] = True
     return out
 
 
-# Causal attention with at least 32 query blocks a head starts the heaviest blocks first (the kernel's
-# heavy_first: the query blocks on the grid's slowest axis). H200, f16, H 16 (bench/attention_order_probe.py,
-# bench/results/attention_order_h200.json): S 4096-16384 1-4% faster (d 64 S8192 750 -> 718 us, d 128 S16384
-# 2249 -> 2167); below that, and without the mask at every length, 1-14% slower (d 128 S512 causal 145 ->
-# 166): the blocks running at once are then of many heads, which share no keys, where side by side a head's
-# query blocks read the same keys and values from L2.
+# Causal attention with at least 32 query blocks a head and at most 64 heads in all (B * H) starts the
+# heaviest blocks first (the kernel's heavy_first: the query blocks on the grid's slowest axis). H200, f16
+# (bench/attention_order_probe.py): with H 16, B * H 16-64, S 4096-16384, 3-6% faster (three interleaved
+# rounds, attention_order_long_h200.json: d 64 S16384 1451 -> 1367 us, d 128 S8192 1217 -> 1152); at the
+# headline's B4 H32 S4096 (128 heads) 2% slower at d 64 and d 128; below 32 query blocks, and without the
+# mask at every length, 1-14% slower (attention_order_h200.json: d 128 S512 causal 145 -> 166). The blocks
+# running at once are then of many heads, which share no keys, where side by side a head's query blocks
+# read the same keys and values from L2.
 HEAVY_FIRST_BLOCKS = 32
+HEAVY_FIRST_MOST_HEADS = 64
 
 
 # d 64 on 128 x 128 blocks (past SHORT_KEYS): every view load with latency 1, 4-5% faster on the H200 at
