@@ -2,7 +2,9 @@
 timed as the public function, as its custom op's eager path (``TorchOp.__call__``), as the
 implementation alone, and as the bare kernel call on preallocated outputs, beside the torch op, at a
 size so small that the GPU never holds the host back (timing.host_us). The difference between two
-rows is the cost of one layer. GPU needed.
+rows is the cost of one layer. The backward rows do the same for rms_norm's and x @ W's gradients:
+forward and backward through torch.autograd.grad (tileir and torch), the formula called directly
+(no autograd), the kernels' wrapper, the bare kernels on given outputs, and the allocations. GPU needed.
 
     PYTHONPATH=src python bench/op_layers.py --out bench/results/op_layers_h200.json
 """
@@ -41,7 +43,45 @@ def layers(dev):
     w = torch.randn(128, 64, device=dev, dtype=bf)
     c = torch.empty(64, 128, device=dev, dtype=bf)
     eps = torch.finfo(bf).eps
+    from tileir.kernels.norms_bwd import groups_for, sum_rows, tiles_for
+
+    dy = torch.randn(64, 64, device=dev, dtype=bf)
+    dx = torch.empty_like(x)
+    t, rb = tiles_for(64, 64)
+    groups = groups_for(-(-64 // rb))
+    part = torch.empty(groups, 64, device=dev, dtype=torch.float32)
+    dw = torch.empty(64, device=dev, dtype=bf)
+    T.rms_norm(x, (64,), g)
+    _, rstd_saved = T._rms_norm.impl(x, g, eps)
+    wk = torch.randn(64, 128, device=dev, dtype=bf)  # W as the example holds it: [K, N]
+    wkg = wk.detach().clone().requires_grad_()
+    dc = torch.randn(64, 128, device=dev, dtype=bf)
+    da, dwk = torch.empty(64, 64, device=dev, dtype=bf), torch.empty(64, 128, device=dev, dtype=bf)
+    grad = torch.autograd.grad
+
+    def bare_norm_backward():
+        K.rmsnorm_bwd(x, g, dy, rstd_saved, dx, part, fmt="bf16", max_tile=t, row_tile=rb, one_chunk=True)
+        sum_rows(part, dw, fmt="bf16", tg=32, tc=256)
+
     return {
+        "rms_norm backward": [
+            ("forward + backward, tileir (autograd.grad)", lambda: grad(T.rms_norm(xg, (64,), gg), (xg, gg), dy)),
+            ("forward + backward, torch F.rms_norm", lambda: grad(F.rms_norm(xg, (64,), gg), (xg, gg), dy)),
+            ("the formula, custom op eager path", lambda: T._rms_norm_backward(x, g, dy, rstd_saved)),
+            ("kernels.rmsnorm_backward", lambda: K.rmsnorm_backward(x, g, dy, rstd_saved)),
+            ("two kernels, outputs given", bare_norm_backward),
+            ("three new_empty", lambda: (x.new_empty(x.shape), x.new_empty(groups, 64, dtype=torch.float32),
+                                         g.new_empty(64))),
+            ("torch x * 2, forward + backward", lambda: grad(xg * 2, (xg,), dy)),
+        ],
+        "matmul x @ W backward": [
+            ("forward + backward, tileir (autograd.grad)", lambda: grad(T.matmul(xg, wkg), (xg, wkg), dc)),
+            ("forward + backward, torch", lambda: grad(xg @ wkg, (xg, wkg), dc)),
+            ("the formula's two products, custom op eager path",
+             lambda: (T._matmul_nt(dc, wk), T._matmul_tn(x, dc))),
+            ("two kernels, outputs given", lambda: (K.matmul_nt(dc, wk, da, fmt="bf16"),
+                                                    K.matmul_tn(x, dc, dwk, fmt="bf16"))),
+        ],
         "rms_norm": [
             ("public, input needs grad", lambda: T.rms_norm(xg, (64,), gg)),
             ("public", lambda: T.rms_norm(x, (64,), g)),
