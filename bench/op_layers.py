@@ -63,7 +63,19 @@ def layers(dev):
         K.rmsnorm_bwd(x, g, dy, rstd_saved, dx, part, fmt="bf16", max_tile=t, row_tile=rb, one_chunk=True)
         sum_rows(part, dw, fmt="bf16", tg=32, tc=256)
 
+    def chain(norm, n=16):  # one backward over n nodes, as a training step runs them: the engine's hand-offs once
+        def step():
+            h = xg
+            for _ in range(n):
+                h = norm(h, (64,), gg)
+            grad(h, (xg, gg), dy)
+        return step
+
     return {
+        "rms_norm x 16, one backward (per op: divide by 16)": [
+            ("tileir", chain(T.rms_norm)),
+            ("torch F.rms_norm", chain(F.rms_norm)),
+        ],
         "rms_norm backward": [
             ("forward + backward, tileir (autograd.grad)", lambda: grad(T.rms_norm(xg, (64,), gg), (xg, gg), dy)),
             ("forward + backward, torch F.rms_norm", lambda: grad(F.rms_norm(xg, (64,), gg), (xg, gg), dy)),
