@@ -18,6 +18,9 @@ beside torch: where N / 64 blocks leave most of the 132 SMs idle (tf32 1 x 4096 
 ``--part thin-tk`` times that rule's tile with K slices of 1, 2 and 4 times the rule's and at two blocks
 an SM (tf32 and f16, the same shapes): whether more bytes in flight pull more of the bandwidth.
 
+``--part x3`` times 3xtf32 products at the suite's shapes: the library's call, one pass and split-K on
+64- and 128-row tiles.
+
 ``--part padded`` asks why one pass at 1-16 rows runs at half the speed of 64 rows on the same
 cubin (the operands as given against the same rows in zeroed 64-row buffers).
 
@@ -245,6 +248,42 @@ def thin_rows(out_path: str) -> list[dict]:
     return rows
 
 
+X3_SHAPES = ((16, 4096, 4096), (128, 4096, 4096), (1000, 4096, 4096), (4096, 4096, 4096))
+X3_TILES = {"64x128": {"tm": 64, "tn": 128, "tk": 32, "warps": 0},
+            "128x128 w8": {"tm": 128, "tn": 128, "tk": 32, "warps": 8},
+            "128x64 w8": {"tm": 128, "tn": 64, "tk": 32, "warps": 8}}
+
+
+def x3_rows(out_path: str) -> list[dict]:
+    """3xtf32 products at the suite's shapes: the library's call, one pass and split-K on 64- and
+    128-row tiles (the split plan's 64 x 128 partials left 128 x 4096 x 4096 at 0.74x torch fp32)."""
+    dt, precision, plain, _tk, tol = FORMATS["3xtf32"]
+    rows = []
+    for m, n, k in X3_SHAPES:
+        a = torch.randn(m, k, device="cuda", dtype=dt)
+        b = torch.randn(k, n, device="cuda", dtype=dt)
+        c = torch.empty(m, n, device="cuda", dtype=dt)
+        want = a.double() @ b.double()
+        variants = {"torch": lambda a=a, b=b, c=c: torch.matmul(a, b, out=c),
+                    "gemm": lambda a=a, b=b, c=c: gemm(a, b, c, precision=precision)}
+        for name, cfg in X3_TILES.items():
+            variants[name] = lambda a=a, b=b, c=c, cfg=cfg: plain(a, b, c, precision=precision, **cfg)
+            for sp in (2, 4, 8):
+                variants[f"split{sp} {name}"] = lambda a=a, b=b, c=c, cfg=cfg, sp=sp: matmul_split_k(
+                    a, b, c, splits=sp, config=cfg, precision=precision)
+        for name, fn in variants.items():
+            r = {"part": "x3", "fmt": "3xtf32", "shape": [m, n, k], "variant": name, **timed(fn, c, want, apart=False)}
+            if name == "gemm":
+                pl = plan(a, b, precision=precision)
+                r["plan"] = {"splits": pl["splits"], **({"config": pl["config"]} if "config" in pl else {})}
+            if "rel_err" in r and name != "torch":
+                r["ok"] = r["rel_err"] <= tol
+            rows.append(r)
+            print(json.dumps(r), flush=True)
+        write_rows(out_path, rows, timing="flushed_us: do_bench (L2 flushed) median")
+    return rows
+
+
 def thin_tk_rows(out_path: str) -> list[dict]:
     """The narrow rule's tile (16 rows, ``narrow_tn`` columns) at 1 and 16 rows with K slices of 1, 2 and
     4 times heuristics.NARROW_TK and at occupancy 2: whether more bytes in flight an SM pull more of the
@@ -336,7 +375,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=300)
-    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "thin", "thin-tk", "nt", "both"),
+    p.add_argument("--part", choices=("small", "slice", "padded", "tiles", "thin", "thin-tk", "x3", "nt", "both"),
                    default="both")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
@@ -349,6 +388,9 @@ def main():
         return
     if args.part == "thin-tk":
         thin_tk_rows(args.out)
+        return
+    if args.part == "x3":
+        x3_rows(args.out)
         return
     if args.part == "tiles":
         write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "
