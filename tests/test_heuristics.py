@@ -312,7 +312,8 @@ def test_rows_not_a_multiple_of_16_take_k_slices_of_64(cache):
 
 
 def test_a_small_m_with_a_long_k_fills_one_wave_of_splits():
-    """Small M, long K (bench/results/small_m_h200.json): K is cut until 64 x 128 cells fill one wave,
+    """Small M, long K (bench/results/small_m_h200.json): K is cut until 64 x 128 cells (3xtf32 past 64
+    rows: 128 x 128) fill one wave,
     where one pass is slower than a split call's host time at its worst (60 us). Kills: the rule
     dropped (3xtf32 at 16 x 4096 x 4096 one pass, 160 us of GPU time against 66 split), a fill past one
     wave (S 8 at 32 cells), splitting where one pass is near the bandwidth already (f16 at 64 rows) or
@@ -322,7 +323,13 @@ def test_a_small_m_with_a_long_k_fills_one_wave_of_splits():
     three = matmul_split("sm_90", "f32", 16, 4096, 4096, precision="3xtf32")
     assert three["splits"] == 4 and (three["config"]["tm"], three["config"]["tn"]) == (64, 128)
     _valid(matmul_partial, dict(three["config"], fmt="f32", precision="3xtf32"))
-    assert matmul_split("sm_90", "f32", 128, 4096, 4096, precision="3xtf32")["splits"] == 2  # 64 cells
+    # past 64 rows 3xtf32 fills the wave with 128 x 128 cells at 8 warps (small_m_x3_h200.json: 88 us against
+    # 64 x 128's 131 at 128 rows): 32 cells, 4 splits. Kills: the 64-row cell kept there, or taken at 16 rows
+    wide = matmul_split("sm_90", "f32", 128, 4096, 4096, precision="3xtf32")
+    cell = wide["config"]
+    assert wide["splits"] == 4 and (cell["tm"], cell["tn"], cell["warps"]) == (128, 128, 8)
+    _valid(matmul_partial, dict(wide["config"], fmt="f32", precision="3xtf32"))
+    assert matmul_split("sm_90", "f32", 64, 4096, 4096, precision="3xtf32")["config"]["tm"] == 64
     assert matmul_split("sm_90", "f32", 512, 4096, 4096, precision="3xtf32") == {"splits": 1}
     assert matmul_split("sm_90", "f32", 16, 5000, 1000, precision="3xtf32") == {"splits": 1}
     for fmt in ("f16", "bf16"):

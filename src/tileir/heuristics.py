@@ -306,7 +306,7 @@ def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "t
             got = {"splits": 1}
         else:
             s = _fill_split(gpu, f, m, n, k, precision)
-            got = _split_config(s, FILL_CELL, f) if s > 1 else \
+            got = _split_config(s, fill_cell(f, m, precision), f) if s > 1 else \
                 _split_plan(gpu, f, pow2_at_least(m), pow2_at_least(n), pow2_at_least(k), precision)
         if len(_SPLIT_PLANS) >= 4096:  # a bound: a stream of distinct shapes does not grow it forever
             _SPLIT_PLANS.clear()
@@ -334,6 +334,17 @@ THREE_X_SLOWER = 4.7  # 3xtf32's one pass against tf32's at 1-64 rows (160 / 34 
 SPLIT_HOST_S = 60e-6  # a split call's host time at its worst (38-60 us on the H200's host)
 SPLIT_MOST = 8
 FILL_CELL = (64, 128)  # the cell the splits fill a wave with (the probe's fastest at 1-128 rows)
+# 3xtf32 past 64 rows: a 128-row cell (two warpgroups; its three products a K slice are compute-bound). H200,
+# 128 x 4096 x 4096 (bench/small_m_probe.py --part x3, bench/results/small_m_x3_h200.json, do_bench): 4
+# splits of 128 x 128 with 8 warps 88 us against 2 splits of 64 x 128's 131 (torch fp32 97); at 16 rows
+# 64 x 128 stays the faster (72 against 84)
+WIDE_FILL_CELL = (128, 128)
+
+
+def fill_cell(fmt: str, m: int, precision: str = "tf32") -> tuple[int, int]:
+    """The cell a small-M split fills one wave with: ``WIDE_FILL_CELL`` for 3xtf32 past 64 rows, else
+    ``FILL_CELL``."""
+    return WIDE_FILL_CELL if fmt == "tf32" and precision == "3xtf32" and m > 64 else FILL_CELL
 
 
 def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> int:
@@ -348,7 +359,8 @@ def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> i
     one_pass = n * k * _BYTES[fmt] / ONE_PASS_PULL * (THREE_X_SLOWER if kind == "3xtf32" else 1.0)
     if one_pass < SPLIT_HOST_S:
         return 1
-    cells, slices, s = cdiv(m, FILL_CELL[0]) * cdiv(n, FILL_CELL[1]), cdiv(k, _TK[_BYTES[fmt]]), 1
+    cell = fill_cell(fmt, m, precision)
+    cells, slices, s = cdiv(m, cell[0]) * cdiv(n, cell[1]), cdiv(k, _TK[_BYTES[fmt]]), 1
     while s < SPLIT_MOST and cells * s * 2 <= SMS[gpu] and slices >= 8 * s:
         s *= 2
     return s
