@@ -166,6 +166,10 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     assert "heavy_first" not in got  # 128 heads: the headline's shape, where the order measured 2% slower
     long = attention.tuned_config({"causal": True}, "sm_90", {"B": 2, "H": 16, "S": 8192, "D": 128})
     assert long["heavy_first"] is True and (long["bq"], long["occupancy"]) == (128, 1)
+    # a shape where the rule's own tiles differ (bq 64, tileiras' warps: 128 blocks of 128 would not fill the
+    # GPU): the entry's tiles stay, only the order comes from the rule
+    few = attention.tuned_config({"causal": True}, "sm_90", {"B": 1, "H": 4, "S": 4096, "D": 128})
+    assert (few["bq"], few["warps"], few["heavy_first"]) == (128, 8, True)
     assert "heavy_first" not in attention.tuned_config({"causal": True}, "sm_90", {"B": 32, "H": 16, "S": 512,
                                                                                    "D": 128})
     assert "heavy_first" not in attention.tuned_config({"causal": False}, "sm_90", {"B": 4, "H": 32, "S": 4096,

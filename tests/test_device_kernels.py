@@ -66,3 +66,28 @@ def test_the_fast_lane_launches_right_again_and_again():
         saxpy(alpha, x, y)
         torch.testing.assert_close(y, want)
     assert (vadd.compiled(), saxpy.compiled()) == made  # another length compiled nothing
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_heavy_first_on_the_gpu(causal):
+    """heavy_first (the query blocks on the grid's last axis, the last first) on the device: two batches,
+    grouped-query heads and a ragged last query block, against the default order and f32 SDPA. Kills: K / V
+    following the old batch axis (the second batch wrong), the reversal off by one, the grid's axes swapped."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F  # noqa: N812
+
+    from tileir.kernels import attention
+
+    g = torch.Generator(device="cuda").manual_seed(7)
+    q = torch.randn(2, 4, 300, 64, device="cuda", dtype=torch.float16, generator=g)
+    k, v = (torch.randn(2, 2, 300, 64, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
+    outs = []
+    for order in (False, True):
+        o = torch.zeros_like(q)
+        attention(q, k, v, o, causal=causal, heavy_first=order, bq=64, bk=64, d_tile=64, sync=True)
+        outs.append(o)
+    want = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(2, 1),
+                                          v.float().repeat_interleave(2, 1), is_causal=causal)
+    assert (outs[1].float() - want).abs().max() < 2e-2
+    assert torch.equal(outs[0], outs[1])

@@ -248,8 +248,8 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
 
 
 def test_causal_attention_with_many_query_blocks_starts_the_heaviest_first():
-    """heuristics.HEAVY_FIRST_BLOCKS / _MOST_HEADS (bench/results/attention_order*_h200.json): causal with at
-    least 32 query blocks a head and at most 64 heads takes heavy_first; shorter, with more heads or without
+    """heuristics.HEAVY_FIRST_KEYS / _MOST_HEADS (bench/results/attention_order*_h200.json): causal with at
+    least 4096 keys (by size class) and at most 64 heads takes heavy_first; shorter, with more heads or without
     the mask it does not (slower there). Kills: the order reaching non-causal attention, short sequences or
     the headline's 128 heads, or missing at S 4096 and 16384."""
     base = {"B": 4, "H": 16, "D": 64}

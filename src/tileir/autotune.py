@@ -331,7 +331,7 @@ def this_gpu() -> str | None:
 
 # Per kernel, the tuned keys added after the default table's sweeps ran (they measured the kernel's default
 # for them): a table entry that does not name one takes the rule's, where the rule gives one. attention's
-# heavy_first (the block order, heuristics.HEAVY_FIRST_BLOCKS): the d 128 entries hold every d 128 shape,
+# heavy_first (the block order, heuristics.HEAVY_FIRST_KEYS): the d 128 entries hold every d 128 shape,
 # so without this the long causal sequences of few heads, 3-6% faster in that order, would never get it.
 ORDER_KEYS = {"attention": ("heavy_first",)}
 
@@ -359,8 +359,8 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
     if specific is not None:
         extra = ORDER_KEYS.get(_name(kernel), ())
         if extra:  # keys the table's sweeps never varied: the rule's word on them, where it has one
-            ruled = _from_rule(kernel, gpu, config) or {}
-            specific.update({k: ruled[k] for k in extra if k in ruled and k not in specific})
+            order = _from_rule(kernel, gpu, config) or {}
+            specific.update({k: order[k] for k in extra if k in order and k not in specific})
         return specific
     ruled = _from_rule(kernel, gpu, config)
     if ruled is not None:

@@ -32,7 +32,8 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   Block rows are grouped 8 at a time (L2 reuse) where the grid is more than one wave.
 * Split-K (``matmul_split``): where even the best one-pass tile leaves most SMs idle and K is
   long, K is cut into S splits (``gemm.matmul_split_k``). For a small M (16-bit up to 16 rows,
-  tf32 64, 3xtf32 128) S fills one wave of 64 x 128 cells where one pass would take longer than the
+  tf32 64, 3xtf32 128) S fills one wave of 64 x 128 cells (3xtf32 past 64 rows: 128 x 128) where one
+  pass would take longer than the
   split call's host time (``_fill_split``, measured); otherwise S minimises the same model plus the
   workspace's traffic and the second launch.
 * 3xtf32 keeps an f32 accumulator beside the tensor core's (a 128 x 256 tile would need 256
@@ -291,7 +292,7 @@ def _matmul_t(gpu, name, cfg, measured):
 def matmul_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str = "tf32") -> dict:
     """How to run an [m, k] x [k, n] product on ``gpu``: {"splits": 1} (one pass; its tiles come
     from the call's own lookup) or {"splits": S, "config": matmul_partial's tuned keys, "reduce":
-    splitk_reduce's}: for a small M and a long K, the splits that fill one wave of 64 x 128 cells
+    splitk_reduce's}: for a small M and a long K, the splits that fill one wave of ``fill_cell``'s cells
     (``_fill_split``); else the split count minimising the model (S in 2..16, each split at least
     four K slices). One pass on a GPU the rule does not know, for ieee products and for small problems."""
     # asked once per problem (the model weighs the sizes' powers of two, the small-M fill the sizes
@@ -333,7 +334,8 @@ ONE_PASS_PULL = 2.0e12  # bytes a second one pass of few blocks pulled (f16 and 
 THREE_X_SLOWER = 4.7  # 3xtf32's one pass against tf32's at 1-64 rows (160 / 34 us)
 SPLIT_HOST_S = 60e-6  # a split call's host time at its worst (38-60 us on the H200's host)
 SPLIT_MOST = 8
-FILL_CELL = (64, 128)  # the cell the splits fill a wave with (the probe's fastest at 1-128 rows)
+FILL_CELL = (64, 128)  # the cell the splits fill a wave with (the probe's fastest at 1-128 rows but 3xtf32's
+# 65-128, below)
 # 3xtf32 past 64 rows: a 128-row cell (two warpgroups; its three products a K slice are compute-bound). H200,
 # 128 x 4096 x 4096 (bench/small_m_probe.py --part x3, bench/results/small_m_x3_h200.json, do_bench): 4
 # splits of 128 x 128 with 8 warps 88 us against 2 splits of 64 x 128's 131 (torch fp32 97); at 16 rows
@@ -348,7 +350,7 @@ def fill_cell(fmt: str, m: int, precision: str = "tf32") -> tuple[int, int]:
 
 
 def _fill_split(gpu: str, fmt: str, m: int, n: int, k: int, precision: str) -> int:
-    """The split count that makes an [m, k] x [k, n] product of small M fill one wave of 64 x 128
+    """The split count that makes an [m, k] x [k, n] product of small M fill one wave of ``fill_cell``'s
     cells (a power of two up to SPLIT_MOST; each split keeps at least four K slices), where one
     pass would take longer than a split call's host time; 1 where the product is not such a one.
     The sizes are the call's own (``matmul_split`` asks once per problem), not their buckets: a
@@ -483,20 +485,22 @@ def _attention(gpu, name, cfg, measured):
     out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
     if d_tile == 64 and (bq, bk) == (128, 128):
         out["latency"] = LONG_D64_LATENCY
-    if causal and cdiv(s, bq) >= HEAVY_FIRST_BLOCKS and b * h <= HEAVY_FIRST_MOST_HEADS:
+    # by the size classes a call site keeps one configuration for (powers of two), and not by bq, which a
+    # default-table entry may set otherwise (autotune.ORDER_KEYS)
+    if causal and pow2_at_least(s) >= HEAVY_FIRST_KEYS and pow2_at_least(b) * h <= HEAVY_FIRST_MOST_HEADS:
         out["heavy_first"] = True
     return out
 
 
-# Causal attention with at least 32 query blocks a head and at most 64 heads in all (B * H) starts the
-# heaviest blocks first (the kernel's heavy_first: the query blocks on the grid's slowest axis). H200, f16
+# Causal attention of at least 4096 keys (32 query blocks of 128) and at most 64 heads in all (B * H) starts
+# the heaviest blocks first (the kernel's heavy_first: the query blocks on the grid's slowest axis). H200, f16
 # (bench/attention_order_probe.py): with H 16, B * H 16-64, S 4096-16384, 3-6% faster (three interleaved
 # rounds, attention_order_long_h200.json: d 64 S16384 1451 -> 1367 us, d 128 S8192 1217 -> 1152); at the
-# headline's B4 H32 S4096 (128 heads) 2% slower at d 64 and d 128; below 32 query blocks, and without the
-# mask at every length, 1-14% slower (attention_order_h200.json: d 128 S512 causal 145 -> 166). The blocks
-# running at once are then of many heads, which share no keys, where side by side a head's query blocks
-# read the same keys and values from L2.
-HEAVY_FIRST_BLOCKS = 32
+# headline's B4 H32 S4096 (128 heads) 2% slower at d 64 and d 128; at S 512-2048 1-14% slower causal
+# (attention_order_h200.json: d 128 S512 145 -> 166), and without the mask slower at 11 of 12 shapes (d 64
+# S16384 2% faster). The blocks running at once are then of many heads, which share no keys, where side by
+# side a head's query blocks read the same keys and values from L2. Fewer than 16 heads were not measured.
+HEAVY_FIRST_KEYS = 4096
 HEAVY_FIRST_MOST_HEADS = 64
 
 
