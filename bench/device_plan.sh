@@ -59,6 +59,7 @@
 #              alone and after the f16 products (fresh files)
 #   headline   attention's GPU tests and suite family, the headline's vadd and attention rows, vadd's two forms
 #   order-long attention_order_probe --long --rounds 3 (heavy_first at long causal shapes), the suite's vadd family
+#   persistent the heavy_first GPU test, the persistent product's cases on the GPU, bench/persistent_probe.py
 #   softmax    softmax's GPU tests, bench/softmax_math_probe.py (the arithmetic's four ways; --wide: 65536
 #              lanes) and the suite's softmax family into suite_softmax_h200.json (a fresh file: merge it)
 #   suite1..3  bench/suite.py, a third of the families each (resumes from bench/results/suite_h200.json:
@@ -67,7 +68,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -382,6 +383,20 @@ order-long)
   timeout 100 python3 bench/suite.py --out "$OUT/suite_vadd_h200.json" --families vadd --budget-s 80 > "$OUT/vadd.log" 2>&1
   tail -12 "$OUT/vadd.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && tar -czf order_long_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+persistent)
+  # the GPU tests this session could not run (heavy_first, the persistent product's cases), then the
+  # persistent product against the one-cell call and torch (bench/persistent_probe.py)
+  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py -k "heavy or attention" \
+    > "$OUT/gpu_tests_persistent.log" 2>&1
+  timeout 120 python3 -c 'from tileir.cli import run_case; from tileir.kernels import CASES
+for name in ("matmul_persistent_f16", "matmul_persistent_bf16"):
+    for size in ((200, 136, 300), (1000, 5000, 1000)):
+        print(name, size, run_case(CASES[name], size, "device", seed=3))' >> "$OUT/gpu_tests_persistent.log" 2>&1
+  tail -6 "$OUT/gpu_tests_persistent.log"
+  timeout 300 python3 bench/persistent_probe.py --out "$OUT/persistent_h200.json" > "$OUT/persistent.log" 2>&1
+  echo "rows: $(grep -c '^{' "$OUT/persistent.log")"; grep -v '^{' "$OUT/persistent.log" | tail -3
+  (cd "$OUT" && tar -czf persistent_logs.tgz ./*.log && rm -f ./*.log)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

@@ -16,6 +16,10 @@ SIZES = {
     "matmul_f16": [(64, 64, 64), (200, 136, 300), (1, 7, 65)],
     "matmul_bf16": [(128, 128, 64), (130, 70, 100)],
     "matmul_tf32": [(64, 128, 32), (100, 50, 33)],
+    # the case's configuration: 64 x 64 cells on 3 blocks, so each block walks several cells of a ragged
+    # grid (200 x 136: 4 x 3 cells; 1 x 7: one cell, two blocks idle)
+    "matmul_persistent_f16": [(200, 136, 300), (1, 7, 65), (129, 257, 33)],
+    "matmul_persistent_bf16": [(130, 70, 100)],
 }
 
 

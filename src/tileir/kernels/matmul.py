@@ -64,11 +64,11 @@ def _matmul(a, b, c, tm, tn, tk, fmt, group=0, precision="tf32"):
     ti.store_cell(c, ti.to(ti.get(acc), fmt))
 
 
-def grouped_block(nm, nn, group):
-    """(block row, block column) of this block of a one-dimensional grid over nm x nn blocks in
-    groups of ``group`` block rows: consecutive blocks walk down a group's rows, then across; the
-    last group is shorter where ``group`` does not divide nm."""
-    pid = ti.block_id(0)
+def grouped_block(nm, nn, group, pid=None):
+    """(block row, block column) of cell ``pid`` (this block of a one-dimensional grid by default) of
+    nm x nn cells in groups of ``group`` block rows: consecutive cells walk down a group's rows, then
+    across; the last group is shorter where ``group`` does not divide nm."""
+    pid = ti.block_id(0) if pid is None else pid
     span = ti.idx_mul(nn, ti.idx_const(group))
     in_group = ti.idx_rem(pid, span)
     first = ti.idx_mul(ti.idx_div(pid, span), ti.idx_const(group))  # the group's first block row

@@ -1,0 +1,85 @@
+"""A persistent matrix product: C = A @ B (row-major, f16 or bf16, f32 accumulation) on a grid of
+``programs`` blocks, each walking the [tm, tn] cells of C from its own index by the grid's size, in
+the grouped order of ``matmul.grouped_block`` (groups of ``group`` block rows share L2).
+
+Why it exists: where a product's cells make a little over one wave (1000 x 5000 x 1000 on 128 x 256
+cells: 160 cells for 132 SMs) or each cell's K loop is short (bmm's 512-cubes: 16 K slices), the
+one-cell-a-block kernels spend each block's start and end (the first loads, the epilogue's stores)
+with nothing else in flight. A block that goes on to its next cell can overlap one cell's stores with
+the next's first loads, where tileiras schedules them so. That it does, and that it pays, is a
+hypothesis: no rule chooses this kernel, and ``bench/persistent_probe.py`` measures it against the
+one-cell kernels. Every size is a run-time value, as in matmul.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import BF16, F16, F32, dtype
+from ..heuristics import SMS
+from ..ir import PadZero
+from ..kernel import cdiv, kernel
+from ..markers import FREE_AXIS, In, Shared, cells
+from .entry_hints import entry_hints
+from .matmul import grouped_block
+from .registry import Case, register
+
+
+def _a(tm=128, tk=64, fmt="f16"):
+    return In(fmt, cells(["M", "K"], [tm, tk], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _b(tk=64, tn=128, fmt="f16"):
+    return In(fmt, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _c(fmt="f16"):
+    return Shared(fmt, ["M", "N"])
+
+
+def _grid(M, N, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the run-time sizes' names)
+    return (max(1, min(cdiv(M, tm) * cdiv(N, tn), programs)),)
+
+
+@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
+                      group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+    """C = A @ B (f16 or bf16 operands and result, f32 accumulation), any M N K, on at most
+    ``programs`` blocks, each taking every ``programs``-th cell of C in the grouped order."""
+    nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
+    out = ti.partition_view(ti.array_view(c), [tm, tn])
+    for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
+        bm, bn = grouped_block(nm, nn, group, cell)
+        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+        for kk in ti.d_range(0, ti.blocks_of(a, 1)):
+            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc)))
+        ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
+
+
+def _size(s):
+    return (s, s, s) if isinstance(s, int) else tuple(s)
+
+
+def _case(fmt, rtol, atol):
+    npd = dtype(fmt).np
+    name = dtype(fmt).name
+
+    def inputs(s, rng):
+        m, n, k = _size(s)
+        a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
+        return [a, rng.standard_normal((k, n)).astype(npd), np.zeros((m, n), npd)]
+
+    def expected(args):
+        return args[0].astype(np.float64) @ args[1].astype(np.float64)
+
+    def config(s):  # small cells and few programs, so a block walks several cells of a ragged grid
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+
+    return register(Case(f"matmul_persistent_{name}", matmul_persistent,
+                         f"C = A @ B on a persistent grid, {name} operands, f32 accumulate, any M N K",
+                         (200, 136, 300), config, inputs, expected, output=2, rtol=rtol, atol=atol))
+
+
+_case(F16, 1e-2, 2e-2)
+_case(BF16, 2e-2, 5e-2)
