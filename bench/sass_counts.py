@@ -1,9 +1,9 @@
 """What tileiras made of a kernel, counted in its SASS: the cubin a launch on arrays of the given
 sizes would load (its stride and alignment claims included), disassembled with cuobjdump (the
 nvidia-cuda-cuobjdump and -nvdisasm wheels, or a CUDA toolkit's; ``CUOBJDUMP`` names the binary, and
-nvdisasm must be on PATH), and counted by instruction class: spills (STL / LDL), tensor-core ops (HGMMA; QGMMA for fp8),
-TMA (UTMALDG / UTMASTG), plain global loads and stores (LDG / STG), shared stores (STS). Needs tileiras,
-not a GPU.
+nvdisasm must be on PATH), and counted by instruction class: spills (STL / LDL), tensor-core ops
+(HGMMA; QGMMA for fp8), TMA (UTMALDG / UTMASTG), plain global loads and stores (LDG / STG), shared
+stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
 
     PYTHONPATH=src python3 bench/sass_counts.py --out bench/results/sass_persistent_cpu.json
 """
@@ -20,39 +20,60 @@ import tempfile
 
 import numpy as np
 
-from tileir.kernels import matmul_f8, matmul_f16, matmul_persistent
+from tileir.kernels import attention, bmm, matmul_f8, matmul_f16, matmul_persistent
 
 CLASSES = {"STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
-           "STS": r"\bSTS\b"}
+           "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b"}
 
-# (label, kernel, configuration, M, N, K): the one-cell product and the persistent one on the cells the
-# suite's N = 5000 rows take
+def _mm(m, n, k):
+    return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
+
+
+def _f8(m, n, k):  # the claims read shapes, strides and alignment only: same-width stand-ins for e4m3, bf16
+    return [np.zeros((m, k), np.uint8), np.zeros((n, k), np.uint8), np.zeros((m, n), np.uint16),
+            np.ones(1, np.float32), np.ones(1, np.float32)]
+
+
+def _bmm(b, m):
+    return [np.zeros((b, m, m), np.float16)] * 3
+
+
+def _att(b, h, s, d):
+    return [np.zeros((b, h, s, d), np.float16)] * 4
+
+
+_MM_ONE = {"tm": 128, "tn": 256, "group": 8, "warps": 8}
+# (label, kernel, configuration, the arrays a launch would pass): the one-cell product and the persistent
+# one on the cells the suite's N = 5000 rows take, the fp8 product on F8_TILES' cell and the 16-bit one's
+# (which spilled), bmm against the one-cell product, attention at the suite's configurations
 CASES = [
-    ("matmul_f16 128x256x64", matmul_f16, {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8}, 1000, 5000, 1000),
-    ("matmul_f16 128x128x64", matmul_f16, {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}, 1000, 5000, 1000),
-    ("persistent 128x256x64", matmul_persistent, {"tm": 128, "tn": 256, "tk": 64, "warps": 8}, 1000, 5000, 1000),
-    ("persistent 128x256x32", matmul_persistent, {"tm": 128, "tn": 256, "tk": 32, "warps": 8}, 4096, 4096, 4096),
-    ("persistent 128x128x64", matmul_persistent, {"tm": 128, "tn": 128, "tk": 64, "warps": 8}, 1000, 5000, 1000),
-    ("persistent 64x256x64", matmul_persistent, {"tm": 64, "tn": 256, "tk": 64, "warps": 4}, 1000, 5000, 1000),
-    # the fp8 product (A [M, K], B [N, K] read through a transposing view) on F8_TILES' cell
-    ("matmul_f8 128x128x256", matmul_f8, {"tm": 128, "tn": 128, "tk": 256, "group": 8, "warps": 8}, 8192, 8192, 8192),
-    ("matmul_f8 128x256x128", matmul_f8, {"tm": 128, "tn": 256, "tk": 128, "group": 8, "warps": 8}, 8192, 8192, 8192),
+    ("matmul_f16 128x256x64", matmul_f16, dict(_MM_ONE, tk=64), _mm(1000, 5000, 1000)),
+    ("matmul_f16 128x128x64", matmul_f16, dict(_MM_ONE, tn=128, tk=64), _mm(1000, 5000, 1000)),
+    ("matmul_f16 128x256x32 no group", matmul_f16, dict(_MM_ONE, tk=32, group=0), _mm(2048, 2048, 2048)),
+    ("persistent 128x256x64", matmul_persistent, {"tm": 128, "tn": 256, "tk": 64, "warps": 8}, _mm(1000, 5000, 1000)),
+    ("persistent 128x256x32", matmul_persistent, {"tm": 128, "tn": 256, "tk": 32, "warps": 8}, _mm(4096, 4096, 4096)),
+    ("persistent 128x128x64", matmul_persistent, {"tm": 128, "tn": 128, "tk": 64, "warps": 8}, _mm(1000, 5000, 1000)),
+    ("persistent 64x256x64", matmul_persistent, {"tm": 64, "tn": 256, "tk": 64, "warps": 4}, _mm(1000, 5000, 1000)),
+    ("matmul_f8 128x128x256", matmul_f8, {"tm": 128, "tn": 128, "tk": 256, "group": 8, "warps": 8},
+     _f8(8192, 8192, 8192)),
+    ("matmul_f8 128x256x128", matmul_f8, {"tm": 128, "tn": 256, "tk": 128, "group": 8, "warps": 8},
+     _f8(8192, 8192, 8192)),
+    ("bmm 128x256x32 B64 512^3", bmm, {"tm": 128, "tn": 256, "tk": 32, "warps": 8}, _bmm(64, 512)),
+    ("attention d128 S4096 causal", attention, {"causal": True, "bq": 128, "bk": 128, "d_tile": 128, "warps": 8,
+                                                "occupancy": 1}, _att(4, 32, 4096, 128)),
+    ("attention d64 S2048 causal", attention, {"causal": True, "bq": 128, "bk": 128, "d_tile": 64, "warps": 8,
+                                               "latency": 1}, _att(8, 16, 2048, 64)),
+    ("attention d64 S512", attention, {"bq": 128, "bk": 64, "d_tile": 64, "warps": 8, "occupancy": 2},
+     _att(32, 16, 512, 64)),
 ]
 
 
-def cubin_for(kern, cfg, m, n, k) -> bytes:
-    """The cubin a launch on f16 arrays [m, k], [k, n], [m, n] would load (matmul_f8: e4m3 [m, k] and
-    [n, k], a bf16 [m, n] and two one-element f32 scales)."""
-    if kern is matmul_f8:  # the claims read shapes, strides and alignment only: same-width stand-ins
-        arrays = [np.zeros((m, k), np.uint8), np.zeros((n, k), np.uint8), np.zeros((m, n), np.uint16),
-                  np.ones(1, np.float32), np.ones(1, np.float32)]
-    else:
-        arrays = [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
-    full = kern.config(**cfg)
-    plan = kern.plan(full)
-    values = plan.values(arrays)
-    return kern.cubin("sm_90", div16=plan.div16(values, arrays), **cfg)
+def cubin_for(kern, cfg, arrays) -> bytes:
+    """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
+    (``SizePlan.div16``) made as the call site makes them."""
+    plan = kern.plan(kern.config(**cfg))
+    return kern.cubin("sm_90", div16=plan.div16(plan.values(arrays), arrays), **cfg)
 
 
 def counts(cubin: bytes, tool: str) -> dict:
@@ -73,9 +94,9 @@ def main() -> None:
     if tool is None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
-    for label, kern, cfg, m, n, k in CASES:
-        row = {"label": label, "kernel": kern.name, "config": cfg, "shape": [m, n, k],
-               **counts(cubin_for(kern, cfg, m, n, k), tool)}
+    for label, kern, cfg, arrays in CASES:
+        row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays],
+               **counts(cubin_for(kern, cfg, arrays), tool)}
         rows.append(row)
         print(json.dumps(row), flush=True)
     with open(args.out, "w") as fh:
