@@ -20,7 +20,7 @@ import tempfile
 
 import numpy as np
 
-from tileir.kernels import attention, bmm, matmul_f8, matmul_f16, matmul_persistent
+from tileir.kernels import attention, bmm, bmm_persistent, matmul_f8, matmul_f16, matmul_persistent
 
 CLASSES = {"STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
@@ -60,6 +60,8 @@ CASES = [
     ("matmul_f8 128x256x128", matmul_f8, {"tm": 128, "tn": 256, "tk": 128, "group": 8, "warps": 8},
      _f8(8192, 8192, 8192)),
     ("bmm 128x256x32 B64 512^3", bmm, {"tm": 128, "tn": 256, "tk": 32, "warps": 8}, _bmm(64, 512)),
+    ("bmm_persistent 128x256x32 B64 512^3", bmm_persistent, {"tm": 128, "tn": 256, "tk": 32, "warps": 8},
+     _bmm(64, 512)),
     ("attention d128 S4096 causal", attention, {"causal": True, "bq": 128, "bk": 128, "d_tile": 128, "warps": 8,
                                                 "occupancy": 1}, _att(4, 32, 4096, 128)),
     ("attention d64 S2048 causal", attention, {"causal": True, "bq": 128, "bk": 128, "d_tile": 64, "warps": 8,

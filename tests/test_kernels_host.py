@@ -20,6 +20,7 @@ SIZES = {
     # grid (200 x 136: 4 x 3 cells; 1 x 7: one cell, two blocks idle)
     "matmul_persistent_f16": [(200, 136, 300), (1, 7, 65), (129, 257, 33)],
     "matmul_persistent_bf16": [(130, 70, 100)],
+    "bmm_persistent_f16": [(3, 100, 70, 65), (1, 1, 7, 33), (5, 65, 129, 40)],  # 5 blocks, ragged cells
 }
 
 

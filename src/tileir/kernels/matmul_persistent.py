@@ -7,8 +7,9 @@ cells: 160 cells for 132 SMs) or each cell's K loop is short (bmm's 512-cubes: 1
 one-cell-a-block kernels spend each block's start and end (the first loads, the epilogue's stores)
 with nothing else in flight. A block that goes on to its next cell can overlap one cell's stores with
 the next's first loads, where tileiras schedules them so. That it does, and that it pays, is a
-hypothesis: no rule chooses this kernel, and ``bench/persistent_probe.py`` measures it against the
-one-cell kernels. Every size is a run-time value, as in matmul.py.
+hypothesis: no rule chooses these kernels, and ``bench/persistent_probe.py`` measures them against
+the one-cell kernels. ``bmm_persistent`` is the batched form (every batch's cells in one walk). Every
+size is a run-time value, as in matmul.py and bmm.py.
 """
 
 from __future__ import annotations
@@ -57,6 +58,42 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
         ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
 
 
+def _ba(tm=128, tk=64, fmt="f16"):
+    return In(fmt, cells(["B", "M", "K"], [1, tm, tk], along=[FREE_AXIS] * 3, pad=PadZero))
+
+
+def _bb(tk=64, tn=128, fmt="f16"):
+    return In(fmt, cells(["B", "K", "N"], [1, tk, tn], along=[FREE_AXIS] * 3, pad=PadZero))
+
+
+def _bc(fmt="f16"):
+    return Shared(fmt, ["B", "M", "N"])
+
+
+def _bgrid(B, M, N, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the run-time sizes' names)
+    return (max(1, min(B * cdiv(M, tm) * cdiv(N, tn), programs)),)
+
+
+@kernel(grid=_bgrid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+def bmm_persistent(a=_ba, b=_bb, c=_bc, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
+                   group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+    """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16, f32 accumulation), any B M N K, on at
+    most ``programs`` blocks walking the batch's cells: the batches one after another, each batch's
+    cells in the grouped order."""
+    nm, nn = ti.blocks_of(a, 1), ti.blocks_of(b, 2)
+    per = ti.idx_mul(nm, nn)  # cells a batch
+    out = ti.partition_view(ti.array_view(c), [1, tm, tn])
+    for cell in ti.d_range(ti.block_id(0), ti.idx_mul(ti.blocks_of(a, 0), per), ti.num_blocks(0)):
+        bz = ti.idx_div(cell, per)
+        bm, bn = grouped_block(nm, nn, group, ti.idx_rem(cell, per))
+        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+        for kk in ti.d_range(0, ti.blocks_of(a, 2)):
+            at = ti.reshape(ti.load_at(a, [bz, bm, kk]), [tm, tk])
+            bt = ti.reshape(ti.load_at(b, [bz, kk, bn]), [tk, tn])
+            ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+        ti.store_view(out, [bz, bm, bn], ti.reshape(ti.to(ti.get(acc), fmt), [1, tm, tn]))
+
+
 def _size(s):
     return (s, s, s) if isinstance(s, int) else tuple(s)
 
@@ -83,3 +120,21 @@ def _case(fmt, rtol, atol):
 
 _case(F16, 1e-2, 2e-2)
 _case(BF16, 2e-2, 5e-2)
+
+
+def _bmm_case():
+    def inputs(s, rng):
+        bt, m, n, k = s
+        a = (rng.standard_normal((bt, m, k)) / np.sqrt(k)).astype(np.float16)
+        return [a, rng.standard_normal((bt, k, n)).astype(np.float16), np.zeros((bt, m, n), np.float16)]
+
+    def expected(args):
+        return np.matmul(args[0].astype(np.float64), args[1].astype(np.float64))
+
+    return register(Case("bmm_persistent_f16", bmm_persistent,
+                         "batched C = A @ B on a persistent grid, f16 operands, f32 accumulate, any B M N K",
+                         (3, 100, 70, 65), lambda s: {"tm": 64, "tn": 64, "tk": 32, "programs": 5, "group": 2},
+                         inputs, expected, output=2, rtol=1e-2, atol=2e-2))
+
+
+_bmm_case()
