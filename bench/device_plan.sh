@@ -387,14 +387,16 @@ order-long)
 persistent)
   # the GPU tests this session could not run (heavy_first, the persistent product's cases), then the
   # persistent product against the one-cell call and torch (bench/persistent_probe.py)
-  timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py -k "heavy or attention" \
+  timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py -k "heavy or attention" \
     > "$OUT/gpu_tests_persistent.log" 2>&1
-  timeout 120 python3 -c 'from tileir.cli import run_case; from tileir.kernels import CASES
-for name in ("matmul_persistent_f16", "matmul_persistent_bf16"):
-    for size in ((200, 136, 300), (1000, 5000, 1000)):
+  timeout 80 python3 -c 'from tileir.cli import run_case; from tileir.kernels import CASES
+for name, sizes in (("matmul_persistent_f16", ((200, 136, 300), (1000, 5000, 1000))),
+                    ("matmul_persistent_bf16", ((130, 70, 100),)),
+                    ("bmm_persistent_f16", ((3, 100, 70, 65), (16, 512, 512, 512)))):
+    for size in sizes:
         print(name, size, run_case(CASES[name], size, "device", seed=3))' >> "$OUT/gpu_tests_persistent.log" 2>&1
   tail -6 "$OUT/gpu_tests_persistent.log"
-  timeout 300 python3 bench/persistent_probe.py --out "$OUT/persistent_h200.json" > "$OUT/persistent.log" 2>&1
+  timeout 280 python3 bench/persistent_probe.py --out "$OUT/persistent_h200.json" > "$OUT/persistent.log" 2>&1
   echo "rows: $(grep -c '^{' "$OUT/persistent.log")"; grep -v '^{' "$OUT/persistent.log" | tail -3
   (cd "$OUT" && tar -czf persistent_logs.tgz ./*.log && rm -f ./*.log)
   ;;

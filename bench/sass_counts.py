@@ -97,13 +97,16 @@ def main() -> None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
     for label, kern, cfg, arrays in CASES:
-        row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays],
-               **counts(cubin_for(kern, cfg, arrays), tool)}
+        row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
+        try:
+            row.update(counts(cubin_for(kern, cfg, arrays), tool))
+        except Exception as e:  # noqa: BLE001  (a case that does not assemble is a finding; go on)
+            row["error"] = f"{type(e).__name__}: {e}"[:300]
         rows.append(row)
         print(json.dumps(row), flush=True)
-    with open(args.out, "w") as fh:
-        json.dump({"what": "SASS instruction counts of the cubins a launch would load (sm_90, tileiras at its "
-                           "default level), bench/sass_counts.py", "rows": rows}, fh, indent=1)
+        with open(args.out, "w") as fh:  # rewritten after each case
+            json.dump({"what": "SASS instruction counts of the cubins a launch would load (sm_90, tileiras at "
+                               "its default level), bench/sass_counts.py", "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -134,3 +134,16 @@ def test_the_narrow_rows_tiles_answer_right(name, m, n, k):
         case.kernel.run_host(*out, **dict(cfg, tn=tn))
         want = case.expected(args)
         assert case.check(out[2], want)[1], (name, m, n, k, tn)
+
+
+def test_the_persistent_products_refuse_a_group_of_zero():
+    """group 0 is matmul's "no grouped order", but the persistent walk divides by it (the host reference left
+    cells unwritten). Kills: the check dropped, or reaching group 1."""
+    from tileir.errors import TileirError
+    from tileir.kernels import bmm_persistent, matmul_persistent
+
+    for kern in (matmul_persistent, bmm_persistent):
+        with pytest.raises(TileirError, match="group=0") as e:
+            kern.program(group=0)
+        assert e.value.fix.startswith("group=1")
+        kern.program(group=1)

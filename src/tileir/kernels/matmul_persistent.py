@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, dtype
+from ..errors import TileirError
 from ..heuristics import SMS
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
@@ -39,6 +40,12 @@ def _c(fmt="f16"):
     return Shared(fmt, ["M", "N"])
 
 
+def _check_group(group: int, kernel: str) -> None:
+    if group < 1:  # grouped_block divides by it: 0 (matmul's "no grouped order") would leave cells unwritten
+        raise TileirError(f"group={group}: the persistent walk takes its cells in groups of at least one block row",
+                          kernel=kernel, what="group", fix="group=1 (row after row) or more (8: the default)")
+
+
 def _grid(M, N, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the run-time sizes' names)
     return (max(1, min(cdiv(M, tm) * cdiv(N, tn), programs)),)
 
@@ -48,6 +55,7 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
                       group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
     """C = A @ B (f16 or bf16 operands and result, f32 accumulation), any M N K, on at most
     ``programs`` blocks, each taking every ``programs``-th cell of C in the grouped order."""
+    _check_group(group, "matmul_persistent")
     nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
     out = ti.partition_view(ti.array_view(c), [tm, tn])
     for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
@@ -80,6 +88,7 @@ def bmm_persistent(a=_ba, b=_bb, c=_bc, *, fmt: str = "f16", tm: int = 128, tn: 
     """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16, f32 accumulation), any B M N K, on at
     most ``programs`` blocks walking the batch's cells: the batches one after another, each batch's
     cells in the grouped order."""
+    _check_group(group, "bmm_persistent")
     nm, nn = ti.blocks_of(a, 1), ti.blocks_of(b, 2)
     per = ti.idx_mul(nm, nn)  # cells a batch
     out = ti.partition_view(ti.array_view(c), [1, tm, tn])
