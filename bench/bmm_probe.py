@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import flushed_ms, write_rows  # noqa: E402
+from timing import checked_ms, flushed_ms, write_rows  # noqa: E402
 
 from tileir.heuristics import rule  # noqa: E402
 from tileir.kernels import bmm  # noqa: E402
@@ -56,25 +56,16 @@ def main() -> None:
         c = torch.empty(bt, m, n, device="cuda", dtype=torch.float16)
         want = a.double() @ b.double()
         scale = float(want.abs().max())
-        torch_us = round(flushed_ms(lambda a=a, b=b, c=c: torch.bmm(a, b, out=c)) * 1e3, 2)
+        torch_ms = flushed_ms(lambda a=a, b=b, c=c: torch.bmm(a, b, out=c))
         ruled = rule("bmm", "sm_90", {"B": bt, "M": m, "N": n, "K": k, "fmt": "f16"})
         for name, cfg in [("rule", None), *cells_tried.items()]:
-            def fn(cfg=cfg, a=a, b=b, c=c):
-                bmm(a, b, c, **(cfg or {}))
-
-            r = {"shape": [bt, m, n, k], "variant": name, "config": cfg or ruled, "torch_us": torch_us}
-            try:
-                c.zero_()
-                fn()
-                torch.cuda.synchronize()
-                r["rel_err"] = float(f"{float((c.double() - want).abs().max()) / scale:.3g}")
-                r["flushed_us"] = round(flushed_ms(fn) * 1e3, 2)
-                r["torch_over"] = round(torch_us / r["flushed_us"], 3)
-            except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                r["error"] = repr(e)[:300]
+            r = {"shape": [bt, m, n, k], "variant": name, "config": cfg or ruled, "torch_ms": torch_ms,
+                 **checked_ms(lambda cfg=cfg, a=a, b=b, c=c: bmm(a, b, c, **(cfg or {})), c, want, torch_ms)}
+            if "max_err" in r:
+                r["rel_err"] = float(f"{r['max_err'] / scale:.3g}")
             rows.append(r)
             print(json.dumps(r), flush=True)
-        write_rows(args.out, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median")
+        write_rows(args.out, rows, timing="ms, torch_ms: do_bench (L2 flushed) median; ratio: torch_ms / ms")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import flushed_ms, write_rows  # noqa: E402
+from timing import checked_ms, flushed_ms, write_rows  # noqa: E402
 
 from tileir.kernels import bmm, bmm_persistent, gemm, matmul_persistent  # noqa: E402
 
@@ -37,58 +37,42 @@ BMM_SHAPES = [(64, 512, 512, 512), (8, 1024, 1024, 1024), (64, 1024, 1024, 1024)
 TOLERANCE = 2e-2  # of max |want|: f16 output of an f32 accumulation
 
 
-def timed(fn, c, want, scale) -> dict:
-    try:
-        c.zero_()
-        fn()
-        torch.cuda.synchronize()
-        err = float((c.float() - want).abs().max()) / scale
-        got = {"rel_err": float(f"{err:.3g}"), "ok": err <= TOLERANCE}
-        got["us"] = round(flushed_ms(fn) * 1e3, 2)
-        return got
-    except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-        return {"error": repr(e)[:300]}
+def sweep(rows, out_path, shape, a, b, c, torch_call, variants) -> None:
+    """torch's call, then each variant, on the same operands: each checked against an f32 product
+    (``ok``: within TOLERANCE of its largest value) and timed; the file is rewritten after the shape."""
+    want = a.float() @ b.float()
+    scale = float(want.abs().max())
+    torch_ms = flushed_ms(torch_call)
+    for name, fn in variants.items():
+        r = {"shape": shape, "variant": name, "torch_ms": torch_ms, **checked_ms(fn, c, want, torch_ms)}
+        if "max_err" in r:
+            r["ok"] = r["max_err"] <= TOLERANCE * scale
+        rows.append(r)
+        print(json.dumps(r), flush=True)
+    write_rows(out_path, rows, timing="ms, torch_ms: do_bench (L2 flushed) median; ratio: torch_ms / ms")
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    rows = []
+    rows: list[dict] = []
     for m, n, k in SHAPES:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
         c = torch.empty(m, n, device="cuda", dtype=torch.float16)
-        want = a.float() @ b.float()
-        scale = float(want.abs().max())
-        torch_us = timed(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), c, want, scale).get("us")
         variants = {"gemm (the rule, one cell a block)": lambda a=a, b=b, c=c: gemm(a, b, c)}
         for name, cfg in CELLS.items():
             variants[f"persistent {name}"] = lambda a=a, b=b, c=c, cfg=cfg: matmul_persistent(a, b, c, **cfg)
-        for name, fn in variants.items():
-            r = {"shape": [m, n, k], "variant": name, "torch_us": torch_us, **timed(fn, c, want, scale)}
-            if "us" in r and torch_us:
-                r["torch_over"] = round(torch_us / r["us"], 3)
-            rows.append(r)
-            print(json.dumps(r), flush=True)
-        write_rows(args.out, rows, timing="us, torch_us: do_bench (L2 flushed) median")
+        sweep(rows, args.out, [m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
     for bt, m, n, k in BMM_SHAPES:
         a = torch.randn(bt, m, k, device="cuda", dtype=torch.float16) * k ** -0.5
         b = torch.randn(bt, k, n, device="cuda", dtype=torch.float16)
         c = torch.empty(bt, m, n, device="cuda", dtype=torch.float16)
-        want = a.float() @ b.float()
-        scale = float(want.abs().max())
-        torch_us = timed(lambda a=a, b=b, c=c: torch.bmm(a, b, out=c), c, want, scale).get("us")
         variants = {"bmm (the rule, one cell a block)": lambda a=a, b=b, c=c: bmm(a, b, c)}
         for name, cfg in CELLS.items():
             variants[f"bmm_persistent {name}"] = lambda a=a, b=b, c=c, cfg=cfg: bmm_persistent(a, b, c, **cfg)
-        for name, fn in variants.items():
-            r = {"shape": [bt, m, n, k], "variant": name, "torch_us": torch_us, **timed(fn, c, want, scale)}
-            if "us" in r and torch_us:
-                r["torch_over"] = round(torch_us / r["us"], 3)
-            rows.append(r)
-            print(json.dumps(r), flush=True)
-        write_rows(args.out, rows, timing="us, torch_us: do_bench (L2 flushed) median")
+        sweep(rows, args.out, [bt, m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.bmm(a, b, out=c), variants)
 
 
 if __name__ == "__main__":

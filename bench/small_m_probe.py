@@ -73,12 +73,16 @@ def timed(fn, out, want, apart: bool = True) -> dict:
         return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
 
 
-def shape_rows(fmt, m, n, k) -> list[dict]:
-    dt, precision, plain, tk, tol = FORMATS[fmt]
+def product(dt, m, n, k):
+    """Fresh operands of an m x k by k x n product in ``dt``, its output and the f64 answer."""
     a = torch.randn(m, k, device="cuda", dtype=dt)
     b = torch.randn(k, n, device="cuda", dtype=dt)
-    c = torch.empty(m, n, device="cuda", dtype=dt)
-    want = a.double() @ b.double()
+    return a, b, torch.empty(m, n, device="cuda", dtype=dt), a.double() @ b.double()
+
+
+def shape_rows(fmt, m, n, k) -> list[dict]:
+    dt, precision, plain, tk, tol = FORMATS[fmt]
+    a, b, c, want = product(dt, m, n, k)
     extra = {"precision": precision} if precision else {}
     variants = {"torch": lambda: torch.matmul(a, b, out=c), "gemm": lambda: gemm(a, b, c, **extra)}
     for tm, tn in TILES:
@@ -189,10 +193,7 @@ def tile_rows() -> list[dict]:
             continue
         for n, k in NK[:4]:
             for m in (1, 16, 32):
-                a = torch.randn(m, k, device="cuda", dtype=dt)
-                b = torch.randn(k, n, device="cuda", dtype=dt)
-                c = torch.empty(m, n, device="cuda", dtype=dt)
-                want = a.double() @ b.double()
+                a, b, c, want = product(dt, m, n, k)
                 extra = {} if precision is None else {"precision": precision}
                 for tm in (16, 32, 64):
                     for tn in (64, 128):
@@ -214,38 +215,44 @@ def tile_rows() -> list[dict]:
 THIN_NK = ((1024, 4096), (2048, 4096), (4096, 4096), (4096, 1024), (4096, 11008), (5000, 1000), (8192, 4096))
 
 
-def thin_rows(out_path: str) -> list[dict]:
-    """One pass at 1 and 16 rows on 16-row tiles, column tiles 32 / 64 / 128 (K slices as
-    heuristics.NARROW_TK), f16 and tf32, torch beside each shape; the file is rewritten after each shape."""
-    from tileir.heuristics import NARROW_TK
-
+def narrow_sweep(out_path: str, part: str, fmts, configs, gpu: bool = False) -> list[dict]:
+    """One pass of each of ``configs(fmt, n)`` (16-row tiles) at 1 and 16 rows of THIN_NK's shapes, in
+    each format, torch beside each shape (and, ``gpu``, each run's kernel time by torch.profiler); the
+    file is rewritten after each shape."""
     rows = []
-    for fmt in ("f16", "tf32"):
+    for fmt in fmts:
         dt, precision, kern, _tk, _tol = FORMATS[fmt]
         extra = {} if precision is None else {"precision": precision}
         for n, k in THIN_NK:
             for m in (1, 16):
-                a = torch.randn(m, k, device="cuda", dtype=dt)
-                b = torch.randn(k, n, device="cuda", dtype=dt)
-                c = torch.empty(m, n, device="cuda", dtype=dt)
-                want = a.double() @ b.double()
+                a, b, c, want = product(dt, m, n, k)
                 torch_us = round(flushed_ms(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) * 1e3, 2)
-                for tn in (32, 64, 128):
-                    cfg = {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "warps": 0, **extra}
+                for tile in configs(fmt, n):
+                    cfg = {**tile, **extra}
 
                     def fn(kern=kern, a=a, b=b, c=c, cfg=cfg):
                         kern(a, b, c, **cfg)
 
-                    r = {"part": "thin", "fmt": fmt, "shape": [m, n, k], "config": cfg, "torch_us": torch_us,
+                    r = {"part": part, "fmt": fmt, "shape": [m, n, k], "config": cfg, "torch_us": torch_us,
                          **timed(fn, c, want, apart=False)}
                     if "flushed_us" in r:
-                        r["gpu_us"] = kernel_us(fn, reps=10)["total"]
+                        if gpu:
+                            r["gpu_us"] = kernel_us(fn, reps=10)["total"]
                         r["torch_over"] = round(torch_us / r["flushed_us"], 3)
                     rows.append(r)
                     print(json.dumps(r), flush=True)
-                write_rows(out_path, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median; gpu_us: "
-                           "torch.profiler kernel sum")
+                write_rows(out_path, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median"
+                           + ("; gpu_us: torch.profiler kernel sum" if gpu else ""))
     return rows
+
+
+def thin_rows(out_path: str) -> list[dict]:
+    """One pass at 1 and 16 rows on 16-row tiles, column tiles 32 / 64 / 128 (K slices as
+    heuristics.NARROW_TK), f16 and tf32."""
+    from tileir.heuristics import NARROW_TK
+
+    return narrow_sweep(out_path, "thin", ("f16", "tf32"), lambda fmt, n: [
+        {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "warps": 0} for tn in (32, 64, 128)], gpu=True)
 
 
 X3_SHAPES = ((16, 4096, 4096), (128, 4096, 4096), (1000, 4096, 4096), (4096, 4096, 4096))
@@ -260,10 +267,7 @@ def x3_rows(out_path: str) -> list[dict]:
     dt, precision, plain, _tk, tol = FORMATS["3xtf32"]
     rows = []
     for m, n, k in X3_SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=dt)
-        b = torch.randn(k, n, device="cuda", dtype=dt)
-        c = torch.empty(m, n, device="cuda", dtype=dt)
-        want = a.double() @ b.double()
+        a, b, c, want = product(dt, m, n, k)
         variants = {"torch": lambda a=a, b=b, c=c: torch.matmul(a, b, out=c),
                     "gemm": lambda a=a, b=b, c=c: gemm(a, b, c, precision=precision)}
         for name, cfg in X3_TILES.items():
@@ -290,33 +294,12 @@ def thin_tk_rows(out_path: str) -> list[dict]:
     bandwidth where one wave of such blocks streams B (tf32 1 x 4096 x 4096 at 0.78x torch)."""
     from tileir.heuristics import NARROW_TK, narrow_tn
 
-    rows = []
-    for fmt in ("tf32", "f16"):
-        dt, precision, kern, _tk, _tol = FORMATS[fmt]
-        extra = {} if precision is None else {"precision": precision}
-        for n, k in THIN_NK:
-            tn = narrow_tn("sm_90", n)
-            for m in (1, 16):
-                a = torch.randn(m, k, device="cuda", dtype=dt)
-                b = torch.randn(k, n, device="cuda", dtype=dt)
-                c = torch.empty(m, n, device="cuda", dtype=dt)
-                want = a.double() @ b.double()
-                torch_us = round(flushed_ms(lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)) * 1e3, 2)
-                tk0 = NARROW_TK[fmt]
-                for tk, occ in ((tk0, 0), (2 * tk0, 0), (4 * tk0, 0), (tk0, 2), (2 * tk0, 2)):
-                    cfg = {"tm": 16, "tn": tn, "tk": tk, "warps": 0, "occupancy": occ, **extra}
+    def configs(fmt, n):
+        tk0 = NARROW_TK[fmt]
+        return [{"tm": 16, "tn": narrow_tn("sm_90", n), "tk": tk, "warps": 0, "occupancy": occ}
+                for tk, occ in ((tk0, 0), (2 * tk0, 0), (4 * tk0, 0), (tk0, 2), (2 * tk0, 2))]
 
-                    def fn(kern=kern, a=a, b=b, c=c, cfg=cfg):
-                        kern(a, b, c, **cfg)
-
-                    r = {"part": "thin-tk", "fmt": fmt, "shape": [m, n, k], "config": cfg, "torch_us": torch_us,
-                         **timed(fn, c, want, apart=False)}
-                    if "flushed_us" in r:
-                        r["torch_over"] = round(torch_us / r["flushed_us"], 3)
-                    rows.append(r)
-                    print(json.dumps(r), flush=True)
-                write_rows(out_path, rows, timing="flushed_us, torch_us: do_bench (L2 flushed) median")
-    return rows
+    return narrow_sweep(out_path, "thin-tk", ("tf32", "f16"), configs)
 
 
 def nt_rows(out_path: str) -> list[dict]:

@@ -24,20 +24,21 @@ from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, cells
 from .entry_hints import entry_hints
-from .matmul import grouped_block
+from .matmul import _markers, grouped_block
 from .registry import Case, register
 
 
+# the grouped matmul's markers (cells with no grid axis, C whole), in the format the call names
 def _a(tm=128, tk=64, fmt="f16"):
-    return In(fmt, cells(["M", "K"], [tm, tk], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+    return _markers(fmt)[0](tm, tk, group=1)
 
 
 def _b(tk=64, tn=128, fmt="f16"):
-    return In(fmt, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+    return _markers(fmt)[1](tk, tn, group=1)
 
 
-def _c(fmt="f16"):
-    return Shared(fmt, ["M", "N"])
+def _c(tm=128, tn=128, fmt="f16"):
+    return _markers(fmt)[2](tm, tn, group=1)
 
 
 def _check_group(group: int, kernel: str) -> None:
