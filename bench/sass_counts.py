@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 
 import numpy as np
+from timing import dump_rows
 
 from tileir.kernels import attention, bmm, bmm_persistent, matmul_f8, matmul_f16, matmul_persistent
 
@@ -105,8 +106,8 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
         with open(args.out, "w") as fh:  # rewritten after each case
-            json.dump({"what": "SASS instruction counts of the cubins a launch would load (sm_90, tileiras at "
-                               "its default level), bench/sass_counts.py", "rows": rows}, fh, indent=1)
+            fh.write(dump_rows({"what": "SASS instruction counts of the cubins a launch would load (sm_90, "
+                                        "tileiras at its default level), bench/sass_counts.py"}, rows))
 
 
 if __name__ == "__main__":

@@ -95,13 +95,21 @@ def checked_ms(call, out, want, torch_ms: float, part=None) -> dict:
 def write_rows(path, rows, timing: str = FLUSHED) -> None:
     """A probe's result file: the date, the device, how it was timed and its rows."""
     import datetime
-    import json
 
     import torch
 
+    head = {"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(), "timing": timing}
     with open(path, "w") as f:
-        json.dump({"date": datetime.date.today().isoformat(), "device": torch.cuda.get_device_name(),
-                   "timing": timing, "rows": rows}, f, indent=1)
+        f.write(dump_rows(head, rows))
+
+
+def dump_rows(head: dict, rows: list) -> str:
+    """``head``'s keys and its ``rows``, one row a line: a probe's file stays small in git (the repository
+    travels to the GPU machine, 64 MiB a call with the toolchain) and diffs row by row."""
+    import json
+
+    lines = ",\n".join(" " + json.dumps(r, separators=(",", ":")) for r in rows)
+    return json.dumps(head, indent=1)[:-2] + ',\n "rows": [\n' + lines + "\n ]\n}\n"
 
 
 def per_call_us(fn, reps: int = 2000) -> float:

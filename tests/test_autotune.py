@@ -161,8 +161,8 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     got = attention.tuned_config({"causal": True}, "sm_90", {"B": 4, "H": 32, "S": 4096, "D": 128})
     assert (got["bq"], got["bk"], got["warps"], got["occupancy"]) == (128, 128, 8, 1)
     # the table's sweeps never varied the block order (autotune.ORDER_KEYS): the rule's heavy_first joins the
-    # measured tiles where it applies (causal, 32 query blocks), and nowhere else. Kills: the order dropped
-    # under a table entry, or the rule's other keys overriding the entry's
+    # measured tiles where it applies (causal, at least 4096 keys, at most 64 heads), and nowhere else. Kills:
+    # the order dropped under a table entry, or the rule's other keys overriding the entry's
     assert "heavy_first" not in got  # 128 heads: the headline's shape, where the order measured 2% slower
     long = attention.tuned_config({"causal": True}, "sm_90", {"B": 2, "H": 16, "S": 8192, "D": 128})
     assert long["heavy_first"] is True and (long["bq"], long["occupancy"]) == (128, 1)

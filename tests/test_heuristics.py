@@ -247,7 +247,7 @@ def test_attention_at_head_dim_64_loads_with_latency_1():
     assert ("view_load_latency", 1) in attention.hints_for(cfg)[0][1]
 
 
-def test_causal_attention_with_many_query_blocks_starts_the_heaviest_first():
+def test_long_causal_attention_of_few_heads_starts_the_heaviest_first():
     """heuristics.HEAVY_FIRST_KEYS / _MOST_HEADS (bench/results/attention_order*_h200.json): causal with at
     least 4096 keys (by size class) and at most 64 heads takes heavy_first; shorter, with more heads or without
     the mask it does not (slower there). Kills: the order reaching non-causal attention, short sequences or
