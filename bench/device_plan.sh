@@ -32,6 +32,7 @@
 #              attention kernels at short sequences, GPU time); logs in short.tgz
 #   layout     bench/attention_small_probe.py at the example's [B, S, 3, H, D] views and contiguous, then 07
 #              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
+#   walk       the persistent walk's GPU tests and the suite's f16, bf16 and bmm families -> suite_walk_h200.json
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -399,6 +400,17 @@ for name, sizes in (("matmul_persistent_f16", ((200, 136, 300), (1000, 5000, 100
   timeout 280 python3 bench/persistent_probe.py --out "$OUT/persistent_h200.json" > "$OUT/persistent.log" 2>&1
   echo "rows: $(grep -c '^{' "$OUT/persistent.log")"; grep -v '^{' "$OUT/persistent.log" | tail -3
   (cd "$OUT" && tar -czf persistent_logs.tgz ./*.log && rm -f ./*.log)
+  ;;
+walk)
+  # heuristics.matmul_walk / bmm_walk: the walk's GPU tests, then the suite's f16, bf16 and bmm families into
+  # a fresh file (merge it: bench/suite.py --merge)
+  timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops_matmul.py tests/test_device_kernels.py \
+    -k "walk or persistent or bmm" > "$OUT/gpu_tests_walk.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_walk.log"; tail -3 "$OUT/gpu_tests_walk.log"
+  timeout 380 python3 bench/suite.py --out "$OUT/suite_walk_h200.json" \
+    --families matmul_f16,matmul_bf16,bmm --budget-s 340 > "$OUT/suite_walk.log" 2>&1
+  tail -30 "$OUT/suite_walk.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  (cd "$OUT" && tar -czf walk.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

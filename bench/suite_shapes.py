@@ -87,8 +87,8 @@ def _tuned_keys(kern, cfg):
 
 
 def _gemm_launches(fmt, precision, like):
-    from tileir.heuristics import matmul_split
-    from tileir.kernels import matmul_bf16, matmul_f16, matmul_tf32
+    from tileir.heuristics import matmul_split, matmul_walk
+    from tileir.kernels import matmul_bf16, matmul_f16, matmul_persistent, matmul_tf32
     from tileir.kernels.gemm import even_splits, matmul_partial, splitk_reduce
 
     plain = {"f16": matmul_f16, "bf16": matmul_bf16, "f32": matmul_tf32}[fmt]
@@ -108,6 +108,11 @@ def _gemm_launches(fmt, precision, like):
             return [(matmul_partial, pc, [a, b, w]), (splitk_reduce, rc, [w, c])], {
                 "kernel": "matmul_partial + splitk_reduce", "splits": s, "partial": _tuned_keys(matmul_partial, pc),
                 "reduce": _tuned_keys(splitk_reduce, rc)}
+        walk = matmul_walk(gpu, fmt, lm, ln, lk) if gpu else None
+        if walk is not None:  # gemm's plan: the persistent walk (heuristics.matmul_walk)
+            cfg = matmul_persistent.config(fmt=fmt, **walk)
+            return [(matmul_persistent, cfg, [a, b, c])], {"kernel": matmul_persistent.name, "splits": 1,
+                                                            **_tuned_keys(matmul_persistent, cfg)}
         cfg = _tuned(plain, extra, [a, b, c], gpu, like)
         return [(plain, cfg, [a, b, c])], {"kernel": plain.name, "splits": 1, **_tuned_keys(plain, cfg)}
 
@@ -206,7 +211,9 @@ def fp8_shapes(like_map=None):
 
 
 def bmm_shapes(like_map=None):
-    from tileir.kernels import bmm
+    """bmm f16 through the library's batched product (kernels.gemm.batched_product: one cell a block, or
+    the persistent walk where heuristics.bmm_walk says so) against torch.bmm."""
+    from tileir.kernels.gemm import batched_plan, batched_product
 
     sizes = [(b, s, s, s) for b in (8, 64) for s in (512, 1024, 2048)]
     out = []
@@ -219,12 +226,13 @@ def bmm_shapes(like_map=None):
                     _empty((bt, m, n), torch.float16, dev), _empty((bt, m, n), torch.float16, dev)]
 
         def ti(ins):
-            bmm(ins[0], ins[1], ins[2])
+            batched_product(ins[0], ins[1], ins[2])
             return ins[2]
 
         def launches(ins, gpu, like=like):
-            cfg = _tuned(bmm, {}, ins[:3], gpu, like)
-            return [(bmm, cfg, ins[:3])], {"kernel": "bmm", **_tuned_keys(bmm, cfg)}
+            kern, walk = batched_plan(*ins[:2], gpu)
+            cfg = kern.config(**walk) if walk else _tuned(kern, {}, ins[:3], gpu, like)
+            return [(kern, cfg, ins[:3])], {"kernel": kern.name, **_tuned_keys(kern, cfg)}
 
         out.append(Shape("bmm", f"bmm B={bt} M={m} N={n} K={k}", {"B": bt, "M": m, "N": n, "K": k},
                          {"a": "f16", "c": "f16"}, make, ti, lambda i: torch.bmm(i[0], i[1], out=i[3]),

@@ -9,7 +9,7 @@ import pytest
 
 from tileir import autotune
 from tileir.errors import TileirError
-from tileir.heuristics import SMALL_OPERAND, matmul_split, pow2_at_least, rule
+from tileir.heuristics import SMALL_OPERAND, bmm_walk, matmul_split, matmul_walk, pow2_at_least, rule
 from tileir.kernels import bmm, layernorm, matmul_bf16, matmul_f16, matmul_tf32, rmsnorm, softmax
 from tileir.kernels.attention import attention
 from tileir.kernels.gemm import even_splits, gemm, matmul_partial, matmul_split_k, plan
@@ -232,6 +232,41 @@ def test_the_rule_answers_every_matmul_shape_of_the_suite(cache):
     assert matmul_split("sm_90", "f16", 8192, 8192, 8192) == {"splits": 1}
     assert matmul_split("sm_80", "f16", 16, 4096, 4096) == {"splits": 1}
 
+
+
+def test_the_persistent_walk_where_it_measured_faster():
+    """matmul_walk: 16-bit, K <= 1024, more than 1.5 waves of 128 x 256 cells (persistent_h200.json's
+    wins); bmm_walk: where the one-cell rule takes 128 x 256. Kills: the threshold moved to take 1000 x
+    5000 x 1000 (160 cells, 1% slower walking) or to drop 8192 x 1024 x 1024 (256 cells, 7% faster), a
+    long K walked (4096^3 lost 3.6%), f32 walked (the kernel is 16-bit only), another GPU's count."""
+    for fmt in ("f16", "bf16"):
+        for m, n, k in ((2048, 5000, 1000), (8192, 5000, 1000), (8192, 1024, 1024)):
+            got = matmul_walk("sm_90", fmt, m, n, k)
+            assert got is not None and (got["tm"], got["tn"], got["programs"]) == (128, 256, 132)
+        for m, n, k in ((1000, 5000, 1000), (512, 5000, 1000), (4096, 1024, 1024), (4096, 4096, 4096),
+                        (8192, 8192, 8192), (2048, 11008, 4096)):
+            assert matmul_walk("sm_90", fmt, m, n, k) is None, (m, n, k)
+    assert matmul_walk("sm_90", "f32", 8192, 5000, 1000) is None
+    assert matmul_walk("sm_80", "f16", 8192, 5000, 1000) is None
+    assert matmul_walk(None, "f16", 8192, 5000, 1000) is None
+    for b, m, n, k in ((64, 512, 512, 512), (128, 256, 256, 256), (16, 1000, 1000, 1000), (64, 2048, 2048, 2048)):
+        got = bmm_walk("sm_90", "f16", b, m, n, k)
+        assert got is not None and (got["tm"], got["tn"], got["tk"]) == (128, 256, 64)
+        got["tm"] = 1  # the caller's own copy: the cached plan is not changed through it
+        assert bmm_walk("sm_90", "f16", b, m, n, k)["tm"] == 128
+    for b, m, n, k in ((8, 512, 512, 512), (64, 64, 64, 64), (512, 128, 128, 128)):  # smaller one-cell tiles
+        assert rule("bmm", "sm_90", {"B": b, "M": m, "N": n, "K": k})["tn"] < 256
+        assert bmm_walk("sm_90", "f16", b, m, n, k) is None
+    assert bmm_walk("sm_80", "f16", 64, 512, 512, 512) is None
+
+
+def test_gemm_plans_the_walk_only_for_one_pass():
+    """gemm.plan: the walk rides on a one-pass plan; a split plan stays a split (16 x 1024 x 4096's)."""
+    a, b = np.zeros((8192, 1000), np.float16), np.zeros((1000, 5000), np.float16)
+    got = plan(a, b, "sm_90")
+    assert got["splits"] == 1 and got["walk"]["tm"] == 128
+    assert "walk" not in plan(np.zeros((16, 4096), np.float16), np.zeros((4096, 1024), np.float16), "sm_90")
+    assert plan(a, b) == {"splits": 1}  # host arrays, no GPU named: the one-cell pass
 
 def test_attention_at_head_dim_64_loads_with_latency_1():
     """The long sequences' 128 x 128 blocks at d 64 take latency 1 on every view load

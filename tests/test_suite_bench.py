@@ -43,6 +43,34 @@ def test_every_shape_builds_its_inputs_and_configuration():
     assert any(d.get("rows", 1) > 1 for d in rows)  # several rows a block, where the rule says so
     assert len(todo) < 300  # shapes share configurations: one cubin serves many
 
+    # the library's plain calls choose the persistent walk where the rule does (heuristics.matmul_walk, bmm_walk)
+    assert kernels["matmul_persistent"] and kernels["bmm_persistent"]
+    walked = {s.name: s.launches(s.make("meta"), "sm_90")[1]["kernel"] for s in shapes
+              if s.name in ("matmul_f16 M=8192 N=1024 K=1024", "matmul_f16 M=1000 N=5000 K=1000",
+                            "bmm B=64 M=512 N=512 K=512", "bmm B=8 M=512 N=512 K=512")}
+    assert walked == {"matmul_f16 M=8192 N=1024 K=1024": "matmul_persistent",
+                      "matmul_f16 M=1000 N=5000 K=1000": "matmul_f16",
+                      "bmm B=64 M=512 N=512 K=512": "bmm_persistent", "bmm B=8 M=512 N=512 K=512": "bmm"}
+
+
+@pytest.mark.parametrize("times, want", [([1.0, 5.0, 1.2, 1.1], (1.0, 1.1, 4)),  # torch's first median stalled
+                                         ([1.0, 1.5], (1.0, 1.5, 2))])  # inside 0.5-2: timed once each
+def test_a_row_far_from_parity_is_timed_again_on_both_sides(times, want, monkeypatch):
+    """run_shape times both sides again where the first ratio falls outside RETIME_INSIDE, each keeping
+    its faster median (one stalled median once made a row 4.4x). Kills: the re-time dropped, or only
+    one side re-timed (tileir's 1.2 kept, or torch's 5.0)."""
+    monkeypatch.setenv("TILEIR_INTERPRET", "1")
+    shape = next(s for s in suite.smoke_shapes() if s.family == "vadd")
+    calls = []
+
+    def timer(fn):
+        calls.append(fn)
+        return times[len(calls) - 1]
+
+    rec = suite.run_shape(shape, timer, "cpu", None, smoke=False)
+    assert rec["ok"], rec
+    assert (rec["tileir_ms"], rec["torch_ms"], len(calls)) == want
+    assert rec["ratio"] == round(want[1] / want[0], 4)
 
 def test_cpu_smoke_answers_right_writes_records_and_figures_and_resumes(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEIR_INTERPRET", "1")

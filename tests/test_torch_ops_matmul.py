@@ -219,6 +219,26 @@ def test_one_pass_where_the_rule_says_so():
     assert spy.call_count == 0
 
 
+
+def test_the_persistent_walk_where_the_rule_says_so():
+    """Where gemm's plan walks (heuristics.matmul_walk, as on sm_90), tileir.ops.matmul runs
+    matmul_persistent with the plan's configuration and answers as torch's product does; here the
+    walk's cells are shrunk (64 x 64, 3 programs) so the host reference runs a ragged walk quickly.
+    Kills: the plan's walk ignored (the one-cell kernel runs), its configuration not passed, or the
+    format left out (bf16 operands written as f16)."""
+    small = {"tm": 64, "tn": 64, "tk": 32, "warps": 8, "group": 2, "programs": 3}
+    for dtype, tol in ((torch.float16, 2e-3), (torch.bfloat16, 1e-2)):
+        torch.manual_seed(0)
+        a, b = torch.randn(150, 70).to(dtype), torch.randn(70, 200).to(dtype)
+        with _as_on("sm_90"), mock.patch.object(gemm_mod, "matmul_walk", lambda *args: dict(small)), \
+                mock.patch.object(gemm_mod, "launch", wraps=gemm_mod.launch) as spy:
+            got = tops.matmul(a, b)
+        assert spy.call_count == 1  # on the host reference: launch takes the kernel and its configuration
+        assert spy.call_args.args[0] is gemm_mod.matmul_persistent
+        assert {k: spy.call_args.kwargs[k] for k in small} == small
+        assert spy.call_args.kwargs["fmt"] == {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+        assert got.dtype == dtype and _err(got, a, b) < tol
+
 # ---- fp8 ---------------------------------------------------------------------------------------
 
 _F8S = (torch.float8_e4m3fn, torch.float8_e5m2)
@@ -344,3 +364,34 @@ def test_small_m_products_split_on_the_gpu(dtype, precision, m, n, k, tol):
     got = tops.matmul(a, b, precision=precision)  # None: torch's own setting (f16: not asked)
     want = a.double() @ b.double()
     assert float((got.double() - want).abs().max() / want.abs().max()) <= tol
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1e-2)])
+def test_the_persistent_walk_on_the_gpu(dtype, tol):
+    """The rule's walks on the device (sm_90): ops.matmul at 2048 x 5000 x 1000 (320 cells of 128 x 256)
+    and ops.bmm at 64 x 512^3, also with B a column slice of a wider array (rows 640 apart), answer as
+    torch's products do within the format's rounding of the sum's scale. Kills: the persistent walk
+    skipping or repeating cells at the full grid (132 programs over 320 or 256 cells), the batch index
+    of a cell wrong, a strided B read as dense."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from tileir import autotune
+    from tileir.heuristics import SMS, bmm_walk
+
+    if autotune.this_gpu() not in SMS:
+        pytest.skip("the walk rule knows sm_90 only (heuristics.SMS)")
+    torch.manual_seed(0)
+    a = (torch.randn(2048, 1000, device="cuda") / 30).to(dtype)
+    b = torch.randn(1000, 5000, device="cuda").to(dtype)
+    assert "walk" in gemm_mod.plan(a, b)
+    assert _err(tops.matmul(a, b), a, b) < tol
+    x = (torch.randn(64, 512, 512, device="cuda") / 20).to(dtype)
+    y = torch.randn(64, 512, 512, device="cuda").to(dtype)
+    fmt = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    assert bmm_walk(autotune.this_gpu(), fmt, 64, 512, 512, 512) is not None
+    wide = torch.randn(64, 512, 640, device="cuda").to(dtype)
+    for yy in (y, wide[..., 64:576]):
+        got = tops.bmm(x, yy)
+        want = x.double() @ yy.double()
+        assert float((got.double() - want).abs().max() / (x.double().abs() @ yy.double().abs()).max()) < tol

@@ -36,6 +36,10 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   pass would take longer than the
   split call's host time (``_fill_split``, measured); otherwise S minimises the same model plus the
   workspace's traffic and the second launch.
+* Persistent products (``matmul_walk``, ``bmm_walk``): where 16-bit cells of 128 x 256 make more
+  than 1.5 waves over a short K (at most 1024), or a bmm takes that cell, 132 blocks walk the cells
+  (``kernels.matmul_persistent``, ``bmm_persistent``) instead of one block a cell: measured 1-9%
+  faster there, slower elsewhere.
 * 3xtf32 keeps an f32 accumulator beside the tensor core's (a 128 x 256 tile would need 256
   registers a thread for the two), so its tiles stop at 128 x 128; ieee f32 products run without
   tensor cores, so 64 x 64.
@@ -415,6 +419,57 @@ def _partial(gpu, name, cfg, measured):
     return {"tm": tm, "tn": tn, "tk": _TK[_BYTES[fmt]], "warps": 8 if tm >= 128 else 0}
 
 
+
+# ---- persistent products ---------------------------------------------------------------------------
+
+# kernels.matmul_persistent / bmm_persistent: 132 blocks, each walking every 132nd cell of C in the
+# grouped order, against the one-cell kernels at the rule's tiles. H200, f16, do_bench (L2 flushed),
+# bench/persistent_probe.py -> bench/results/persistent_h200.json (2026-12-04), 128 x 256 cells with K
+# slices of 64 and 8 warps (the other cells and slices it timed lost nearly everywhere):
+# * bmm: faster at all 7 shapes, 4 of the suite's and 3 it does not hold (16 x 1000^3, 128 x 256^3,
+#   32 x 512^3): 0.84-0.92x torch -> 0.92-1.09x (64 x 512^3 0.92 -> 1.09, 64 x 2048^3 0.87 -> 0.92);
+#   the one-cell rule took 128 x 256 at every one of them, so the walk is taken where it does.
+# * one matrix, K <= 1024: faster where the cells make more than 1.5 waves (2048 / 3000 / 4096 / 8192 x
+#   5000 x 1000, 320-1280 cells: +1.2 / +2 / +3.3 / +5.7%; 8192 x 1024 x 1024, 256 cells: +7%), slower
+#   below (1000 x 5000 x 1000, 160 cells: -1%; 512 x 5000 x 1000, 80: -2%). With K = 4096 it lost
+#   (4096^3 -3.6%, 2048 x 11008 x 4096 -0.3%): a long K loop already hides a cell's start and end.
+WALK_CELL = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8}
+WALK_MOST_K = 1024
+WALK_LEAST_WAVES = 1.5
+_WALK_FORMATS = ("f16", "bf16")
+
+
+def matmul_walk(gpu: str | None, fmt: str, m: int, n: int, k: int) -> dict | None:
+    """matmul_persistent's configuration for a one-pass [m, k] x [k, n] product on ``gpu`` where it
+    measured faster than the one-cell kernel (16-bit, K at most ``WALK_MOST_K``, more than
+    ``WALK_LEAST_WAVES`` waves of 128 x 256 cells), else None. The sizes are the call's own: the count
+    of cells is what decides, and it is cheap."""
+    if gpu not in SMS or fmt not in _WALK_FORMATS or k > WALK_MOST_K:
+        return None
+    sms = SMS[gpu]
+    if cdiv(m, WALK_CELL["tm"]) * cdiv(n, WALK_CELL["tn"]) <= WALK_LEAST_WAVES * sms:
+        return None
+    return dict(WALK_CELL, programs=sms)
+
+
+def bmm_walk(gpu: str | None, fmt: str, b: int, m: int, n: int, k: int) -> dict | None:
+    """bmm_persistent's configuration for a [b, m, k] x [b, k, n] product on ``gpu`` where the one-cell
+    rule gives bmm the 128 x 256 cell (where the walk measured faster), else None."""
+    if gpu not in SMS or fmt not in _WALK_FORMATS:
+        return None
+    key = (gpu, fmt, b, m, n, k)
+    got = _BMM_WALKS.get(key, False)
+    if got is False:
+        one = rule("bmm", gpu, {"B": b, "M": m, "N": n, "K": k, "fmt": fmt})
+        got = dict(WALK_CELL, programs=SMS[gpu]) if one and (one["tm"], one["tn"]) == (128, 256) else None
+        if len(_BMM_WALKS) >= 4096:  # a bound, as _SPLIT_PLANS'
+            _BMM_WALKS.clear()
+        _BMM_WALKS[key] = got
+    return dict(got) if got else None
+
+
+_BMM_WALKS: dict[tuple, dict | None] = {}
+
 # ---- rows ----------------------------------------------------------------------------------------
 
 ROW_LANES = 8192  # the measured chunk (tune_defaults.json: softmax, layernorm at 8192 x 8192)
@@ -576,5 +631,5 @@ def rule(name: str, gpu: str, config: dict, measured: dict | None = None) -> dic
     return fn(gpu, name, _bucketed(config), dict(measured) if measured else None)
 
 
-__all__ = ["rule", "matmul_split", "attention_training", "RULES", "MEASURED_AS", "SMS", "TILE_EFFICIENCY",
-           "SMALL_MACS", "SMALL_OPERAND"]
+__all__ = ["rule", "matmul_split", "matmul_walk", "bmm_walk", "attention_training", "RULES", "MEASURED_AS", "SMS",
+           "TILE_EFFICIENCY", "SMALL_MACS", "SMALL_OPERAND"]

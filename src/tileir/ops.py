@@ -30,6 +30,7 @@ import torch
 
 from . import kernels as K
 from .errors import TileirError
+from .kernels.gemm import batched_product as _batched_product
 from .kernels.gemm import gemm as _gemm_kernel
 from .kernels.launching import launch as _launch
 from .kernels.matmul_t import matmul_tn_any as _matmul_tn_any
@@ -300,14 +301,14 @@ matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 @torch_op("bmm")
 def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``torch.bmm``: [B, M, K] x [B, K, N] -> [B, M, N] (f16, bf16)."""
-    kern = K.bmm
-    fmt = _fmt(a, "bmm", (torch.float16, torch.bfloat16))
+    _fmt(a, "bmm", (torch.float16, torch.bfloat16))
     _same("bmm", a, b)
     if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
         raise TileirError(f"bmm of {list(a.shape)} and {list(b.shape)}", what="bmm",
                           fix="a [B, M, K] and b [B, K, N]")
     out = a.new_empty(a.shape[0], a.shape[1], b.shape[2])
-    _run(kern, _dense_last(a), _dense_last(b), out, fmt=fmt)
+    # one cell a block, or the persistent walk where the rule says so (kernels.gemm.batched_plan)
+    _batched_product(_dense_last(a), _dense_last(b), out)
     return out
 
 

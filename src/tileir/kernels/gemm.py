@@ -14,6 +14,9 @@ The workspace costs S * M * N * 4 bytes of traffic each way, which is small besi
 the split is chosen (M small, K long). The sum over the splits is in f32 and in the order of z,
 so the answer is as accurate as the one-pass product's (its order of K differs).
 
+Where the 16-bit cells make more than 1.5 waves over a short K, one pass is ``matmul_persistent``
+(132 blocks walking the cells) instead of one block a cell (``heuristics.matmul_walk``, measured).
+
 Host arrays (numpy, CPU tensors) run on the host reference; CUDA tensors on the GPU, on torch's
 current stream (the two launches in order).
 """
@@ -26,13 +29,15 @@ from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
-from ..heuristics import matmul_split
+from ..heuristics import bmm_walk, matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
+from .bmm import bmm
 from .entry_hints import entry_hints
 from .launching import empty, fmt_of, launch, on_host
 from .matmul import check_precision, matmul_bf16, matmul_f16, matmul_tf32, mma_step
+from .matmul_persistent import bmm_persistent, matmul_persistent
 
 
 def _pa(fmt="f16", tm=128, tk=64):
@@ -129,8 +134,9 @@ def matmul_split_k(a, b, c, *, splits: int, precision: str = "tf32", config: dic
 
 
 def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None = None) -> dict:
-    """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call)
-    or {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
+    """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call),
+    {"splits": 1, "walk": matmul_persistent's configuration} (``heuristics.matmul_walk``), or
+    {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
     ``heuristics.matmul_split`` for ``gpu`` (this machine's when None; no GPU: one pass).
     ``fmt``: A's format where the caller has it (fmt_of's)."""
     if gpu is None and not on_host(a):
@@ -138,7 +144,14 @@ def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None 
     if gpu is None:
         return {"splits": 1}
     m, k = a.shape
-    return matmul_split(gpu, fmt or fmt_of(a), m, b.shape[1], k, precision)
+    n = b.shape[1]
+    fmt = fmt or fmt_of(a)
+    got = matmul_split(gpu, fmt, m, n, k, precision)
+    if got["splits"] == 1:
+        walk = matmul_walk(gpu, fmt, m, n, k)
+        if walk is not None:
+            return {"splits": 1, "walk": walk}
+    return got
 
 
 def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, splits: int | None = None):
@@ -154,13 +167,40 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
     else:
         p = plan(a, b, gpu, precision or "tf32", fmt)
     if p["splits"] <= 1:
+        kern, cfg = (_PLAIN[fmt], extra) if "walk" not in p else (matmul_persistent, dict(p["walk"], fmt=fmt))
         if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
-            _PLAIN[fmt](a, b, c, **extra)
+            kern(a, b, c, **cfg)
         else:
-            launch(_PLAIN[fmt], a, b, c, **extra)
+            launch(kern, a, b, c, **cfg)
         return c
     return matmul_split_k(a, b, c, splits=p["splits"], precision=precision or "tf32", config=p.get("config"),
                           reduce_config=p.get("reduce"))
 
 
-__all__ = ["matmul_partial", "splitk_reduce", "matmul_split_k", "gemm", "plan", "even_splits"]
+
+def batched_plan(a, b, gpu: str | None = None) -> tuple:
+    """(kernel, configuration) of ``batched_product`` for [B, M, K] x [B, K, N]: ``bmm_persistent`` with
+    ``heuristics.bmm_walk``'s configuration where it gives one for ``gpu`` (this machine's when None),
+    else ``bmm`` with its tiles found by the call ({})."""
+    if gpu is None and not on_host(a):
+        gpu = autotune.this_gpu()
+    bt, m, k = (int(x) for x in a.shape)
+    walk = bmm_walk(gpu, fmt_of(a), bt, m, int(b.shape[2]), k) if gpu is not None else None
+    return (bmm_persistent, walk) if walk is not None else (bmm, {})
+
+
+def batched_product(a, b, c, *, gpu: str | None = None):
+    """C[i] = A[i] @ B[i] (f16 or bf16, row-major [B, M, K] and [B, K, N]) for every shape: the batch's
+    cells walked by 132 blocks where the rule says so (``batched_plan``), else one cell a block. CUDA
+    tensors run on the GPU (asynchronously), host arrays on the host reference. Answers C."""
+    kern, cfg = batched_plan(a, b, gpu)
+    fmt = fmt_of(a)
+    if getattr(a, "is_cuda", False):
+        kern(a, b, c, fmt=fmt, **cfg)
+    else:
+        launch(kern, a, b, c, fmt=fmt, **cfg)
+    return c
+
+
+__all__ = ["batched_plan", "batched_product", "matmul_partial", "splitk_reduce", "matmul_split_k", "gemm", "plan",
+           "even_splits"]

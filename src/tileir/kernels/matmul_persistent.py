@@ -6,10 +6,10 @@ Why it exists: where a product's cells make a little over one wave (1000 x 5000 
 cells: 160 cells for 132 SMs) or each cell's K loop is short (bmm's 512-cubes: 16 K slices), the
 one-cell-a-block kernels spend each block's start and end (the first loads, the epilogue's stores)
 with nothing else in flight. A block that goes on to its next cell can overlap one cell's stores with
-the next's first loads, where tileiras schedules them so. That it does, and that it pays, is a
-hypothesis: no rule chooses these kernels, and ``bench/persistent_probe.py`` measures them against
-the one-cell kernels. ``bmm_persistent`` is the batched form (every batch's cells in one walk). Every
-size is a run-time value, as in matmul.py and bmm.py.
+the next's first loads, where tileiras schedules them so. ``bench/persistent_probe.py`` measured
+where that pays (bench/results/persistent_h200.json), and there ``heuristics.matmul_walk`` and
+``bmm_walk`` choose these kernels. ``bmm_persistent`` is the batched form (every batch's cells in one
+walk). Every size is a run-time value, as in matmul.py and bmm.py.
 """
 
 from __future__ import annotations
@@ -132,19 +132,25 @@ _case(F16, 1e-2, 2e-2)
 _case(BF16, 2e-2, 5e-2)
 
 
-def _bmm_case():
+def _bmm_case(fmt, rtol, atol):
+    npd = dtype(fmt).np
+    name = dtype(fmt).name
+
     def inputs(s, rng):
         bt, m, n, k = s
-        a = (rng.standard_normal((bt, m, k)) / np.sqrt(k)).astype(np.float16)
-        return [a, rng.standard_normal((bt, k, n)).astype(np.float16), np.zeros((bt, m, n), np.float16)]
+        a = (rng.standard_normal((bt, m, k)) / np.sqrt(k)).astype(npd)
+        return [a, rng.standard_normal((bt, k, n)).astype(npd), np.zeros((bt, m, n), npd)]
 
     def expected(args):
         return np.matmul(args[0].astype(np.float64), args[1].astype(np.float64))
 
-    return register(Case("bmm_persistent_f16", bmm_persistent,
-                         "batched C = A @ B on a persistent grid, f16 operands, f32 accumulate, any B M N K",
-                         (3, 100, 70, 65), lambda s: {"tm": 64, "tn": 64, "tk": 32, "programs": 5, "group": 2},
-                         inputs, expected, output=2, rtol=1e-2, atol=2e-2))
+    def config(s):
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 5, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+
+    return register(Case(f"bmm_persistent_{name}", bmm_persistent,
+                         f"batched C = A @ B on a persistent grid, {name} operands, f32 accumulate, any B M N K",
+                         (3, 100, 70, 65), config, inputs, expected, output=2, rtol=rtol, atol=atol))
 
 
-_bmm_case()
+_bmm_case(F16, 1e-2, 2e-2)
+_bmm_case(BF16, 2e-2, 5e-2)
