@@ -33,6 +33,7 @@
 #   layout     bench/attention_small_probe.py at the example's [B, S, 3, H, D] views and contiguous, then 07
 #              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
 #   walk       the persistent walk's GPU tests and the suite's f16, bf16 and bmm families -> suite_walk_h200.json
+#   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -411,6 +412,18 @@ walk)
     --families matmul_f16,matmul_bf16,bmm --budget-s 340 > "$OUT/suite_walk.log" 2>&1
   tail -30 "$OUT/suite_walk.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
   (cd "$OUT" && tar -czf walk.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+walk-rule)
+  # the walk rule at shapes it was not fitted on (bench/persistent_probe.py --part rule), then 07 eager and
+  # graphed, its profile (the forward products now walk), and 07 eager pinned to one core (taskset -c 5: where the
+  # host's cross-core hand-offs go, bench/results/autograd_thread_profile_h200.txt)
+  timeout 150 python3 bench/persistent_probe.py --part rule --out "$OUT/persistent_rule_h200.json" > "$OUT/persistent_rule.log" 2>&1
+  echo "rows: $(grep -c '^{' "$OUT/persistent_rule.log")"; grep -v '^{' "$OUT/persistent_rule.log" | tail -3
+  training_runs --no-control
+  timeout 150 taskset -c 5 python3 examples/07_training.py --device cuda --no-control \
+    --out "$OUT/training_curves_pinned_h200.json" > "$OUT/training_example_pinned.log" 2>&1
+  tail -3 "$OUT/training_example_pinned.log"
+  (cd "$OUT" && tar -czf walk_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

@@ -6,6 +6,12 @@ loops at 512^3: 0.8x); answers checked against an f32 product. Whether a block t
 next cell overlaps one cell's stores with the next's loads is what this measures. GPU needed.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --out bench/results/persistent_h200.json
+
+``--part rule`` checks the rule the first run led to (heuristics.matmul_walk) where it was not measured:
+f16 and bf16 products with K of 512-1024 (the training example's forward products among them, 8192
+tokens x d_model 512 and 16384 x 1024), each through gemm (the rule) beside the one-cell kernel and torch.
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part rule --out bench/results/persistent_rule_h200.json
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import checked_ms, flushed_ms, write_rows  # noqa: E402
 
-from tileir.kernels import bmm, bmm_persistent, gemm, matmul_persistent  # noqa: E402
+from tileir.kernels import bmm, bmm_persistent, gemm, matmul_bf16, matmul_f16, matmul_persistent  # noqa: E402
+from tileir.kernels.gemm import plan  # noqa: E402
 
 SHAPES = [(512, 5000, 1000), (1000, 5000, 1000), (2048, 5000, 1000), (4096, 5000, 1000), (8192, 5000, 1000),
           (1000, 1000, 1000), (3000, 5000, 1000), (8192, 1024, 1024), (4096, 4096, 4096), (2048, 11008, 4096)]
@@ -32,6 +39,13 @@ CELLS = {"128x256x64 p132": {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "progra
 # bmm_persistent: the suite's batches and held-out ones (bmm_tiles_h200.json's), the one-cell bmm's rule beside
 BMM_SHAPES = [(64, 512, 512, 512), (8, 1024, 1024, 1024), (64, 1024, 1024, 1024), (64, 2048, 2048, 2048),
               (16, 1000, 1000, 1000), (128, 256, 256, 256), (32, 512, 512, 512)]
+
+
+# the rule's held-out shapes: K 512 (the example's qkv and gate-up products: 8192 x 512 into 1536 and
+# 2 x 1408), K 1024 at d_model 1024 (16384 tokens, qkv 3072), and two the rule leaves one cell a block
+# (8192 x 512 x 512: 128 cells; 1000 x 5000 x 1000: 160)
+RULE_SHAPES = [(8192, 1536, 512), (8192, 2816, 512), (4096, 2048, 512), (16384, 3072, 1024), (16384, 2048, 1024),
+               (3000, 3000, 768), (8192, 512, 512), (1000, 5000, 1000)]
 
 
 TOLERANCE = 2e-2  # of max |want|: f16 output of an f32 accumulation
@@ -55,8 +69,21 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants) -> None:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
+    p.add_argument("--part", choices=("cells", "rule"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
+    if args.part == "rule":
+        for dt, one in ((torch.float16, matmul_f16), (torch.bfloat16, matmul_bf16)):
+            for m, n, k in RULE_SHAPES:
+                a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
+                b = torch.randn(k, n, device="cuda", dtype=dt)
+                c = torch.empty(m, n, device="cuda", dtype=dt)
+                walks = "walk" in plan(a, b)
+                variants = {f"gemm (the rule: {'walk' if walks else 'one cell'})": lambda a=a, b=b, c=c: gemm(a, b, c),
+                            "one cell a block": lambda a=a, b=b, c=c, one=one: one(a, b, c)}
+                sweep(rows, args.out, [m, n, k, str(dt).rpartition(".")[2]], a, b, c,
+                      lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
+        return
     for m, n, k in SHAPES:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
