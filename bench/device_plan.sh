@@ -34,6 +34,7 @@
 #              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
 #   walk       the persistent walk's GPU tests and the suite's f16, bf16 and bmm families -> suite_walk_h200.json
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
+#   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -424,6 +425,16 @@ walk-rule)
     --out "$OUT/training_curves_pinned_h200.json" > "$OUT/training_example_pinned.log" 2>&1
   tail -3 "$OUT/training_example_pinned.log"
   (cd "$OUT" && tar -czf walk_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+walk-f8)
+  # heuristics.F8_WALKS: the fp8 GPU tests, then the suite's fp8 family into a fresh file (merge it)
+  timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_torch_ops_matmul.py tests/test_device_kernels.py \
+    -k "f8 or scaled_mm" > "$OUT/gpu_tests_f8.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_f8.log"; tail -3 "$OUT/gpu_tests_f8.log"
+  timeout 300 python3 bench/suite.py --out "$OUT/suite_f8_h200.json" --families matmul_fp8 --budget-s 260 \
+    > "$OUT/suite_f8.log" 2>&1
+  tail -30 "$OUT/suite_f8.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  (cd "$OUT" && tar -czf walk_f8.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

@@ -12,6 +12,12 @@ f16 and bf16 products with K of 512-1024 (the training example's forward product
 tokens x d_model 512 and 16384 x 1024), each through gemm (the rule) beside the one-cell kernel and torch.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part rule --out bench/results/persistent_rule_h200.json
+
+``--part f8`` times the same walk in ``matmul_f8`` (``programs``): its 128 x 128 cells take K slices of 256,
+so K = 4096 is 16 slices a cell -- as short a loop as f16's K = 1024, where the walk won -- against the
+rule's one cell a block and torch._scaled_mm, e4m3, on the suite's shapes and four it does not hold.
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part f8 --out bench/results/persistent_f8_h200.json
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import checked_ms, flushed_ms, write_rows  # noqa: E402
 
-from tileir.kernels import bmm, bmm_persistent, gemm, matmul_bf16, matmul_f16, matmul_persistent  # noqa: E402
+from tileir.kernels import bmm, bmm_persistent, gemm, matmul_bf16, matmul_f8, matmul_f16, matmul_persistent  # noqa: E402
 from tileir.kernels.gemm import plan  # noqa: E402
 
 SHAPES = [(512, 5000, 1000), (1000, 5000, 1000), (2048, 5000, 1000), (4096, 5000, 1000), (8192, 5000, 1000),
@@ -47,14 +53,22 @@ BMM_SHAPES = [(64, 512, 512, 512), (8, 1024, 1024, 1024), (64, 1024, 1024, 1024)
 RULE_SHAPES = [(8192, 1536, 512), (8192, 2816, 512), (4096, 2048, 512), (16384, 3072, 1024), (16384, 2048, 1024),
                (3000, 3000, 768), (8192, 512, 512), (1000, 5000, 1000)]
 
+F8_SHAPES = [(1024, 4096, 4096), (4096, 4096, 4096), (8192, 4096, 4096), (4096, 14336, 4096), (8192, 14336, 4096),
+             (8192, 8192, 8192), (2048, 8192, 2048), (8192, 2048, 1024), (3072, 5120, 4096), (16384, 1024, 8192)]
+F8_WALKS = {"walk 128x128x256 w8 p132": {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8, "programs": 132},
+            "walk 128x128x128 w8 p132": {"tm": 128, "tn": 128, "tk": 128, "warps": 8, "group": 8, "programs": 132},
+            "walk 128x128x256 w8 p264 occ2": {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8,
+                                              "programs": 264, "occupancy": 2}}
+
 
 TOLERANCE = 2e-2  # of max |want|: f16 output of an f32 accumulation
 
 
-def sweep(rows, out_path, shape, a, b, c, torch_call, variants) -> None:
+def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> None:
     """torch's call, then each variant, on the same operands: each checked against an f32 product
-    (``ok``: within TOLERANCE of its largest value) and timed; the file is rewritten after the shape."""
-    want = a.float() @ b.float()
+    (``want``, a @ b where None; ``ok``: within TOLERANCE of its largest value) and timed; the file is
+    rewritten after the shape."""
+    want = a.float() @ b.float() if want is None else want
     scale = float(want.abs().max())
     torch_ms = flushed_ms(torch_call)
     for name, fn in variants.items():
@@ -69,9 +83,23 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants) -> None:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("cells", "rule"), default="cells")
+    p.add_argument("--part", choices=("cells", "rule", "f8"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
+    if args.part == "f8":
+        f8 = torch.float8_e4m3fn
+        sa, sb = torch.full((1,), 0.5, device="cuda"), torch.full((1,), 0.25, device="cuda")
+        for m, n, k in F8_SHAPES:
+            a = (torch.randn(m, k, device="cuda") * k ** -0.25).to(f8)
+            b = (torch.randn(n, k, device="cuda") * k ** -0.25).to(f8)  # [N, K], as torch._scaled_mm's W
+            c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            torch_call = lambda a=a, b=b: torch._scaled_mm(a, b.t(), scale_a=sa.reshape(()),  # noqa: E731
+                                                           scale_b=sb.reshape(()), out_dtype=torch.bfloat16)
+            variants = {"the rule (one cell a block)": lambda a=a, b=b, c=c: matmul_f8(a, b, c, sa, sb)}
+            for name, cfg in F8_WALKS.items():
+                variants[name] = lambda a=a, b=b, c=c, cfg=cfg: matmul_f8(a, b, c, sa, sb, **cfg)
+            sweep(rows, args.out, [m, n, k], a, b, c, torch_call, variants, want=(a.float() @ b.float().t()) * 0.125)
+        return
     if args.part == "rule":
         for dt, one in ((torch.float16, matmul_f16), (torch.bfloat16, matmul_bf16)):
             for m, n, k in RULE_SHAPES:

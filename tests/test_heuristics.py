@@ -172,7 +172,8 @@ def test_gemm_runs_one_pass_without_a_gpu_and_splits_where_told():
 
 
 @pytest.mark.parametrize("fmt", ["f8E4M3FN", "f8E5M2"])
-@pytest.mark.parametrize("out,kw", [("bf16", {}), ("f16", {"group": 2, "promote": True}), ("f32", {"group": 3})])
+@pytest.mark.parametrize("out,kw", [("bf16", {}), ("f16", {"group": 2, "promote": True}), ("f32", {"group": 3}),
+                                    ("bf16", {"group": 2, "programs": 2})])  # a walk: 6 ragged cells, 2 blocks
 def test_fp8_product_with_per_tensor_scales(fmt, out, kw):
     npd = {"f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}[fmt]
     g = rng()
@@ -192,6 +193,8 @@ def test_fp8_refuses_other_formats():
         matmul_f8.bytecode(fmt="f16")
     with pytest.raises(TileirError, match="bf16, f16 or f32"):
         matmul_f8.bytecode(out="i32")
+    with pytest.raises(TileirError, match="grouped order"):  # the walk divides by the group
+        matmul_f8.bytecode(programs=132)
 
 
 # ---- the rule ------------------------------------------------------------------------------------
@@ -497,7 +500,10 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
 def test_fp8_takes_its_own_measured_cells(cache):
     """matmul_f8 naming no tile: F8_TILES' cells (bench/results/f8_tiles*_h200.json). Kills: the
     16-bit products' 128 x 256 back (it spilled: 0.33-0.42x torch._scaled_mm against 0.85-0.88x),
-    the 128 x 128 K slice of 128 bytes back (0.84 against 0.87 at 8192^3), 128 x 128 at 16 rows."""
+    128 x 128 at 16 rows; and the 128 x 128 cells walked by 132 blocks with slices of 128 (F8_WALKS:
+    persistent_f8_h200.json, 2-39% faster than one cell a block; with slices of 256 the walk ran at half
+    speed) past one wave of them (at 112 cells one a block with slices of 256 ran 4% faster), the 64-row
+    cells one a block."""
     for fmt in ("f8E4M3FN", "f8E5M2"):
         for m in M_SIZES:
             for n, k in ((4096, 4096), (14336, 4096), (8192, 8192)):
@@ -505,7 +511,10 @@ def test_fp8_takes_its_own_measured_cells(cache):
                 _valid(matmul_f8, cfg)
                 assert cfg["tn"] <= 128, cfg
         big = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": 8192, "N": 8192, "K": 8192})
-        assert {k: big[k] for k in ("tm", "tn", "tk", "warps", "group")} == \
-            {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8}
+        assert {k: big[k] for k in ("tm", "tn", "tk", "warps", "group", "programs")} == \
+            {"tm": 128, "tn": 128, "tk": 128, "warps": 8, "group": 8, "programs": 132}
         few = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": 16, "N": 4096, "K": 4096})
         assert {k: few[k] for k in ("tm", "tn", "tk", "warps")} == {"tm": 64, "tn": 64, "tk": 128, "warps": 4}
+        assert few.get("programs", 0) == 0
+        one_wave = matmul_f8.tuned_config({"fmt": fmt}, "sm_90", {"M": 128, "N": 14336, "K": 4096})
+        assert (one_wave["tm"], one_wave["tk"], one_wave.get("programs", 0)) == (128, 256, 0)

@@ -395,3 +395,31 @@ def test_the_persistent_walk_on_the_gpu(dtype, tol):
         got = tops.bmm(x, yy)
         want = x.double() @ yy.double()
         assert float((got.double() - want).abs().max() / (x.double().abs() @ yy.double().abs()).max()) < tol
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("f8", _F8S)
+@pytest.mark.parametrize("m, n, k", [(1024, 4096, 4096), (1000, 2500, 520), (16, 4096, 4096)])
+def test_scaled_mm_on_the_gpu(f8, m, n, k):
+    """tileir.ops.scaled_mm on the device against torch._scaled_mm (bf16 out, per-tensor scales): the
+    rule's 128 x 128 cells walked by 132 blocks (heuristics.F8_WALKS; 160 ragged cells at 1000 x 2500 x 520) and
+    64-row cells one a block (16 rows). Kills: the walk skipping cells (its stride, its end), its grouped
+    order mapping two cells to one, a ragged edge cell left unwritten, the rule no longer walking."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from tileir import autotune
+    from tileir.heuristics import SMS
+    from tileir.kernels import matmul_f8
+
+    if autotune.this_gpu() not in SMS:
+        pytest.skip("the walk rule knows sm_90 only (heuristics.SMS)")
+    walks = matmul_f8.tuned_config({}, autotune.this_gpu(), {"M": m, "N": n, "K": k}).get("programs", 0)
+    assert bool(walks) == (m > 128)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, device="cuda", generator=g).to(f8)
+    w = torch.randn(n, k, device="cuda", generator=g).to(f8)
+    sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(0.25, device="cuda")
+    got = tops.scaled_mm(a, w.t(), sa, sb)
+    want = (a.float() @ w.float().t()) * 0.125
+    assert got.dtype == torch.bfloat16
+    assert float((got.float() - want).abs().max() / want.abs().max()) < 1e-2

@@ -194,6 +194,15 @@ def _estimate(gpu, fmt, m, n, k, tm, tn, batch=1, splits=1, out_bytes=None, unal
 # where 128 x 128 ran 0.68 and 64 x 128 0.77-0.80. No wider cell is a candidate.
 F8_TILES = {(128, 128): {"tk": 256, "warps": 8}, (64, 128): {"tk": 128, "warps": 4},
             (64, 64): {"tk": 128, "warps": 4}}
+# and the 128 x 128 cells walked by 132 persistent blocks (matmul_f8's ``programs``) with K slices of 128:
+# faster than one cell a block at all 10 shapes timed, the suite's 6 and 4 it does not hold (H200, e4m3,
+# bench/persistent_probe.py --part f8, persistent_f8_h200.json): 4096^3 0.81 -> 0.91x torch._scaled_mm,
+# 8192 x 4096 x 4096 0.76 -> 0.88, 8192^3 0.80 -> 0.84, 1024 x 4096 x 4096 0.88 -> 0.89, 8192 x 2048 x
+# 1024 0.74 -> 1.03, 2048 x 8192 x 2048 0.77 -> 0.95. Walking with slices of 256 ran at half speed
+# (0.42-0.52x), at two blocks an SM too. Only past one wave of cells (the probe's fewest: 256): at 128 x
+# 14336 x 4096 (112 cells) the walk's slices of 128 lost to one cell's 256 (0.98 against 1.02x, the suite
+# 2026-12-04). The 64-row cells (16-128 rows) were not timed walking.
+F8_WALKS = {(128, 128): {"tk": 128, "warps": 8, "group": 8}}
 
 
 def _tile_candidates(m: int, precision: str = "tf32", fmt: str = "") -> list[tuple[int, int]]:
@@ -275,7 +284,11 @@ def _matmul(gpu, name, cfg, measured, transposed=False):
     cfg = _tile_config(fmt, tm, tn, measured, blocks_m, waves)
     if (tm, tn) == (128, 256) and unaligned and waves > 1:
         cfg["tk"] = UNALIGNED_TK[fmt]
-    return dict(cfg, **F8_TILES[(tm, tn)]) if fmt == "f8" else cfg
+    if fmt == "f8":
+        cfg = dict(cfg, **F8_TILES[(tm, tn)])
+        if (tm, tn) in F8_WALKS and blocks_m * cdiv(n, tn) > SMS[gpu]:  # more than one wave to walk
+            cfg.update(F8_WALKS[(tm, tn)], programs=SMS[gpu])
+    return cfg
 
 
 def _matmul_t(gpu, name, cfg, measured):

@@ -8,6 +8,9 @@ whose dim_map swaps its two dimensions, so no copy and no transpose in registers
 one-element f32 arrays on the device (no host round trip to read them), multiplied into the f32
 accumulator once, before the conversion to C's format.
 
+``programs``: a persistent grid of at most that many blocks, each walking every programs-th cell
+in the grouped order (``kernels.matmul_persistent``'s walk), where a cell's K loop is short.
+
 ``promote``: each K slice's product goes into a fresh accumulator which is then added to the f32
 one in registers, instead of the tensor core accumulating the whole K (Hopper's fp8 mma adds its
 products with fewer bits than f32 keeps; a hypothesis for this kernel until bench/suite.py
@@ -21,7 +24,7 @@ from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
 from ..ir import PadZero
-from ..kernel import kernel
+from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
 from .matmul import _grid, grouped_block
@@ -45,39 +48,56 @@ def _c(out="bf16", tm=128, tn=128, group=0):
 _SCALE = Whole(F32, [1])
 
 
-@kernel(name="matmul_f8", grid=_grid, hints=entry_hints,
-        tuned=("tm", "tn", "tk", "group", "warps", "occupancy", "cga"))
+def _f8_grid(M, N, tm, tn, group=0, programs=0):  # noqa: N803  (the run-time sizes' names)
+    if programs:
+        return (max(1, min(cdiv(M, tm) * cdiv(N, tn), programs)),)
+    return _grid(M, N, tm, tn, group)
+
+
+@kernel(name="matmul_f8", grid=_f8_grid, hints=entry_hints,
+        tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy", "cga"))
 def matmul_f8(a=_a, b=_b, c=_c, scale_a=_SCALE, scale_b=_SCALE, *, fmt: str = "f8E4M3FN", out: str = "bf16",
-              promote: bool = False, tm: int = 128, tn: int = 128, tk: int = 128, group: int = 0, warps: int = 0,
-              occupancy: int = 0, cga: int = 0):
+              promote: bool = False, tm: int = 128, tn: int = 128, tk: int = 128, group: int = 0, programs: int = 0,
+              warps: int = 0, occupancy: int = 0, cga: int = 0):
     """C = (A @ B^T) * scale_a[0] * scale_b[0]: A [M, K] and B [N, K] of ``fmt`` (f8E4M3FN or
     f8E5M2), f32 accumulation, C [M, N] of ``out`` (bf16, f16, f32); any M N K. group: blocks in
-    groups of that many block rows (L2 reuse; 0: a 2-D grid); promote: each K slice summed on its
-    own, then added in f32 registers."""
+    groups of that many block rows (L2 reuse; 0: a 2-D grid); programs: at most that many blocks, each
+    walking every programs-th cell in the grouped order (0: one cell a block; a walk needs a group);
+    promote: each K slice summed on its own, then added in f32 registers."""
     if dtype(fmt).name not in F8_FORMATS:
         raise TileirError(f"matmul_f8 of {fmt}: the operands are f8E4M3FN or f8E5M2", kernel="matmul_f8",
                           what="fmt")
     if dtype(out).name not in OUT_FORMATS:
         raise TileirError(f"matmul_f8 into {out}: C is bf16, f16 or f32", kernel="matmul_f8", what="out")
-    if group:
-        bm, bn = grouped_block(ti.blocks_of(a, 0), _n_blocks(b, tn), group)
-    else:
-        bm, bn = ti.block_id(0), ti.block_id(1)
+    if programs and group < 1:
+        raise TileirError(f"matmul_f8 with programs={programs} and group={group}: the walk takes its cells in the "
+                          "grouped order", kernel="matmul_f8", what="group", fix="group=8 (or any >= 1) with programs")
     bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
-    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
-    for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-        at = ti.load_at(a, [bm, kk] if group else [kk])
-        bt = ti.load_view(bt_view, [kk, bn])
-        if promote:
-            ti.set(acc, ti.get(acc) + ti.mma(at, bt, 0.0))
-        else:
-            ti.set(acc, ti.mma(at, bt, ti.get(acc)))
     scale = ti.reshape(ti.load(scale_a, 0, [1]) * ti.load(scale_b, 0, [1]), [1, 1])
-    res = ti.to(ti.get(acc) * scale, out)
-    if group:
-        ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], res)
+
+    def cell(bm, bn):
+        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+        for kk in ti.d_range(0, ti.blocks_of(a, 1)):
+            at = ti.load_at(a, [bm, kk] if group else [kk])
+            bt = ti.load_view(bt_view, [kk, bn])
+            if promote:
+                ti.set(acc, ti.get(acc) + ti.mma(at, bt, 0.0))
+            else:
+                ti.set(acc, ti.mma(at, bt, ti.get(acc)))
+        res = ti.to(ti.get(acc) * scale, out)
+        if group:
+            ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], res)
+        else:
+            ti.store_cell(c, res)
+
+    if programs:
+        nm, nn = ti.blocks_of(a, 0), _n_blocks(b, tn)
+        for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
+            cell(*grouped_block(nm, nn, group, pid))
+    elif group:
+        cell(*grouped_block(ti.blocks_of(a, 0), _n_blocks(b, tn), group))
     else:
-        ti.store_cell(c, res)
+        cell(ti.block_id(0), ti.block_id(1))
 
 
 def _n_blocks(b, tn):
