@@ -18,6 +18,12 @@ so K = 4096 is 16 slices a cell -- as short a loop as f16's K = 1024, where the 
 rule's one cell a block and torch._scaled_mm, e4m3, on the suite's shapes and four it does not hold.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part f8 --out bench/results/persistent_f8_h200.json
+
+``--part nt``: the walk for x @ W^T with W [N, K] (a Linear layer's forward, the backward's dx of a
+[K, N] weight; kernels.matmul_nt_persistent) against matmul_nt at the rule's tiles and torch, f16 and
+bf16, at Linear shapes of 8192-16384 tokens with K 512-1024 and two controls (K 4096; few cells).
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part nt --out bench/results/persistent_nt_h200.json
 """
 
 from __future__ import annotations
@@ -32,7 +38,17 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import checked_ms, flushed_ms, write_rows  # noqa: E402
 
-from tileir.kernels import bmm, bmm_persistent, gemm, matmul_bf16, matmul_f8, matmul_f16, matmul_persistent  # noqa: E402
+from tileir.kernels import (  # noqa: E402
+    bmm,
+    bmm_persistent,
+    gemm,
+    matmul_bf16,
+    matmul_f8,
+    matmul_f16,
+    matmul_nt,
+    matmul_nt_persistent,
+    matmul_persistent,
+)
 from tileir.kernels.gemm import plan  # noqa: E402
 
 SHAPES = [(512, 5000, 1000), (1000, 5000, 1000), (2048, 5000, 1000), (4096, 5000, 1000), (8192, 5000, 1000),
@@ -53,6 +69,9 @@ BMM_SHAPES = [(64, 512, 512, 512), (8, 1024, 1024, 1024), (64, 1024, 1024, 1024)
 RULE_SHAPES = [(8192, 1536, 512), (8192, 2816, 512), (4096, 2048, 512), (16384, 3072, 1024), (16384, 2048, 1024),
                (3000, 3000, 768), (8192, 512, 512), (1000, 5000, 1000)]
 
+NT_SHAPES = [(8192, 1536, 512), (8192, 1408, 512), (8192, 2816, 512), (16384, 3072, 1024), (16384, 4096, 1024),
+             (4096, 4096, 1024), (8192, 4096, 4096), (2048, 1024, 1024)]
+NT_WALK = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8, "programs": 132}
 F8_SHAPES = [(1024, 4096, 4096), (4096, 4096, 4096), (8192, 4096, 4096), (4096, 14336, 4096), (8192, 14336, 4096),
              (8192, 8192, 8192), (2048, 8192, 2048), (8192, 2048, 1024), (3072, 5120, 4096), (16384, 1024, 8192)]
 F8_WALKS = {"walk 128x128x256 w8 p132": {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8, "programs": 132},
@@ -83,9 +102,23 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> No
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("cells", "rule", "f8"), default="cells")
+    p.add_argument("--part", choices=("cells", "rule", "f8", "nt"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
+    if args.part == "nt":
+        for dt in (torch.bfloat16, torch.float16):
+            fmt = {torch.bfloat16: "bf16", torch.float16: "f16"}[dt]
+            for m, n, k in NT_SHAPES:
+                a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
+                w = torch.randn(n, k, device="cuda", dtype=dt)
+                c = torch.empty(m, n, device="cuda", dtype=dt)
+                variants = {
+                    "matmul_nt (the rule, one cell a block)": lambda a=a, w=w, c=c, f=fmt: matmul_nt(a, w, c, fmt=f),
+                    "walk 128x256x64 w8 p132": lambda a=a, w=w, c=c, f=fmt: matmul_nt_persistent(a, w, c, fmt=f,
+                                                                                              **NT_WALK)}
+                sweep(rows, args.out, [m, n, k, fmt], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
+                      variants, want=a.float() @ w.float().t())
+        return
     if args.part == "f8":
         f8 = torch.float8_e4m3fn
         sa, sb = torch.full((1,), 0.5, device="cuda"), torch.full((1,), 0.25, device="cuda")

@@ -22,6 +22,8 @@ SIZES = {
     "matmul_persistent_bf16": [(130, 70, 100)],
     "bmm_persistent_f16": [(3, 100, 70, 65), (1, 1, 7, 33), (5, 65, 129, 40)],  # 5 blocks, ragged cells
     "bmm_persistent_bf16": [(2, 70, 130, 40)],
+    "matmul_nt_persistent_f16": [(200, 136, 300), (1, 7, 65), (129, 257, 33)],
+    "matmul_nt_persistent_bf16": [(130, 70, 100)],
 }
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from unittest import mock
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -122,17 +124,22 @@ def test_a_column_slice_is_made_dense_before_the_product():
     b = torch.randn(40, 150).half()[:, 3:73]
     w = torch.randn(70, 70).half()[:, 10:50]  # a Linear weight [N, K], itself a slice
     seen = []
-    real_gemm, real_run = tops._gemm_kernel, tops._run
+    real_gemm, real_run, real_nt = tops._gemm_kernel, tops._run, tops._matmul_nt_any
 
     def gemm(x, y, out, **kw):
         seen.append((x, y))
         return real_gemm(x, y, out, **kw)
 
+    def nt(x, y, out, **kw):
+        seen.append((x, y))
+        return real_nt(x, y, out, **kw)
+
     def run(kern, *args, **kw):
         seen.append(args[:2])
         return real_run(kern, *args, **kw)
 
-    with mock.patch.object(tops, "_gemm_kernel", gemm), mock.patch.object(tops, "_run", run):
+    with mock.patch.object(tops, "_gemm_kernel", gemm), mock.patch.object(tops, "_run", run), \
+            mock.patch.object(tops, "_matmul_nt_any", nt):
         got = tops.matmul(a, b)
         lin = tops.matmul(a, w.t())
         dense_a, dense_b = a.contiguous(), b.contiguous()
@@ -141,7 +148,8 @@ def test_a_column_slice_is_made_dense_before_the_product():
     assert seen[-1][0] is dense_a and seen[-1][1] is dense_b
     assert _err(got, a, b) < 2e-3 and _err(lin, a, w.t()) < 2e-3
     seen.clear()
-    with mock.patch.object(tops, "_gemm_kernel", gemm), mock.patch.object(tops, "_run", run):
+    with mock.patch.object(tops, "_gemm_kernel", gemm), mock.patch.object(tops, "_run", run), \
+            mock.patch.object(tops, "_matmul_nt_any", nt):
         few = tops.matmul(a[:16], b)  # B read by 16 rows: in place
         few_lin = tops.matmul(a[:16], w.t())  # the Linear path's W read by 16 rows: in place, A copied
     assert seen[0][1] is b and _err(few, a[:16], b) < 2e-3
@@ -238,6 +246,33 @@ def test_the_persistent_walk_where_the_rule_says_so():
         assert {k: spy.call_args.kwargs[k] for k in small} == small
         assert spy.call_args.kwargs["fmt"] == {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
         assert got.dtype == dtype and _err(got, a, b) < tol
+
+
+def test_x_at_w_t_walks_where_the_rule_says_so():
+    """kernels.matmul_nt_any (tileir.ops.matmul of x and a weight's W.t()): matmul_nt_persistent where
+    heuristics.matmul_walk gives a configuration (shrunk here to a ragged walk of 64 x 64 cells on 3
+    programs, so the host reference runs it quickly), matmul_nt elsewhere; both answer as x @ W^T.
+    Kills: the walk's configuration or format not passed, the walk taken where the rule gives none."""
+    from tileir.kernels import matmul_nt_any
+
+    mt = importlib.import_module("tileir.kernels.matmul_t")
+    small = {"tm": 64, "tn": 64, "tk": 32, "warps": 8, "group": 2, "programs": 3}
+    g = np.random.default_rng(3)
+    for npd, fmt, tol in ((np.float16, "f16", 2e-3), (ml_dtypes.bfloat16, "bf16", 1e-2)):
+        a, w = g.standard_normal((150, 70)).astype(npd), g.standard_normal((200, 70)).astype(npd)
+        want = a.astype(np.float64) @ w.astype(np.float64).T
+        for walk in (dict(small), None):
+            c = np.zeros((150, 200), npd)
+            with mock.patch.object(mt, "matmul_walk", lambda *args, walk=walk: walk), \
+                    mock.patch.object(mt, "launch", wraps=mt.launch) as spy:
+                matmul_nt_any(a, w, c, gpu="sm_90")
+            kern = spy.call_args.args[0]
+            assert kern is (mt.matmul_nt_persistent if walk else mt.matmul_nt)
+            got = spy.call_args.kwargs
+            assert got["fmt"] == fmt and all(got[k] == v for k, v in (walk or {}).items())
+            err = np.abs(c.astype(np.float64) - want).max() / (np.abs(a).astype(np.float64) @ np.abs(w).T).max()
+            assert err < tol
+
 
 # ---- fp8 ---------------------------------------------------------------------------------------
 
@@ -423,3 +458,25 @@ def test_scaled_mm_on_the_gpu(f8, m, n, k):
     want = (a.float() @ w.float().t()) * 0.125
     assert got.dtype == torch.bfloat16
     assert float((got.float() - want).abs().max() / want.abs().max()) < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1e-2)])
+def test_x_at_w_t_walks_on_the_gpu(dtype, tol):
+    """x @ W.t() with W [N, K] (a Linear layer) at 8192 x 1408 x 512 walks on the device (the rule's
+    matmul_nt_persistent: 384 cells of 128 x 256 over 132 programs, the last row of cells ragged) and
+    answers as torch's product does. Kills: a walked cell skipped or written twice, B^T's view
+    misread at the ragged N, the rule no longer walking there."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from tileir import autotune
+    from tileir.heuristics import SMS, matmul_walk
+
+    if autotune.this_gpu() not in SMS:
+        pytest.skip("the walk rule knows sm_90 only (heuristics.SMS)")
+    fmt = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    assert matmul_walk(autotune.this_gpu(), fmt, 8192, 1408, 512) is not None
+    torch.manual_seed(0)
+    x = (torch.randn(8192, 512, device="cuda") / 20).to(dtype)
+    w = torch.randn(1408, 512, device="cuda").to(dtype)
+    assert _err(tops.matmul(x, w.t()), x, w.t()) < tol

@@ -33,6 +33,7 @@ from .errors import TileirError
 from .kernels.gemm import batched_product as _batched_product
 from .kernels.gemm import gemm as _gemm_kernel
 from .kernels.launching import launch as _launch
+from .kernels.matmul_t import matmul_nt_any as _matmul_nt_any
 from .kernels.matmul_t import matmul_tn_any as _matmul_tn_any
 from .torch_op import torch_op
 
@@ -193,8 +194,10 @@ def _nt(a: torch.Tensor, b: torch.Tensor, precision: str) -> torch.Tensor:
     other than tf32 (matmul_nt's only one) through ``_gemm`` on a copy of b^T."""
     if a.dtype == torch.float32 and precision != "tf32":
         return _gemm(a, b.t(), precision)
+    _fmt(a, "matmul")
     out = a.new_empty(a.shape[0], b.shape[0])
-    _run(K.matmul_nt, _gapless(a, b.shape[0]), _gapless(b, a.shape[0]), out, fmt=_fmt(a, "matmul"))
+    # one cell a block, or the persistent walk where the rule says so (kernels.matmul_t.matmul_nt_any)
+    _matmul_nt_any(_gapless(a, b.shape[0]), _gapless(b, a.shape[0]), out)
     return out
 
 

@@ -40,7 +40,7 @@ from .attention_bwd import (  # noqa: E402
     attention_forward,
     attention_fwd_lse,
 )
-from .matmul_t import matmul_nt, matmul_tn, matmul_tn_any, matmul_tn_partial  # noqa: E402
+from .matmul_t import matmul_nt, matmul_nt_any, matmul_tn, matmul_tn_any, matmul_tn_partial  # noqa: E402
 from .norms_bwd import (  # noqa: E402
     layernorm_backward,
     layernorm_bwd,
@@ -55,15 +55,16 @@ from .softmax_bwd import softmax_bwd  # noqa: E402
 __all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_backward", "rmsnorm_fwd_stats",
             "rmsnorm_bwd", "rmsnorm_backward", "sum_rows", "attention_fwd_lse", "attention_forward",
             "attention_bwd_delta", "attention_bwd_dkdv", "attention_bwd_dq", "attention_bwd_fused",
-            "attention_backward", "matmul_nt", "matmul_tn", "matmul_tn_partial", "matmul_tn_any"]
+            "attention_backward", "matmul_nt", "matmul_tn", "matmul_tn_partial", "matmul_tn_any",
+            "matmul_nt_any"]
 
 # split-K products and their dispatch, the fp8 product
 from .gemm import batched_product, gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E402
 from .matmul_f8 import matmul_f8  # noqa: E402
-from .matmul_persistent import bmm_persistent, matmul_persistent  # noqa: E402
+from .matmul_persistent import bmm_persistent, matmul_nt_persistent, matmul_persistent  # noqa: E402
 
 __all__ += ["gemm", "batched_product", "matmul_partial", "matmul_split_k", "splitk_reduce", "matmul_f8",
-            "matmul_persistent", "bmm_persistent"]
+            "matmul_persistent", "matmul_nt_persistent", "bmm_persistent"]
 
 # the gated MLP's activation, forward and backward
 from .swiglu import swiglu_backward, swiglu_bwd, swiglu_forward, swiglu_fwd  # noqa: E402

@@ -64,6 +64,13 @@ def _matmul(a, b, c, tm, tn, tk, fmt, group=0, precision="tf32"):
     ti.store_cell(c, ti.to(ti.get(acc), fmt))
 
 
+def blocks_over(arr, dim: int, tile: int):
+    """How many tiles of ``tile`` cover ``arr``'s dimension ``dim`` (a Whole array's, which has no
+    cells to count), computed on the device."""
+    n = ti.extent_of(arr, dim)
+    return ti.idx_div(ti.idx_add(n, ti.idx_const(tile - 1)), ti.idx_const(tile))
+
+
 def grouped_block(nm, nn, group, pid=None):
     """(block row, block column) of cell ``pid`` (this block of a one-dimensional grid by default) of
     nm x nn cells in groups of ``group`` block rows: consecutive cells walk down a group's rows, then

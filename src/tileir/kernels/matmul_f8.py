@@ -27,7 +27,7 @@ from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .matmul import _grid, grouped_block
+from .matmul import _grid, blocks_over, grouped_block
 
 F8_FORMATS = ("f8E4M3FN", "f8E5M2")
 OUT_FORMATS = ("bf16", "f16", "f32")
@@ -91,19 +91,13 @@ def matmul_f8(a=_a, b=_b, c=_c, scale_a=_SCALE, scale_b=_SCALE, *, fmt: str = "f
             ti.store_cell(c, res)
 
     if programs:
-        nm, nn = ti.blocks_of(a, 0), _n_blocks(b, tn)
+        nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
         for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
             cell(*grouped_block(nm, nn, group, pid))
     elif group:
-        cell(*grouped_block(ti.blocks_of(a, 0), _n_blocks(b, tn), group))
+        cell(*grouped_block(ti.blocks_of(a, 0), blocks_over(b, 0, tn), group))
     else:
         cell(ti.block_id(0), ti.block_id(1))
-
-
-def _n_blocks(b, tn):
-    """How many [.., tn] blocks cover N (B's first dimension), computed on the device."""
-    n = ti.extent_of(b, 0)
-    return ti.idx_div(ti.idx_add(n, ti.idx_const(tn - 1)), ti.idx_const(tn))
 
 
 def reference(a, b, scale_a, scale_b):

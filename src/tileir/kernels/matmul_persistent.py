@@ -22,9 +22,9 @@ from ..errors import TileirError
 from ..heuristics import SMS
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
-from ..markers import FREE_AXIS, In, Shared, cells
+from ..markers import FREE_AXIS, In, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .matmul import _markers, grouped_block
+from .matmul import _markers, blocks_over, grouped_block
 from .registry import Case, register
 
 
@@ -66,6 +66,28 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
             ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc)))
         ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
 
+
+
+def _nt_b(fmt="f16"):
+    return Whole(fmt, ["N", "K"])
+
+
+@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+def matmul_nt_persistent(a=_a, b=_nt_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
+                         group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+    """C = A @ B^T for row-major A [M, K] and B [N, K] (a Linear layer's weight; f16 or bf16, f32
+    accumulation), any M N K, on at most ``programs`` blocks walking C's cells in the grouped order;
+    B^T's [tk, tn] tiles read through a transposing view of B, as matmul_nt's."""
+    _check_group(group, "matmul_nt_persistent")
+    nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
+    bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
+    out = ti.partition_view(ti.array_view(c), [tm, tn])
+    for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
+        bm, bn = grouped_block(nm, nn, group, cell)
+        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+        for kk in ti.d_range(0, ti.blocks_of(a, 1)):
+            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_view(bt_view, [kk, bn]), ti.get(acc)))
+        ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
 
 def _ba(tm=128, tk=64, fmt="f16"):
     return In(fmt, cells(["B", "M", "K"], [1, tm, tk], along=[FREE_AXIS] * 3, pad=PadZero))
@@ -130,6 +152,30 @@ def _case(fmt, rtol, atol):
 
 _case(F16, 1e-2, 2e-2)
 _case(BF16, 2e-2, 5e-2)
+
+
+def _nt_case(fmt, rtol, atol):
+    npd = dtype(fmt).np
+    name = dtype(fmt).name
+
+    def inputs(s, rng):
+        m, n, k = _size(s)
+        a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
+        return [a, rng.standard_normal((n, k)).astype(npd), np.zeros((m, n), npd)]  # B [N, K]
+
+    def expected(args):
+        return args[0].astype(np.float64) @ args[1].astype(np.float64).T
+
+    def config(s):  # small cells, few programs: a ragged walk
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+
+    return register(Case(f"matmul_nt_persistent_{name}", matmul_nt_persistent,
+                         f"C = A @ B^T (B [N, K]) on a persistent grid, {name} operands, f32 accumulate, any M N K",
+                         (200, 136, 300), config, inputs, expected, output=2, rtol=rtol, atol=atol))
+
+
+_nt_case(F16, 1e-2, 2e-2)
+_nt_case(BF16, 2e-2, 5e-2)
 
 
 def _bmm_case(fmt, rtol, atol):

@@ -25,13 +25,14 @@ import numpy as np
 from .. import autotune
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
-from ..heuristics import matmul_split
+from ..heuristics import matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
 from .gemm import even_splits, splitk_reduce
 from .launching import empty, fmt_of, launch, on_host
+from .matmul_persistent import matmul_nt_persistent
 from .registry import Case, register
 
 
@@ -108,6 +109,24 @@ def matmul_tn_partial(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
         ti.set(acc, ti.mma(at, bt, ti.get(acc)))
     out = ti.partition_view(ti.array_view(w), [1, tm, tn])
     ti.store_view(out, [z, bm, bn], ti.reshape(ti.get(acc), [1, tm, tn]))
+
+
+def matmul_nt_any(a, b, c, *, gpu: str | None = None):
+    """C = A @ B^T (A [M, K], B [N, K]) for every shape: ``matmul_nt`` one cell a block, or, where
+    ``heuristics.matmul_walk`` says so for ``gpu`` (this machine's when None; 16-bit, K <= 1024, more
+    than 1.5 waves of 128 x 256 cells), ``matmul_nt_persistent``'s walk: H200, x @ W^T at 8192-16384
+    tokens, K 512-1024, 0.68-0.93x torch -> 0.86-1.08x (bench/results/persistent_nt_h200.json).
+    Host arrays: one cell a block on the host reference."""
+    fmt = fmt_of(a)
+    m, k = (int(x) for x in a.shape)
+    target = gpu or (None if on_host(a) else autotune.this_gpu())
+    walk = matmul_walk(target, fmt, m, int(b.shape[0]), k) if target is not None else None
+    kern, cfg = (matmul_nt, {"fmt": fmt}) if walk is None else (matmul_nt_persistent, dict(walk, fmt=fmt))
+    if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
+        kern(a, b, c, **cfg)
+    else:
+        launch(kern, a, b, c, **cfg)
+    return c
 
 
 def matmul_tn_any(a, b, c, *, gpu: str | None = None, splits: int | None = None):
