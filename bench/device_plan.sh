@@ -35,6 +35,7 @@
 #   walk       the persistent walk's GPU tests and the suite's f16, bf16 and bmm families -> suite_walk_h200.json
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
+#   final      the whole GPU test suite, then 07 eager / graphed and its profile
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -435,6 +436,16 @@ walk-f8)
     > "$OUT/suite_f8.log" 2>&1
   tail -30 "$OUT/suite_f8.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
   (cd "$OUT" && tar -czf walk_f8.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+final)
+  # the whole GPU test suite, then 07 eager and graphed and its profile
+  timeout 400 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
+    > "$OUT/gpu_tests.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests.log"
+  grep -cE " PASSED " "$OUT/gpu_tests.log" | sed 's/^/passed: /'
+  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
+  training_runs --no-control
+  (cd "$OUT" && tar -czf final.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \
