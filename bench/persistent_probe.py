@@ -24,6 +24,11 @@ rule's one cell a block and torch._scaled_mm, e4m3, on the suite's shapes and fo
 bf16, at Linear shapes of 8192-16384 tokens with K 512-1024 and two controls (K 4096; few cells).
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part nt --out bench/results/persistent_nt_h200.json
+
+``--part nt-long``: the same at K 2048-14336 (an LLM's Linear layers), where the rule does not walk, with
+K slices of 64 and 32.
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part nt-long --out bench/results/persistent_nt_long_h200.json
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ RULE_SHAPES = [(8192, 1536, 512), (8192, 2816, 512), (4096, 2048, 512), (16384, 
 
 NT_SHAPES = [(8192, 1536, 512), (8192, 1408, 512), (8192, 2816, 512), (16384, 3072, 1024), (16384, 4096, 1024),
              (4096, 4096, 1024), (8192, 4096, 4096), (2048, 1024, 1024)]
+NT_LONG_SHAPES = [(8192, 4096, 4096), (8192, 11008, 4096), (8192, 4096, 11008), (4096, 14336, 4096),
+                  (16384, 2048, 2048), (2048, 4096, 4096), (4096, 4096, 14336)]
 NT_WALK = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8, "programs": 132}
 F8_SHAPES = [(1024, 4096, 4096), (4096, 4096, 4096), (8192, 4096, 4096), (4096, 14336, 4096), (8192, 14336, 4096),
              (8192, 8192, 8192), (2048, 8192, 2048), (8192, 2048, 1024), (3072, 5120, 4096), (16384, 1024, 8192)]
@@ -102,20 +109,23 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> No
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("cells", "rule", "f8", "nt"), default="cells")
+    p.add_argument("--part", choices=("cells", "rule", "f8", "nt", "nt-long"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
-    if args.part == "nt":
+    if args.part in ("nt", "nt-long"):
+        walks = {"walk 128x256x64 w8 p132": NT_WALK}
+        if args.part == "nt-long":
+            walks["walk 128x256x32 w8 p132"] = dict(NT_WALK, tk=32)
         for dt in (torch.bfloat16, torch.float16):
             fmt = {torch.bfloat16: "bf16", torch.float16: "f16"}[dt]
-            for m, n, k in NT_SHAPES:
+            for m, n, k in NT_SHAPES if args.part == "nt" else NT_LONG_SHAPES:
                 a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
                 w = torch.randn(n, k, device="cuda", dtype=dt)
                 c = torch.empty(m, n, device="cuda", dtype=dt)
                 variants = {
-                    "matmul_nt (the rule, one cell a block)": lambda a=a, w=w, c=c, f=fmt: matmul_nt(a, w, c, fmt=f),
-                    "walk 128x256x64 w8 p132": lambda a=a, w=w, c=c, f=fmt: matmul_nt_persistent(a, w, c, fmt=f,
-                                                                                              **NT_WALK)}
+                    "matmul_nt (the rule, one cell a block)": lambda a=a, w=w, c=c, f=fmt: matmul_nt(a, w, c, fmt=f)}
+                for name, cfg in walks.items():
+                    variants[name] = lambda a=a, w=w, c=c, f=fmt, cfg=cfg: matmul_nt_persistent(a, w, c, fmt=f, **cfg)
                 sweep(rows, args.out, [m, n, k, fmt], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
                       variants, want=a.float() @ w.float().t())
         return

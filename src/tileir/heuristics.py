@@ -471,14 +471,14 @@ def bmm_walk(gpu: str | None, fmt: str, b: int, m: int, n: int, k: int) -> dict 
     if gpu not in SMS or fmt not in _WALK_FORMATS:
         return None
     key = (gpu, fmt, b, m, n, k)
-    got = _BMM_WALKS.get(key, False)
-    if got is False:
-        one = rule("bmm", gpu, {"B": b, "M": m, "N": n, "K": k, "fmt": fmt})
-        got = dict(WALK_CELL, programs=SMS[gpu]) if one and (one["tm"], one["tn"]) == (128, 256) else None
+    if key not in _BMM_WALKS:
+        one = rule("bmm", gpu, {"B": b, "M": m, "N": n, "K": k, "fmt": fmt}) or {}
+        walks = (one.get("tm"), one.get("tn")) == (128, 256)
         if len(_BMM_WALKS) >= 4096:  # a bound, as _SPLIT_PLANS'
             _BMM_WALKS.clear()
-        _BMM_WALKS[key] = got
-    return dict(got) if got else None
+        _BMM_WALKS[key] = dict(WALK_CELL, programs=SMS[gpu]) if walks else None
+    got = _BMM_WALKS[key]
+    return dict(got) if got is not None else None
 
 
 _BMM_WALKS: dict[tuple, dict | None] = {}
