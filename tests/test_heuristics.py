@@ -241,7 +241,8 @@ def test_the_persistent_walk_where_it_measured_faster():
     """matmul_walk: 16-bit, K <= 1024, more than 1.5 waves of 128 x 256 cells (persistent_h200.json's
     wins); bmm_walk: where the one-cell rule takes 128 x 256. Kills: the threshold moved to take 1000 x
     5000 x 1000 (160 cells, 1% slower walking) or to drop 8192 x 1024 x 1024 (256 cells, 7% faster), a
-    long K walked (4096^3 lost 3.6%), f32 walked (the kernel is 16-bit only), another GPU's count."""
+    long K walked in the row-major product (4096^3 lost 3.6%) or not in x @ W^T (it won there), f32
+    walked (the kernel is 16-bit only), another GPU's count."""
     for fmt in ("f16", "bf16"):
         for m, n, k in ((2048, 5000, 1000), (8192, 5000, 1000), (8192, 1024, 1024)):
             got = matmul_walk("sm_90", fmt, m, n, k)
@@ -249,6 +250,11 @@ def test_the_persistent_walk_where_it_measured_faster():
         for m, n, k in ((1000, 5000, 1000), (512, 5000, 1000), (4096, 1024, 1024), (4096, 4096, 4096),
                         (8192, 8192, 8192), (2048, 11008, 4096)):
             assert matmul_walk("sm_90", fmt, m, n, k) is None, (m, n, k)
+    # x @ W^T walks at any K (persistent_nt_long_h200.json: 14 of 14 faster), but not below 1.5 waves
+    assert matmul_walk("sm_90", "bf16", 8192, 4096, 4096) is None
+    assert matmul_walk("sm_90", "bf16", 8192, 4096, 4096, weight_t=True) is not None
+    assert matmul_walk("sm_90", "f16", 4096, 4096, 14336, weight_t=True) is not None
+    assert matmul_walk("sm_90", "f16", 2048, 1024, 1024, weight_t=True) is None
     assert matmul_walk("sm_90", "f32", 8192, 5000, 1000) is None
     assert matmul_walk("sm_80", "f16", 8192, 5000, 1000) is None
     assert matmul_walk(None, "f16", 8192, 5000, 1000) is None

@@ -263,7 +263,7 @@ def test_x_at_w_t_walks_where_the_rule_says_so():
         want = a.astype(np.float64) @ w.astype(np.float64).T
         for walk in (dict(small), None):
             c = np.zeros((150, 200), npd)
-            with mock.patch.object(mt, "matmul_walk", lambda *args, walk=walk: walk), \
+            with mock.patch.object(mt, "matmul_walk", lambda *args, _w=walk, **kw: _w), \
                     mock.patch.object(mt, "launch", wraps=mt.launch) as spy:
                 matmul_nt_any(a, w, c, gpu="sm_90")
             kern = spy.call_args.args[0]
@@ -462,11 +462,12 @@ def test_scaled_mm_on_the_gpu(f8, m, n, k):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype, tol", [(torch.float16, 2e-3), (torch.bfloat16, 1e-2)])
-def test_x_at_w_t_walks_on_the_gpu(dtype, tol):
-    """x @ W.t() with W [N, K] (a Linear layer) at 8192 x 1408 x 512 walks on the device (the rule's
-    matmul_nt_persistent: 384 cells of 128 x 256 over 132 programs, the last row of cells ragged) and
-    answers as torch's product does. Kills: a walked cell skipped or written twice, B^T's view
-    misread at the ragged N, the rule no longer walking there."""
+@pytest.mark.parametrize("m, n, k", [(8192, 1408, 512), (4096, 2000, 4096)])
+def test_x_at_w_t_walks_on_the_gpu(dtype, tol, m, n, k):
+    """x @ W.t() with W [N, K] (a Linear layer) walks on the device (the rule's matmul_nt_persistent:
+    384 and 256 cells of 128 x 256 over 132 programs, the last column of cells ragged; the second with a
+    long K) and answers as torch's product does. Kills: a walked cell skipped or written twice, B^T's
+    view misread at the ragged N, the rule no longer walking there."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from tileir import autotune
@@ -475,8 +476,8 @@ def test_x_at_w_t_walks_on_the_gpu(dtype, tol):
     if autotune.this_gpu() not in SMS:
         pytest.skip("the walk rule knows sm_90 only (heuristics.SMS)")
     fmt = {torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
-    assert matmul_walk(autotune.this_gpu(), fmt, 8192, 1408, 512) is not None
+    assert matmul_walk(autotune.this_gpu(), fmt, m, n, k, weight_t=True) is not None
     torch.manual_seed(0)
-    x = (torch.randn(8192, 512, device="cuda") / 20).to(dtype)
-    w = torch.randn(1408, 512, device="cuda").to(dtype)
+    x = (torch.randn(m, k, device="cuda") / 20).to(dtype)
+    w = torch.randn(n, k, device="cuda").to(dtype)
     assert _err(tops.matmul(x, w.t()), x, w.t()) < tol

@@ -446,18 +446,24 @@ def _partial(gpu, name, cfg, measured):
 #   5000 x 1000, 320-1280 cells: +1.2 / +2 / +3.3 / +5.7%; 8192 x 1024 x 1024, 256 cells: +7%), slower
 #   below (1000 x 5000 x 1000, 160 cells: -1%; 512 x 5000 x 1000, 80: -2%). With K = 4096 it lost
 #   (4096^3 -3.6%, 2048 x 11008 x 4096 -0.3%): a long K loop already hides a cell's start and end.
+# * x @ W^T (matmul_nt, W [N, K]: a Linear layer), at any K: 8192-16384 tokens with K 512-1024 0.68-0.93x
+#   torch -> 0.86-1.08x (persistent_nt_h200.json), and with K 2048-14336 faster at all 14 shapes timed
+#   (7 shapes x f16 / bf16; persistent_nt_long_h200.json): +1% (4096 x 4096 x 14336) to +18% (16384 x 2048
+#   x 2048 f16, 0.76 -> 0.91x). matmul_nt one cell a block has no grouped order; the walk has one.
+#   At 64 cells (2048 x 1024 x 1024) it lost, 1.06-1.08 -> 0.72-0.77x.
 WALK_CELL = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8}
 WALK_MOST_K = 1024
 WALK_LEAST_WAVES = 1.5
 _WALK_FORMATS = ("f16", "bf16")
 
 
-def matmul_walk(gpu: str | None, fmt: str, m: int, n: int, k: int) -> dict | None:
-    """matmul_persistent's configuration for a one-pass [m, k] x [k, n] product on ``gpu`` where it
-    measured faster than the one-cell kernel (16-bit, K at most ``WALK_MOST_K``, more than
-    ``WALK_LEAST_WAVES`` waves of 128 x 256 cells), else None. The sizes are the call's own: the count
-    of cells is what decides, and it is cheap."""
-    if gpu not in SMS or fmt not in _WALK_FORMATS or k > WALK_MOST_K:
+def matmul_walk(gpu: str | None, fmt: str, m: int, n: int, k: int, *, weight_t: bool = False) -> dict | None:
+    """matmul_persistent's (``weight_t``: matmul_nt_persistent's, for x @ W^T) configuration for a
+    one-pass [m, k] x [k, n] product on ``gpu`` where it measured faster than the one-cell kernel
+    (16-bit, more than ``WALK_LEAST_WAVES`` waves of 128 x 256 cells; the row-major product only with K
+    at most ``WALK_MOST_K``), else None. The sizes are the call's own: the count of cells is what
+    decides, and it is cheap."""
+    if gpu not in SMS or fmt not in _WALK_FORMATS or (k > WALK_MOST_K and not weight_t):
         return None
     sms = SMS[gpu]
     if cdiv(m, WALK_CELL["tm"]) * cdiv(n, WALK_CELL["tn"]) <= WALK_LEAST_WAVES * sms:

@@ -113,14 +113,15 @@ def matmul_tn_partial(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
 
 def matmul_nt_any(a, b, c, *, gpu: str | None = None):
     """C = A @ B^T (A [M, K], B [N, K]) for every shape: ``matmul_nt`` one cell a block, or, where
-    ``heuristics.matmul_walk`` says so for ``gpu`` (this machine's when None; 16-bit, K <= 1024, more
-    than 1.5 waves of 128 x 256 cells), ``matmul_nt_persistent``'s walk: H200, x @ W^T at 8192-16384
-    tokens, K 512-1024, 0.68-0.93x torch -> 0.86-1.08x (bench/results/persistent_nt_h200.json).
+    ``heuristics.matmul_walk`` says so for ``gpu`` (this machine's when None; 16-bit, more than 1.5
+    waves of 128 x 256 cells, any K), ``matmul_nt_persistent``'s walk: H200, x @ W^T at 8192-16384
+    tokens, K 512-1024, 0.68-0.93x torch -> 0.86-1.08x, K 2048-14336 +1-18%
+    (bench/results/persistent_nt_h200.json, persistent_nt_long_h200.json).
     Host arrays: one cell a block on the host reference."""
     fmt = fmt_of(a)
     m, k = (int(x) for x in a.shape)
     target = gpu or (None if on_host(a) else autotune.this_gpu())
-    walk = matmul_walk(target, fmt, m, int(b.shape[0]), k) if target is not None else None
+    walk = matmul_walk(target, fmt, m, int(b.shape[0]), k, weight_t=True) if target is not None else None
     kern, cfg = (matmul_nt, {"fmt": fmt}) if walk is None else (matmul_nt_persistent, dict(walk, fmt=fmt))
     if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
         kern(a, b, c, **cfg)
