@@ -25,8 +25,8 @@ bf16, at Linear shapes of 8192-16384 tokens with K 512-1024 and two controls (K 
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part nt --out bench/results/persistent_nt_h200.json
 
-``--part nt-long``: the same at K 2048-14336 (an LLM's Linear layers), where the rule does not walk, with
-K slices of 64 and 32.
+``--part nt-long``: the same at K 2048-14336 (an LLM's Linear layers; the rule was fitted at K <= 1024
+when this ran, and walks them since), with K slices of 64 and 32.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part nt-long --out bench/results/persistent_nt_long_h200.json
 """
@@ -81,6 +81,7 @@ NT_LONG_SHAPES = [(8192, 4096, 4096), (8192, 11008, 4096), (8192, 4096, 11008), 
 NT_WALK = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8, "programs": 132}
 F8_SHAPES = [(1024, 4096, 4096), (4096, 4096, 4096), (8192, 4096, 4096), (4096, 14336, 4096), (8192, 14336, 4096),
              (8192, 8192, 8192), (2048, 8192, 2048), (8192, 2048, 1024), (3072, 5120, 4096), (16384, 1024, 8192)]
+F8_ONE_CELL = {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8}
 F8_WALKS = {"walk 128x128x256 w8 p132": {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8, "programs": 132},
             "walk 128x128x128 w8 p132": {"tm": 128, "tn": 128, "tk": 128, "warps": 8, "group": 8, "programs": 132},
             "walk 128x128x256 w8 p264 occ2": {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8,
@@ -138,7 +139,8 @@ def main() -> None:
             c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             torch_call = lambda a=a, b=b: torch._scaled_mm(a, b.t(), scale_a=sa.reshape(()),  # noqa: E731
                                                            scale_b=sb.reshape(()), out_dtype=torch.bfloat16)
-            variants = {"the rule (one cell a block)": lambda a=a, b=b, c=c: matmul_f8(a, b, c, sa, sb)}
+            # one cell a block at the rule's cells before the walk (heuristics.F8_TILES; the rule walks now)
+            variants = {"one cell a block (F8_TILES)": lambda a=a, b=b, c=c: matmul_f8(a, b, c, sa, sb, **F8_ONE_CELL)}
             for name, cfg in F8_WALKS.items():
                 variants[name] = lambda a=a, b=b, c=c, cfg=cfg: matmul_f8(a, b, c, sa, sb, **cfg)
             sweep(rows, args.out, [m, n, k], a, b, c, torch_call, variants, want=(a.float() @ b.float().t()) * 0.125)

@@ -242,7 +242,7 @@ def test_the_persistent_walk_where_it_measured_faster():
     wins); bmm_walk: where the one-cell rule takes 128 x 256. Kills: the threshold moved to take 1000 x
     5000 x 1000 (160 cells, 1% slower walking) or to drop 8192 x 1024 x 1024 (256 cells, 7% faster), a
     long K walked in the row-major product (4096^3 lost 3.6%) or not in x @ W^T (it won there), f32
-    walked (the kernel is 16-bit only), another GPU's count."""
+    walked (the kernel is 16-bit only), another GPU's count, a product of few rows or columns walked."""
     for fmt in ("f16", "bf16"):
         for m, n, k in ((2048, 5000, 1000), (8192, 5000, 1000), (8192, 1024, 1024)):
             got = matmul_walk("sm_90", fmt, m, n, k)
@@ -255,6 +255,10 @@ def test_the_persistent_walk_where_it_measured_faster():
     assert matmul_walk("sm_90", "bf16", 8192, 4096, 4096, weight_t=True) is not None
     assert matmul_walk("sm_90", "f16", 4096, 4096, 14336, weight_t=True) is not None
     assert matmul_walk("sm_90", "f16", 2048, 1024, 1024, weight_t=True) is None
+    # few rows or few columns were never timed walking: the rule's own cells (16-row tiles at decode)
+    assert matmul_walk("sm_90", "f16", 16, 65536, 1024) is None
+    assert matmul_walk("sm_90", "f16", 65536, 64, 1024) is None
+    assert matmul_walk("sm_90", "bf16", 16, 128256, 4096, weight_t=True) is None
     assert matmul_walk("sm_90", "f32", 8192, 5000, 1000) is None
     assert matmul_walk("sm_80", "f16", 8192, 5000, 1000) is None
     assert matmul_walk(None, "f16", 8192, 5000, 1000) is None
@@ -270,11 +274,19 @@ def test_the_persistent_walk_where_it_measured_faster():
 
 
 def test_gemm_plans_the_walk_only_for_one_pass():
-    """gemm.plan: the walk rides on a one-pass plan; a split plan stays a split (16 x 1024 x 4096's)."""
+    """gemm.plan: the walk rides on a one-pass plan; where the split rule splits, the split stands even
+    for a shape the walk would take (no suite shape is both: the split is forced here). Kills: the walk
+    asked before the split, or added to a split plan."""
+    import importlib
+    from unittest import mock
+
     a, b = np.zeros((8192, 1000), np.float16), np.zeros((1000, 5000), np.float16)
     got = plan(a, b, "sm_90")
     assert got["splits"] == 1 and got["walk"]["tm"] == 128
-    assert "walk" not in plan(np.zeros((16, 4096), np.float16), np.zeros((4096, 1024), np.float16), "sm_90")
+    split = {"splits": 2, "config": {"tm": 64, "tn": 128, "tk": 64}, "reduce": {"rm": 64, "rn": 128}}
+    gemm_mod = importlib.import_module("tileir.kernels.gemm")
+    with mock.patch.object(gemm_mod, "matmul_split", lambda *args: dict(split)):
+        assert plan(a, b, "sm_90") == split
     assert plan(a, b) == {"splits": 1}  # host arrays, no GPU named: the one-cell pass
 
 def test_attention_at_head_dim_64_loads_with_latency_1():

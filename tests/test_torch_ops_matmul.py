@@ -252,7 +252,8 @@ def test_x_at_w_t_walks_where_the_rule_says_so():
     """kernels.matmul_nt_any (tileir.ops.matmul of x and a weight's W.t()): matmul_nt_persistent where
     heuristics.matmul_walk gives a configuration (shrunk here to a ragged walk of 64 x 64 cells on 3
     programs, so the host reference runs it quickly), matmul_nt elsewhere; both answer as x @ W^T.
-    Kills: the walk's configuration or format not passed, the walk taken where the rule gives none."""
+    Kills: the walk's configuration or format not passed, the walk taken where the rule gives none, the
+    rule asked without weight_t (the row-major product's K limit)."""
     from tileir.kernels import matmul_nt_any
 
     mt = importlib.import_module("tileir.kernels.matmul_t")
@@ -263,8 +264,10 @@ def test_x_at_w_t_walks_where_the_rule_says_so():
         want = a.astype(np.float64) @ w.astype(np.float64).T
         for walk in (dict(small), None):
             c = np.zeros((150, 200), npd)
-            with mock.patch.object(mt, "matmul_walk", lambda *args, _w=walk, **kw: _w), \
-                    mock.patch.object(mt, "launch", wraps=mt.launch) as spy:
+            def rule(*args, _w=walk, weight_t=False):
+                return _w if weight_t else None
+
+            with mock.patch.object(mt, "matmul_walk", rule), mock.patch.object(mt, "launch", wraps=mt.launch) as spy:
                 matmul_nt_any(a, w, c, gpu="sm_90")
             kern = spy.call_args.args[0]
             assert kern is (mt.matmul_nt_persistent if walk else mt.matmul_nt)

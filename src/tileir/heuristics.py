@@ -36,10 +36,11 @@ its speed claims are hypotheses until ``bench/suite.py`` measures them
   pass would take longer than the
   split call's host time (``_fill_split``, measured); otherwise S minimises the same model plus the
   workspace's traffic and the second launch.
-* Persistent products (``matmul_walk``, ``bmm_walk``): where 16-bit cells of 128 x 256 make more
-  than 1.5 waves over a short K (at most 1024), or a bmm takes that cell, 132 blocks walk the cells
-  (``kernels.matmul_persistent``, ``bmm_persistent``) instead of one block a cell: measured 1-9%
-  faster there, slower elsewhere.
+* Persistent products (``matmul_walk``, ``bmm_walk``, ``F8_WALKS``): 132 blocks walk the cells
+  (``kernels.matmul_persistent``, ``matmul_nt_persistent``, ``bmm_persistent``, ``matmul_f8``'s
+  ``programs``) instead of one block a cell where 16-bit 128 x 256 cells make more than 1.5 waves
+  (row-major only over a K of at most 1024; x @ W^T at any K), where a bmm takes that cell, and for
+  fp8's 128 x 128 cells past one wave: measured 1-39% faster there, slower elsewhere.
 * 3xtf32 keeps an f32 accumulator beside the tensor core's (a 128 x 256 tile would need 256
   registers a thread for the two), so its tiles stop at 128 x 128; ieee f32 products run without
   tensor cores, so 64 x 64.
@@ -199,9 +200,10 @@ F8_TILES = {(128, 128): {"tk": 256, "warps": 8}, (64, 128): {"tk": 128, "warps":
 # bench/persistent_probe.py --part f8, persistent_f8_h200.json): 4096^3 0.81 -> 0.91x torch._scaled_mm,
 # 8192 x 4096 x 4096 0.76 -> 0.88, 8192^3 0.80 -> 0.84, 1024 x 4096 x 4096 0.88 -> 0.89, 8192 x 2048 x
 # 1024 0.74 -> 1.03, 2048 x 8192 x 2048 0.77 -> 0.95. Walking with slices of 256 ran at half speed
-# (0.42-0.52x), at two blocks an SM too. Only past one wave of cells (the probe's fewest: 256): at 128 x
-# 14336 x 4096 (112 cells) the walk's slices of 128 lost to one cell's 256 (0.98 against 1.02x, the suite
-# 2026-12-04). The 64-row cells (16-128 rows) were not timed walking.
+# (0.42-0.52x), at two blocks an SM too. Only past one wave of cells (the probe's fewest: 256), counted at
+# the bucket's sizes as every choice here (one variant, one configuration: 129 x 8193 walks as 256 x 16384
+# does): at 128 x 14336 x 4096 (112 cells) the walk's slices of 128 lost to one cell's 256 (0.98 against
+# 1.02x, the suite 2026-12-04). The 64-row cells (16-128 rows) were not timed walking.
 F8_WALKS = {(128, 128): {"tk": 128, "warps": 8, "group": 8}}
 
 
@@ -438,7 +440,8 @@ def _partial(gpu, name, cfg, measured):
 # kernels.matmul_persistent / bmm_persistent: 132 blocks, each walking every 132nd cell of C in the
 # grouped order, against the one-cell kernels at the rule's tiles. H200, f16, do_bench (L2 flushed),
 # bench/persistent_probe.py -> bench/results/persistent_h200.json (2026-12-04), 128 x 256 cells with K
-# slices of 64 and 8 warps (the other cells and slices it timed lost nearly everywhere):
+# slices of 64 and 8 warps (cells of 128 x 128 and 64 x 256 lost everywhere but 128 x 256^3; slices of 32
+# beat 64 by 1-3% at 3 bmm shapes and lost by up to 12% elsewhere):
 # * bmm: faster at all 7 shapes, 4 of the suite's and 3 it does not hold (16 x 1000^3, 128 x 256^3,
 #   32 x 512^3): 0.84-0.92x torch -> 0.92-1.09x (64 x 512^3 0.92 -> 1.09, 64 x 2048^3 0.87 -> 0.92);
 #   the one-cell rule took 128 x 256 at every one of them, so the walk is taken where it does.
@@ -446,24 +449,30 @@ def _partial(gpu, name, cfg, measured):
 #   5000 x 1000, 320-1280 cells: +1.2 / +2 / +3.3 / +5.7%; 8192 x 1024 x 1024, 256 cells: +7%), slower
 #   below (1000 x 5000 x 1000, 160 cells: -1%; 512 x 5000 x 1000, 80: -2%). With K = 4096 it lost
 #   (4096^3 -3.6%, 2048 x 11008 x 4096 -0.3%): a long K loop already hides a cell's start and end.
-# * x @ W^T (matmul_nt, W [N, K]: a Linear layer), at any K: 8192-16384 tokens with K 512-1024 0.68-0.93x
+# * x @ W^T (matmul_nt, W [N, K]: a Linear layer), at any K: 4096-16384 tokens with K 512-1024 0.67-0.93x
 #   torch -> 0.86-1.08x (persistent_nt_h200.json), and with K 2048-14336 faster at all 14 shapes timed
-#   (7 shapes x f16 / bf16; persistent_nt_long_h200.json): +1% (4096 x 4096 x 14336) to +18% (16384 x 2048
-#   x 2048 f16, 0.76 -> 0.91x). matmul_nt one cell a block has no grouped order; the walk has one.
+#   (7 shapes x f16 / bf16; persistent_nt_long_h200.json): +1% (2048 x 4096 x 4096 bf16) to +18% (16384 x
+#   2048 x 2048 f16, 0.76 -> 0.91x). matmul_nt one cell a block has no grouped order; the walk has one.
 #   At 64 cells (2048 x 1024 x 1024) it lost, 1.06-1.08 -> 0.72-0.77x.
 WALK_CELL = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8}
 WALK_MOST_K = 1024
 WALK_LEAST_WAVES = 1.5
+# the smallest sides of the products that walked faster (2048 x 5000, 2048 x 4096, 8192 x 1024): a product
+# of few rows (the rule's 16- and 64-row tiles) or few columns was never timed walking, so it keeps its cells
+WALK_LEAST_ROWS = 2048
+WALK_LEAST_COLS = 1024
 _WALK_FORMATS = ("f16", "bf16")
 
 
 def matmul_walk(gpu: str | None, fmt: str, m: int, n: int, k: int, *, weight_t: bool = False) -> dict | None:
     """matmul_persistent's (``weight_t``: matmul_nt_persistent's, for x @ W^T) configuration for a
     one-pass [m, k] x [k, n] product on ``gpu`` where it measured faster than the one-cell kernel
-    (16-bit, more than ``WALK_LEAST_WAVES`` waves of 128 x 256 cells; the row-major product only with K
-    at most ``WALK_MOST_K``), else None. The sizes are the call's own: the count of cells is what
-    decides, and it is cheap."""
+    (16-bit, more than ``WALK_LEAST_WAVES`` waves of 128 x 256 cells, at least ``WALK_LEAST_ROWS`` x
+    ``WALK_LEAST_COLS``; the row-major product only with K at most ``WALK_MOST_K``), else None. The
+    sizes are the call's own: the count of cells is what decides, and it is cheap."""
     if gpu not in SMS or fmt not in _WALK_FORMATS or (k > WALK_MOST_K and not weight_t):
+        return None
+    if m < WALK_LEAST_ROWS or n < WALK_LEAST_COLS:  # not measured: a few rows (decode), narrow outputs
         return None
     sms = SMS[gpu]
     if cdiv(m, WALK_CELL["tm"]) * cdiv(n, WALK_CELL["tn"]) <= WALK_LEAST_WAVES * sms:

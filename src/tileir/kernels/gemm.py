@@ -168,14 +168,10 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
         p = plan(a, b, gpu, precision or "tf32", fmt)
     if p["splits"] <= 1:
         kern, cfg = (_PLAIN[fmt], extra) if "walk" not in p else (matmul_persistent, dict(p["walk"], fmt=fmt))
-        if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
-            kern(a, b, c, **cfg)
-        else:
-            launch(kern, a, b, c, **cfg)
+        launch(kern, a, b, c, **cfg)  # a CUDA tensor: straight to the kernel's call
         return c
     return matmul_split_k(a, b, c, splits=p["splits"], precision=precision or "tf32", config=p.get("config"),
                           reduce_config=p.get("reduce"))
-
 
 
 def batched_plan(a, b, gpu: str | None = None) -> tuple:
@@ -194,11 +190,7 @@ def batched_product(a, b, c, *, gpu: str | None = None):
     cells walked by 132 blocks where the rule says so (``batched_plan``), else one cell a block. CUDA
     tensors run on the GPU (asynchronously), host arrays on the host reference. Answers C."""
     kern, cfg = batched_plan(a, b, gpu)
-    fmt = fmt_of(a)
-    if getattr(a, "is_cuda", False):
-        kern(a, b, c, fmt=fmt, **cfg)
-    else:
-        launch(kern, a, b, c, fmt=fmt, **cfg)
+    launch(kern, a, b, c, fmt=fmt_of(a), **cfg)
     return c
 
 

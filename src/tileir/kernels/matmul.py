@@ -83,6 +83,13 @@ def grouped_block(nm, nn, group, pid=None):
     return ti.idx_add(first, ti.idx_rem(in_group, height)), ti.idx_div(in_group, height)
 
 
+def walked_cells(nm, nn, group):
+    """The (block row, block column) of every cell this block walks on a persistent grid: cells
+    block_id, block_id + num_blocks, ... of nm x nn in the grouped order (``grouped_block``)."""
+    for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
+        yield grouped_block(nm, nn, group, pid)
+
+
 def _matmul_grouped(a, b, c, tm, tn, fmt, group, precision="tf32"):
     """The product with the blocks in groups of ``group`` block rows: a one-dimensional grid whose
     consecutive blocks walk down those rows of C, then across, so the blocks resident at once share

@@ -9,7 +9,8 @@ one-element f32 arrays on the device (no host round trip to read them), multipli
 accumulator once, before the conversion to C's format.
 
 ``programs``: a persistent grid of at most that many blocks, each walking every programs-th cell
-in the grouped order (``kernels.matmul_persistent``'s walk), where a cell's K loop is short.
+in the grouped order (``kernels.matmul_persistent``'s walk); the rule walks 128 x 128 cells past one
+wave at any K (``heuristics.F8_WALKS``).
 
 ``promote``: each K slice's product goes into a fresh accumulator which is then added to the f32
 one in registers, instead of the tensor core accumulating the whole K (Hopper's fp8 mma adds its
@@ -27,7 +28,7 @@ from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .matmul import _grid, blocks_over, grouped_block
+from .matmul import _grid, blocks_over, grouped_block, walked_cells
 
 F8_FORMATS = ("f8E4M3FN", "f8E5M2")
 OUT_FORMATS = ("bf16", "f16", "f32")
@@ -72,10 +73,13 @@ def matmul_f8(a=_a, b=_b, c=_c, scale_a=_SCALE, scale_b=_SCALE, *, fmt: str = "f
     if programs and group < 1:
         raise TileirError(f"matmul_f8 with programs={programs} and group={group}: the walk takes its cells in the "
                           "grouped order", kernel="matmul_f8", what="group", fix="group=8 (or any >= 1) with programs")
-    bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
-    scale = ti.reshape(ti.load(scale_a, 0, [1]) * ti.load(scale_b, 0, [1]), [1, 1])
+    def view():
+        return ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
 
-    def cell(bm, bn):
+    def scales():
+        return ti.reshape(ti.load(scale_a, 0, [1]) * ti.load(scale_b, 0, [1]), [1, 1])
+
+    def cell(bt_view, bm, bn, scale=None):
         acc = ti.carry(ti.full([tm, tn], 0.0, F32))
         for kk in ti.d_range(0, ti.blocks_of(a, 1)):
             at = ti.load_at(a, [bm, kk] if group else [kk])
@@ -84,20 +88,24 @@ def matmul_f8(a=_a, b=_b, c=_c, scale_a=_SCALE, scale_b=_SCALE, *, fmt: str = "f
                 ti.set(acc, ti.get(acc) + ti.mma(at, bt, 0.0))
             else:
                 ti.set(acc, ti.mma(at, bt, ti.get(acc)))
-        res = ti.to(ti.get(acc) * scale, out)
+        res = ti.to(ti.get(acc) * (scales() if scale is None else scale), out)
         if group:
             ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], res)
         else:
             ti.store_cell(c, res)
 
+    # The operations in the order each program was measured in (the same bytes, so the same cubin): one
+    # cell a block reads the scales after its K loop (since 2026-12-02); the walk reads them once, before
+    # its first cell (bench/results/persistent_f8_h200.json).
     if programs:
+        bt_view, scale = view(), scales()
         nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
-        for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
-            cell(*grouped_block(nm, nn, group, pid))
-    elif group:
-        cell(*grouped_block(ti.blocks_of(a, 0), blocks_over(b, 0, tn), group))
-    else:
-        cell(ti.block_id(0), ti.block_id(1))
+        for bm, bn in walked_cells(nm, nn, group):
+            cell(bt_view, bm, bn, scale)
+        return
+    bm, bn = grouped_block(ti.blocks_of(a, 0), blocks_over(b, 0, tn), group) if group else \
+        (ti.block_id(0), ti.block_id(1))
+    cell(view(), bm, bn)
 
 
 def reference(a, b, scale_a, scale_b):

@@ -24,7 +24,7 @@ from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, Whole, cells
 from .entry_hints import entry_hints
-from .matmul import _markers, blocks_over, grouped_block
+from .matmul import _markers, blocks_over, grouped_block, walked_cells
 from .registry import Case, register
 
 
@@ -59,13 +59,11 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
     _check_group(group, "matmul_persistent")
     nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
     out = ti.partition_view(ti.array_view(c), [tm, tn])
-    for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
-        bm, bn = grouped_block(nm, nn, group, cell)
+    for bm, bn in walked_cells(nm, nn, group):
         acc = ti.carry(ti.full([tm, tn], 0.0, F32))
         for kk in ti.d_range(0, ti.blocks_of(a, 1)):
             ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc)))
         ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
-
 
 
 def _nt_b(fmt="f16"):
@@ -82,12 +80,12 @@ def matmul_nt_persistent(a=_a, b=_nt_b, c=_c, *, fmt: str = "f16", tm: int = 128
     nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
     bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
     out = ti.partition_view(ti.array_view(c), [tm, tn])
-    for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
-        bm, bn = grouped_block(nm, nn, group, cell)
+    for bm, bn in walked_cells(nm, nn, group):
         acc = ti.carry(ti.full([tm, tn], 0.0, F32))
         for kk in ti.d_range(0, ti.blocks_of(a, 1)):
             ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_view(bt_view, [kk, bn]), ti.get(acc)))
         ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
+
 
 def _ba(tm=128, tk=64, fmt="f16"):
     return In(fmt, cells(["B", "M", "K"], [1, tm, tk], along=[FREE_AXIS] * 3, pad=PadZero))
@@ -130,6 +128,11 @@ def _size(s):
     return (s, s, s) if isinstance(s, int) else tuple(s)
 
 
+def _fmt_key(fmt) -> dict:
+    """A case's fmt= (none for f16, the kernels' default)."""
+    return {} if fmt == F16 else {"fmt": dtype(fmt).name}
+
+
 def _case(fmt, rtol, atol):
     npd = dtype(fmt).np
     name = dtype(fmt).name
@@ -143,7 +146,7 @@ def _case(fmt, rtol, atol):
         return args[0].astype(np.float64) @ args[1].astype(np.float64)
 
     def config(s):  # small cells and few programs, so a block walks several cells of a ragged grid
-        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **_fmt_key(fmt)}
 
     return register(Case(f"matmul_persistent_{name}", matmul_persistent,
                          f"C = A @ B on a persistent grid, {name} operands, f32 accumulate, any M N K",
@@ -167,7 +170,7 @@ def _nt_case(fmt, rtol, atol):
         return args[0].astype(np.float64) @ args[1].astype(np.float64).T
 
     def config(s):  # small cells, few programs: a ragged walk
-        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **_fmt_key(fmt)}
 
     return register(Case(f"matmul_nt_persistent_{name}", matmul_nt_persistent,
                          f"C = A @ B^T (B [N, K]) on a persistent grid, {name} operands, f32 accumulate, any M N K",
@@ -191,7 +194,7 @@ def _bmm_case(fmt, rtol, atol):
         return np.matmul(args[0].astype(np.float64), args[1].astype(np.float64))
 
     def config(s):
-        return {"tm": 64, "tn": 64, "tk": 32, "programs": 5, "group": 2, **({} if fmt == F16 else {"fmt": name})}
+        return {"tm": 64, "tn": 64, "tk": 32, "programs": 5, "group": 2, **_fmt_key(fmt)}
 
     return register(Case(f"bmm_persistent_{name}", bmm_persistent,
                          f"batched C = A @ B on a persistent grid, {name} operands, f32 accumulate, any B M N K",

@@ -123,10 +123,7 @@ def matmul_nt_any(a, b, c, *, gpu: str | None = None):
     target = gpu or (None if on_host(a) else autotune.this_gpu())
     walk = matmul_walk(target, fmt, m, int(b.shape[0]), k, weight_t=True) if target is not None else None
     kern, cfg = (matmul_nt, {"fmt": fmt}) if walk is None else (matmul_nt_persistent, dict(walk, fmt=fmt))
-    if getattr(a, "is_cuda", False):  # a torch tensor on the GPU: straight to the kernel's call
-        kern(a, b, c, **cfg)
-    else:
-        launch(kern, a, b, c, **cfg)
+    launch(kern, a, b, c, **cfg)
     return c
 
 
