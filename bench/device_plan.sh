@@ -32,7 +32,8 @@
 #              attention kernels at short sequences, GPU time); logs in short.tgz
 #   layout     bench/attention_small_probe.py at the example's [B, S, 3, H, D] views and contiguous, then 07
 #              eager and graphed (the eager run without the control) and its profile; logs in layout.tgz
-#   walk       the persistent walk's GPU tests and the suite's f16, bf16 and bmm families -> suite_walk_h200.json
+#   walk       the persistent walk's GPU tests and the suite's f16, bf16, bmm and linear_bf16 families ->
+#              suite_walk_h200.json
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
@@ -411,7 +412,7 @@ walk)
     -k "walk or persistent or bmm" > "$OUT/gpu_tests_walk.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_walk.log"; tail -3 "$OUT/gpu_tests_walk.log"
   timeout 380 python3 bench/suite.py --out "$OUT/suite_walk_h200.json" \
-    --families matmul_f16,matmul_bf16,bmm --budget-s 340 > "$OUT/suite_walk.log" 2>&1
+    --families matmul_f16,matmul_bf16,bmm,linear_bf16 --budget-s 340 > "$OUT/suite_walk.log" 2>&1
   tail -30 "$OUT/suite_walk.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
   (cd "$OUT" && tar -czf walk.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;

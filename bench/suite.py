@@ -237,7 +237,7 @@ def _output(shape, ins):
         return ins[1]
     if shape.family == "matmul_fp8":
         return ins[2]
-    if shape.family.startswith("matmul_") or shape.family == "bmm":
+    if shape.family.startswith("matmul_") or shape.family in ("bmm", "linear_bf16"):
         return ins[2]
     if shape.family == "attention":
         return ins[3]

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-FAMILIES = ("matmul_f16", "matmul_bf16", "matmul_tf32", "matmul_3xtf32", "matmul_fp8", "bmm", "softmax", "layernorm",
-            "rmsnorm", "attention", "vadd", "sum", "max", "scan", "histogram")
+FAMILIES = ("matmul_f16", "matmul_bf16", "matmul_tf32", "matmul_3xtf32", "matmul_fp8", "linear_bf16", "bmm", "softmax",
+            "layernorm", "rmsnorm", "attention", "vadd", "sum", "max", "scan", "histogram")
 
 M_SIZES = (1, 16, 64, 128, 512, 1000, 2048, 4096, 8192)
 NK_PAIRS = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (1024, 1024), (5000, 1000))
+# x @ W^T (W [N, K], a Linear layer's weight as torch holds it): an LLM's projections and a small model's
+LINEAR_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096), (1536, 512), (3072, 1024))
 ROW_WIDTHS = (128, 512, 1000, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
 ROW_COUNTS = (1, 64, 4096, 32768)
 MAX_ELEMENTS = 1 << 31
@@ -168,6 +170,43 @@ def matmul_shapes(family, like_map=None):
                          {"a": fmt if fmt != "f32" else "f32", "product": precision or fmt, "c": fmt}, make, ti, th,
                          ref, tol, "TFLOP/s", 2.0 * m * n * k, launches=_gemm_launches(fmt, precision, like),
                          extra=extra, like=like))
+    return out
+
+
+def linear_shapes(like_map=None):
+    """linear_bf16: x @ W^T for W [N, K] row-major (``F.linear``'s layout, read in place through a
+    transposing view) through ``kernels.matmul_nt_any`` (matmul_nt one cell a block, or the persistent
+    walk where heuristics.matmul_walk says so) against torch.matmul(x, W.t())."""
+    from tileir.heuristics import matmul_walk
+    from tileir.kernels import matmul_nt, matmul_nt_any, matmul_nt_persistent
+
+    sizes = [(m, n, k) for m in M_SIZES for n, k in LINEAR_NK]
+    out = []
+    for m, n, k in (list(like_map) if like_map is not None else sizes):
+        like = like_map[(m, n, k)] if like_map is not None else None
+
+        def make(dev, m=m, n=n, k=k):
+            s = k ** -0.25
+            return [_rand((m, k), torch.bfloat16, dev, s), _rand((n, k), torch.bfloat16, dev, s),
+                    _empty((m, n), torch.bfloat16, dev), _empty((m, n), torch.bfloat16, dev)]
+
+        def ti(ins):
+            matmul_nt_any(ins[0], ins[1], ins[2])
+            return ins[2]
+
+        def launches(ins, gpu, like=like):
+            a, w, c = ins[:3]
+            lm, ln, lk = (like["M"], like["N"], like["K"]) if like else (a.shape[0], w.shape[0], a.shape[1])
+            walk = matmul_walk(gpu, "bf16", lm, ln, lk, weight_t=True) if gpu else None
+            kern = matmul_nt if walk is None else matmul_nt_persistent
+            cfg = kern.config(fmt="bf16", **walk) if walk else _tuned(kern, {"fmt": "bf16"}, [a, w, c], gpu, like)
+            return [(kern, cfg, [a, w, c])], {"kernel": kern.name, **_tuned_keys(kern, cfg)}
+
+        out.append(Shape("linear_bf16", f"linear_bf16 M={m} N={n} K={k}", {"M": m, "N": n, "K": k},
+                         {"x": "bf16", "w": "bf16 [N, K]", "c": "bf16"}, make, ti,
+                         lambda i: torch.matmul(i[0], i[1].t(), out=i[3]),
+                         lambda i: torch.matmul(i[0].float(), i[1].float().t()), 8e-2, "TFLOP/s", 2.0 * m * n * k,
+                         launches=launches, like=like))
     return out
 
 
@@ -435,6 +474,8 @@ def all_shapes(families=FAMILIES) -> list[Shape]:
             out += matmul_shapes(f)
         elif f == "matmul_fp8":
             out += fp8_shapes()
+        elif f == "linear_bf16":
+            out += linear_shapes()
         elif f == "bmm":
             out += bmm_shapes()
         elif f in ("softmax", "layernorm", "rmsnorm"):
@@ -457,6 +498,8 @@ def smoke_shapes() -> list[Shape]:
     out += matmul_shapes("matmul_tf32", {(20, 40, 70): {"M": 512, "N": 4096, "K": 4096}})
     out += matmul_shapes("matmul_3xtf32", {(40, 50, 100): {"M": 4096, "N": 4096, "K": 4096}})
     out += fp8_shapes({(32, 48, 64): {"M": 8192, "N": 8192, "K": 8192}})
+    out += linear_shapes({(40, 300, 70): {"M": 8192, "N": 1536, "K": 512},  # the walk, and one cell a block
+                          (16, 96, 64): {"M": 16, "N": 4096, "K": 4096}})
     out += bmm_shapes({(2, 40, 40, 40): {"B": 8, "M": 512, "N": 512, "K": 512}})
     out += rows_shapes("softmax", {(20, 100): {"R": 4096, "C": 128}, (3, 300): {"R": 64, "C": 65536}})
     out += rows_shapes("layernorm", {(13, 1000): {"R": 32768, "C": 1000}})

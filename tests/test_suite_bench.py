@@ -23,6 +23,7 @@ def test_every_shape_builds_its_inputs_and_configuration():
     count = Counter(s.family for s in shapes)
     assert set(count) == set(suite.FAMILIES)
     assert count["matmul_f16"] == count["matmul_bf16"] == count["matmul_tf32"] == 9 * 6 + 1
+    assert count["linear_bf16"] == 9 * 6
     rows = sum(1 for c in suite.ROW_WIDTHS for r in suite.ROW_COUNTS if r * c <= 2 ** 31)
     assert count["softmax"] == count["layernorm"] == count["rmsnorm"] == 2 * rows
     assert count["attention"] == 2 * 2 * 6 * 2 + 2 * 3 * 2
@@ -44,7 +45,7 @@ def test_every_shape_builds_its_inputs_and_configuration():
     assert len(todo) < 300  # shapes share configurations: one cubin serves many
 
     # the library's plain calls choose the persistent walk where the rule does (heuristics.matmul_walk, bmm_walk)
-    assert kernels["matmul_persistent"] and kernels["bmm_persistent"]
+    assert kernels["matmul_persistent"] and kernels["bmm_persistent"] and kernels["matmul_nt_persistent"]
     walked = {s.name: s.launches(s.make("meta"), "sm_90")[1]["kernel"] for s in shapes
               if s.name in ("matmul_f16 M=8192 N=1024 K=1024", "matmul_f16 M=1000 N=5000 K=1000",
                             "bmm B=64 M=512 N=512 K=512", "bmm B=8 M=512 N=512 K=512")}
