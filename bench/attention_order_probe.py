@@ -10,6 +10,9 @@ f32 SDPA. GPU needed.
     # orders interleaved, three rounds
     PYTHONPATH=src python3 bench/attention_order_probe.py --long --rounds 3 \
         --out bench/results/attention_order_long_h200.json
+    # the rule's configuration one block of O a block against walked by persistent blocks (attention's
+    # ``programs``: 132 x the blocks an SM holds, the heaviest first), on SHAPES, causal and not
+    PYTHONPATH=src python3 bench/attention_order_probe.py --walk --out bench/results/attention_walk_h200.json
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--long", action="store_true", help="causal only, the shapes of LONG")
     p.add_argument("--rounds", type=int, default=1, help="time both orders this many times, alternating")
+    p.add_argument("--walk", action="store_true", help="one block of O a block against the persistent walk")
     args = p.parse_args()
     rows = []
     for d in (64, 128):
@@ -50,8 +54,15 @@ def main() -> None:
                     q, k, v, is_causal=c))
                 cfg = rule("attention", "sm_90", {"B": b, "H": h, "S": s, "D": d, "H_kv": h, "S_kv": s,
                                                   "causal": causal, "fmt": "f16"}) or {}
-                for rnd, order in [(n, first) for n in range(args.rounds) for first in (False, True)]:
-                    c = dict(cfg, heavy_first=order)
+                if args.walk:  # the walk takes the heaviest first itself: heavy_first off beside it
+                    one = {key: val for key, val in cfg.items() if key != "heavy_first"}
+                    walks = [dict(one, programs=132 * max(1, one.get("occupancy", 1)))]
+                    variants = [(0, cfg)] + [(0, w) for w in walks]
+                else:
+                    variants = [(n, dict(cfg, heavy_first=first)) for n in range(args.rounds)
+                                for first in (False, True)]
+                for rnd, c in variants:
+                    order = c.get("heavy_first", False)
 
                     def fn(c=c, causal=causal, q=q, k=k, v=v, o=o):
                         attention(q, k, v, o, causal=causal, **c)

@@ -37,6 +37,8 @@
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
+#   walk-attention  attention's persistent walk (GPU tests, bench/attention_order_probe.py --walk) and the suite's
+#              linear_bf16 family
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -447,6 +449,20 @@ final)
   grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
   training_runs --no-control
   (cd "$OUT" && tar -czf final.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+walk-attention)
+  # attention's programs (a persistent walk of the blocks of O, the heaviest first): its GPU tests, then the
+  # rule's configuration against the walk on the suite's attention shapes (bench/attention_order_probe.py --walk),
+  # and the whole suite's new linear_bf16 family (x @ W^T) into a fresh file (merge it)
+  timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_device_kernels.py tests/test_torch_ops_matmul.py \
+    -k "attention_walked or walks_on_the_gpu or scaled_mm_on" > "$OUT/gpu_tests_walk_attention.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_walk_attention.log"; tail -3 "$OUT/gpu_tests_walk_attention.log"
+  timeout 240 python3 bench/attention_order_probe.py --walk --out "$OUT/attention_walk_h200.json" > "$OUT/attention_walk.log" 2>&1
+  echo "rows: $(grep -c '^{' "$OUT/attention_walk.log")"; grep -v '^{' "$OUT/attention_walk.log" | tail -3
+  timeout 150 python3 bench/suite.py --out "$OUT/suite_linear_h200.json" --families linear_bf16 --budget-s 120 \
+    > "$OUT/suite_linear.log" 2>&1
+  tail -30 "$OUT/suite_linear.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  (cd "$OUT" && tar -czf walk_attention.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
   timeout 150 python3 -m pytest -q -x -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \

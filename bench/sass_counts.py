@@ -6,6 +6,8 @@ nvdisasm must be on PATH), and counted by instruction class: spills (STL / LDL),
 stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
 
     PYTHONPATH=src python3 bench/sass_counts.py --out bench/results/sass_persistent_cpu.json
+    # the walks the rules added on 2026-12-04, and attention's (``programs``), beside CASES' one-cell rows
+    PYTHONPATH=src python3 bench/sass_counts.py --walks --out bench/results/sass_walks_cpu.json
 """
 
 from __future__ import annotations
@@ -21,7 +23,16 @@ import tempfile
 import numpy as np
 from timing import dump_rows
 
-from tileir.kernels import attention, bmm, bmm_persistent, matmul_f8, matmul_f16, matmul_persistent
+from tileir.kernels import (
+    attention,
+    bmm,
+    bmm_persistent,
+    matmul_f8,
+    matmul_f16,
+    matmul_nt,
+    matmul_nt_persistent,
+    matmul_persistent,
+)
 
 CLASSES = {"STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
@@ -71,6 +82,23 @@ CASES = [
      _att(32, 16, 512, 64)),
 ]
 
+_WALK = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8, "programs": 132}
+
+
+def _nt(m, n, k):
+    return [np.zeros((m, k), np.float16), np.zeros((n, k), np.float16), np.zeros((m, n), np.float16)]
+
+
+# the walks: x @ W^T one cell a block and walked (the training example's 8192 x 512 into 1536), fp8's walk on
+# 128 x 128 x 128, attention walked by 132 blocks (264 at two an SM) at CASES' three configurations
+WALK_CASES = [
+    ("matmul_nt 128x256x64", matmul_nt, {"tm": 128, "tn": 256, "tk": 64, "warps": 8}, _nt(8192, 1536, 512)),
+    ("matmul_nt_persistent 128x256x64", matmul_nt_persistent, _WALK, _nt(8192, 1536, 512)),
+    ("matmul_f8 walk 128x128x128", matmul_f8, {"tm": 128, "tn": 128, "tk": 128, "group": 8, "warps": 8,
+                                               "programs": 132}, _f8(8192, 8192, 8192)),
+] + [(label + " walked", kern, dict(cfg, programs=132 * cfg.get("occupancy", 1) or 132), arrays)
+     for label, kern, cfg, arrays in CASES if kern is attention]
+
 
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
@@ -92,12 +120,13 @@ def counts(cubin: bytes, tool: str) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
+    p.add_argument("--walks", action="store_true", help="WALK_CASES instead of CASES")
     args = p.parse_args()
     tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if tool is None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
-    for label, kern, cfg, arrays in CASES:
+    for label, kern, cfg, arrays in WALK_CASES if args.walks else CASES:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:
             row.update(counts(cubin_for(kern, cfg, arrays), tool))

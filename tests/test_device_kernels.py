@@ -91,3 +91,29 @@ def test_attention_heavy_first_on_the_gpu(causal):
                                           v.float().repeat_interleave(2, 1), is_causal=causal)
     assert (outs[1].float() - want).abs().max() < 2e-2
     assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_walked_on_the_gpu(causal):
+    """programs (a persistent grid walking the blocks of O, the heaviest first) on the device at the suite's
+    configuration (bq 128, 8 warps): two batches, grouped-query heads, a ragged last query block, 7 programs
+    for 24 blocks and 132 for all of them, against one block a block and f32 SDPA. Kills: a walked block
+    unwritten or written twice with another's rows, the batch of V wrong, the reversal off by one."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F  # noqa: N812
+
+    from tileir.kernels import attention
+
+    g = torch.Generator(device="cuda").manual_seed(8)
+    q = torch.randn(2, 4, 300, 128, device="cuda", dtype=torch.float16, generator=g)
+    k, v = (torch.randn(2, 2, 300, 128, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
+    outs = []
+    for programs in (0, 7, 132):
+        o = torch.full_like(q, float("nan"))
+        attention(q, k, v, o, causal=causal, programs=programs, bq=128, bk=64, warps=8, sync=True)
+        outs.append(o)
+    want = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(2, 1),
+                                          v.float().repeat_interleave(2, 1), is_causal=causal)
+    assert (outs[0].float() - want).abs().max() < 2e-2
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])

@@ -116,6 +116,28 @@ def test_attention_heavy_first_answers_as_the_default_order():
     assert attention.grid(q, k, v, q, bq=64, d_tile=64) == (5, 4, 2)
 
 
+def test_attention_walked_by_few_programs_answers_as_one_block_a_block():
+    """programs: at most that many blocks, each walking every programs-th block of O from the heaviest
+    (the last query block of every head and batch first). On the host reference with 7 programs over 40
+    blocks (2 batches x 4 heads x 5 query blocks, grouped-query, a ragged last block): the same answer
+    lane for lane as one block a block, and a one-axis grid of min(blocks, programs). Kills: the walk's
+    stride or end wrong (blocks unwritten), the cell's batch and head swapped or mixed (H 4 against B 2),
+    V read at the wrong batch, the reversal off by one; heavy_first with programs refused."""
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 4, 300, 64)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 2, 300, 64)).astype(np.float16) for _ in range(2))
+    for causal in (False, True):
+        outs = []
+        for programs in (0, 7):
+            o = np.zeros_like(q)
+            attention.run_host(q, k, v, o, causal=causal, programs=programs, bq=64, bk=64, d_tile=64)
+            outs.append(o)
+        assert np.array_equal(outs[0], outs[1])
+    assert attention.grid(q, k, v, q, programs=7, bq=64, d_tile=64) == (7,)
+    assert attention.grid(q, k, v, q, programs=132, bq=64, d_tile=64) == (40,)
+    with pytest.raises(TileirError, match="heaviest blocks first"):
+        attention.program(causal=True, programs=132, heavy_first=True)
+
 def test_causal_attention_wants_bk_to_divide_bq():
     with pytest.raises(TileirError, match="bk"):
         attention.program(causal=True, bq=32, bk=64)

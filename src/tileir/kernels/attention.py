@@ -55,9 +55,10 @@ def _bk(bk, d_tile):
     return bk or (128 if d_tile <= 64 else 64)
 
 
-def _q(fmt="f16", bq=128, d_tile=128, heavy_first=False):
-    # heavy_first: the query block is the grid's last axis and each block names its own (below)
-    along = [1, 0, FREE_AXIS, FREE_AXIS] if heavy_first else [2, 1, 0, FREE_AXIS]
+def _q(fmt="f16", bq=128, d_tile=128, heavy_first=False, programs=0):
+    # heavy_first: the query block is the grid's last axis and each block names its own (below);
+    # programs: a walk, every cell named by its block
+    along = [FREE_AXIS] * 4 if programs else [1, 0, FREE_AXIS, FREE_AXIS] if heavy_first else [2, 1, 0, FREE_AXIS]
     return In(fmt, cells(_QO, [1, 1, bq, d_tile], along=along, pad=PadZero))
 
 
@@ -65,18 +66,20 @@ def _k(fmt="f16"):
     return Whole(fmt, _KV)
 
 
-def _v(fmt="f16", bk=None, d_tile=128, heavy_first=False):
-    return In(fmt, cells(_KV, [1, 1, _bk(bk, d_tile), d_tile], along=[1 if heavy_first else 2, FREE_AXIS, FREE_AXIS,
-                                                                       FREE_AXIS], pad=PadZero))
+def _v(fmt="f16", bk=None, d_tile=128, heavy_first=False, programs=0):
+    batch = FREE_AXIS if programs else 1 if heavy_first else 2  # the grid axis the batch follows, if any
+    return In(fmt, cells(_KV, [1, 1, _bk(bk, d_tile), d_tile], along=[batch, FREE_AXIS, FREE_AXIS, FREE_AXIS],
+                         pad=PadZero))
 
 
 def _o(fmt="f16"):
     return Shared(fmt, _QO)
 
 
-def _grid(B, H, S, D, H_kv, bq=128, d_tile=128, heavy_first=False):  # noqa: N803  (the run-time sizes' names)
-    """(query blocks, heads, batch), or with ``heavy_first`` (heads, batch, query blocks); refuses a head
-    dimension past the head tile and a head count K/V's does not divide, before anything is launched."""
+def _grid(B, H, S, D, H_kv, bq=128, d_tile=128, heavy_first=False, programs=0):  # noqa: N803  (run-time sizes)
+    """(query blocks, heads, batch), with ``heavy_first`` (heads, batch, query blocks), with ``programs``
+    at most that many blocks (a walk); refuses a head dimension past the head tile and a head count
+    K/V's does not divide, before anything is launched."""
     if D > d_tile:
         raise TileirError(f"the head dimension D is {D} and the head tile d_tile is {d_tile}: a head is one tile",
                           kernel="attention", what="d_tile",
@@ -84,6 +87,8 @@ def _grid(B, H, S, D, H_kv, bq=128, d_tile=128, heavy_first=False):  # noqa: N80
     if H % H_kv:
         raise TileirError(f"q has {H} heads and k / v {H_kv}: grouped-query attention wants H_kv to divide H",
                           kernel="attention", what="k", fix="k and v with a number of heads that divides q's")
+    if programs:
+        return (max(1, min(cdiv(S, bq) * H * B, programs)),)
     return (H, B, cdiv(S, bq)) if heavy_first else (cdiv(S, bq), H, B)
 
 
@@ -110,36 +115,67 @@ def _check(causal, bq, bk, warps):
 # 1.232) against 2.145 (1.220) with every size recorded and 2.248 (1.289) with only S and S_kv;
 # bench/h200.py 504 / 454 TFLOP/s after, 491-499 / 441-442 before.
 @kernel(name="attention", grid=_grid, hints=entry_hints,
-        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency", "heavy_first"),
+        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency", "heavy_first", "programs"),
         exact=("D", "H", "H_kv"))
 def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | None = None, fmt: str = "f16",
               bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0,
-              latency: int = 0, heavy_first: bool = False):
+              latency: int = 0, heavy_first: bool = False, programs: int = 0):
     """O[b, h] = softmax(Q[b, h] K[b, h']^T * scale) V[b, h'] for every batch b and head h of
     [B, H, S, D] q and o and [B, H_kv, S_kv, D] k and v (h' = h // (H / H_kv)), f16 or bf16 with
     f32 accumulation and statistics; ``causal`` masks key > query (absolute positions). scale:
     1/sqrt(D) unless given; bq, bk: the query and key blocks (bk: 128 for d_tile <= 64, else 64);
     d_tile: the head tile, a power of two >= D; warps, occupancy, latency: kernels/entry_hints.py.
     heavy_first: the query blocks walk the grid's slowest axis from the last one down, so under a causal
-    mask the blocks with the most keys start first and the last wave holds the lightest."""
+    mask the blocks with the most keys start first and the last wave holds the lightest.
+    programs: at most that many blocks, each walking every programs-th [bq, D] block of O, the
+    heaviest first (every head's last query block, then the ones before: heavy_first's order over the
+    whole grid); 0: one block of O a block."""
     bk = _bk(bk, d_tile)
     _check(causal, bq, bk, warps)
+    if programs and heavy_first:
+        raise TileirError("attention with programs and heavy_first: the walk takes the heaviest blocks first "
+                          "already", kernel="attention", what="heavy_first", fix="heavy_first=False with programs")
+    def shared():  # what every block of O reads: S_kv, the scale, K^T's view
+        s_kv = ti.extent_of(k, 2)
+        qk_scale: Tile | float  # a tile where it is 1/sqrt(D) of the arrays', else the host number
+        if scale is None:
+            qk_scale = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32)) * LOG2E
+        else:
+            qk_scale = scale * LOG2E
+        # K^T: [1, 1, d_tile, bk] tiles of K, tile dimension 3 running along the keys
+        kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+        return s_kv, qk_scale, kt_view
+
+    def kv_head(h):  # grouped-query: K/V's head
+        return ti.idx_div(h, ti.idx_div(ti.extent_of(q, 1), ti.extent_of(k, 1)))
+
+    if programs:
+        s_kv, qk_scale, kt_view = shared()
+        heads = ti.extent_of(q, 1)
+        nq, rows_of = ti.blocks_of(q, 2), ti.idx_mul(heads, ti.extent_of(q, 0))  # query blocks; heads x batch
+        for cell in ti.d_range(ti.block_id(0), ti.idx_mul(nq, rows_of), ti.num_blocks(0)):
+            qi = ti.idx_sub(ti.idx_sub(nq, ti.idx_const(1)), ti.idx_div(cell, rows_of))  # the last first
+            hb = ti.idx_rem(cell, rows_of)
+            bz, h = ti.idx_div(hb, heads), ti.idx_rem(hb, heads)
+            _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, kv_head(h), qi, [bz, h, qi, 0], True, causal, fmt,
+                   bq, bk, d_tile)
+        return
+    # (the operations in the order the one-block-a-block programs were measured in: the same bytes)
     if heavy_first:
         h, bz = ti.block_id(0), ti.block_id(1)
         qi = ti.idx_sub(ti.idx_sub(ti.num_blocks(2), ti.idx_const(1)), ti.block_id(2))
     else:
         qi, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
-    hk = ti.idx_div(h, ti.idx_div(ti.extent_of(q, 1), ti.extent_of(k, 1)))  # grouped-query: K/V's head
-    s_kv = ti.extent_of(k, 2)
-    qk_scale: Tile | float  # a tile where it is 1/sqrt(D) of the arrays', else the host number
-    if scale is None:
-        qk_scale = ti.rsqrt(ti.int_to_float(ti.idx_as_tile(ti.extent_of(q, 3)), F32)) * LOG2E
-    else:
-        qk_scale = scale * LOG2E
-    # K^T: [1, 1, d_tile, bk] tiles of K, tile dimension 3 running along the keys
-    kt_view = ti.partition_view(ti.array_view(k), [1, 1, d_tile, bk], dim_map=[0, 1, 3, 2], padding=PadZero)
+    hk = kv_head(h)
+    s_kv, qk_scale, kt_view = shared()
+    _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, [qi, 0] if heavy_first else [0], False, causal, fmt,
+           bq, bk, d_tile)
 
-    qt = ti.reshape(ti.load_at(q, [qi, 0] if heavy_first else [0]), [bq, d_tile])
+
+def _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, q_at, walked, causal, fmt, bq, bk, d_tile):
+    """One [bq, D] block of O: query block ``qi`` of head ``h`` (K/V's ``hk``) of batch ``bz`` (Q's cell
+    at ``q_at``, the free axes its marker leaves; ``walked``: every axis free, V's batch named too)."""
+    qt = ti.reshape(ti.load_at(q, q_at), [bq, d_tile])
     m_i = ti.carry(ti.full([bq, 1], -math.inf, F32))
     l_i = ti.carry(ti.full([bq, 1], 0.0, F32))
     acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))
@@ -148,7 +184,7 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | No
 
     def step(j, masked):
         kt = ti.reshape(ti.load_view(kt_view, [bz, hk, 0, j]), [d_tile, bk])
-        vt = ti.reshape(ti.load_at(v, [hk, j, 0]), [bk, d_tile])
+        vt = ti.reshape(ti.load_at(v, [bz, hk, j, 0] if walked else [hk, j, 0]), [bk, d_tile])
         sc = ti.mma(qt, kt, 0.0)  # [bq, bk] f32
         if masked:
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
