@@ -40,7 +40,8 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--long", action="store_true", help="causal only, the shapes of LONG")
     p.add_argument("--rounds", type=int, default=1, help="time both orders this many times, alternating")
-    p.add_argument("--walk", action="store_true", help="one block of O a block against the persistent walk")
+    p.add_argument("--walk", action="store_true",
+                   help="one block of O a block against the persistent walk (one round: --rounds is not read)")
     args = p.parse_args()
     rows = []
     for d in (64, 128):

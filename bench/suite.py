@@ -23,13 +23,14 @@ flush times the host). The run is resumable: shapes already in the file are skip
 it. Before timing, the configurations the pending shapes will run are assembled in parallel
 (``--jobs`` tileiras processes): one cubin serves every shape that shares a configuration.
 
-tileir's side is the library's plain call: ``gemm`` (the one-pass matmul kernels, or split-K where
-the rule says so), ``matmul_f8``, ``bmm``, ``softmax`` / ``layernorm`` / ``rmsnorm``,
+tileir's side is the library's plain call: ``gemm`` (the one-pass matmul kernels, split-K or the
+persistent walk where the rule says so), ``matmul_nt_any`` (x @ W^T), ``matmul_f8``,
+``batched_product`` (bmm), ``softmax`` / ``layernorm`` / ``rmsnorm``,
 ``attention``, ``vadd``, ``vector_sum`` / ``vector_max``, ``prefix_sum``, ``histogram``, each with
 no tiles named, so the configuration is the library's own (tune cache, measured table entries,
 the rule of heuristics.py). torch's side: torch.matmul (fp32 with TF32 off for the f32
-families; torch_tf32_ms beside it with TF32 on), torch._scaled_mm, torch.bmm, torch.softmax,
-F.layer_norm, F.rms_norm, F.scaled_dot_product_attention (enable_gqa for grouped heads),
+families; torch_tf32_ms beside it with TF32 on), torch.matmul(x, W.t()), torch._scaled_mm, torch.bmm,
+torch.softmax, F.layer_norm, F.rms_norm, F.scaled_dot_product_attention (enable_gqa for grouped heads),
 torch.add, torch.sum, torch.max, torch.cumsum, torch.bincount. The shapes themselves, and what each
 family calls, are ``bench/suite_shapes.py``; this module times, checks, records and draws them.
 """

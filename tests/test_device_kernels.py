@@ -98,8 +98,8 @@ def test_attention_heavy_first_on_the_gpu(causal):
 def test_attention_walked_on_the_gpu(causal):
     """programs (a persistent grid walking the blocks of O, the heaviest first) on the device at the suite's
     configuration (bq 128, 8 warps): two batches, grouped-query heads, a ragged last query block, 7 programs
-    for 24 blocks and 132 for all of them, against one block a block and f32 SDPA. Kills: a walked block
-    unwritten or written twice with another's rows, the batch of V wrong, the reversal off by one."""
+    for 24 blocks and 132 for all of them, each against f32 SDPA (O filled with NaN first). Kills: a walked
+    block unwritten or written with another's rows, the batch of V wrong, the reversal off by one."""
     torch = pytest.importorskip("torch")
     import torch.nn.functional as F  # noqa: N812
 
@@ -115,5 +115,5 @@ def test_attention_walked_on_the_gpu(causal):
         outs.append(o)
     want = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(2, 1),
                                           v.float().repeat_interleave(2, 1), is_causal=causal)
-    assert (outs[0].float() - want).abs().max() < 2e-2
-    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
+    for o in outs:  # NaN where a block was left unwritten; tileiras may schedule the walked loop's sums apart
+        assert (o.float() - want).abs().max() < 2e-2

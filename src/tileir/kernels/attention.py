@@ -13,9 +13,10 @@ h // (H / H_kv)) and a sequence length of their own (cross-attention).
 
 One block computes a [bq, D] block of O: grid axis 0 walks the query blocks, axis 1 the heads,
 axis 2 the batch (with ``heavy_first``: axis 0 the heads, 1 the batch, 2 the query blocks from the
-last, so a causal grid starts its heaviest blocks first). The loop over key blocks keeps an online
-softmax in f32 carries -- the running row maximum m, the running sum l and the [bq, d_tile]
-accumulator -- with exp2 and the scale
+last, so a causal grid starts its heaviest blocks first; with ``programs``: at most that many blocks on
+one axis, each walking every programs-th block of O in heavy_first's order over the whole grid).
+The loop over key blocks keeps an online softmax in f32 carries -- the running row maximum m, the
+running sum l and the [bq, d_tile] accumulator -- with exp2 and the scale
 folded in (scale * log2(e); scale 1/sqrt(D) unless given, a constant with D recorded); p is converted
 to the operand format for the second mma. K^T is read straight from memory through a partition
 view whose dim_map puts the key dimension last (a [1, 1, d_tile, bk] tile of K), so no tile is
