@@ -37,8 +37,8 @@
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
-#   walk-attention  attention's persistent walk (GPU tests, bench/attention_order_probe.py --walk) and the suite's
-#              linear_bf16 family
+#   walk-attention  attention's persistent walk (GPU tests, bench/attention_order_probe.py --walk), the suite's
+#              linear_bf16 family, 07 eager / graphed and its profile
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
 #              cProfiles of the split call and prefix_sum -> small_m_h200.json
 #   splits     the suite's product families (f16, bf16, tf32, 3xtf32) into suite_matmul_h200.json (a fresh
@@ -462,6 +462,7 @@ walk-attention)
   timeout 150 python3 bench/suite.py --out "$OUT/suite_linear_h200.json" --families linear_bf16 --budget-s 120 \
     > "$OUT/suite_linear.log" 2>&1
   tail -30 "$OUT/suite_linear.log" | grep -E '"(geomean|min|min_shape)"|^ "' | cut -c 1-200
+  training_runs --no-control  # 07 with every x @ W^T of the step walking past 1.5 waves (any K)
   (cd "$OUT" && tar -czf walk_attention.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 softmax)
