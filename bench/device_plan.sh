@@ -89,6 +89,14 @@ export PYTHONPATH=$PWD/src:/tmp/site PYTHONUNBUFFERED=1 TILEIR_CACHE_DIR=${TILEI
 
 # 07_training.py eager (ARGS: e.g. --no-control) and graphed, then bench/training_profile.py: the graph and
 # layout steps' common tail
+gpu_suite() {  # the whole GPU test suite within $1 seconds -> gpu_tests.log, its summary lines
+  timeout "$1" python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
+    > "$OUT/gpu_tests.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests.log"
+  grep -cE " PASSED " "$OUT/gpu_tests.log" | sed 's/^/passed: /'
+  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
+}
+
 training_runs() {
   timeout 150 python3 examples/07_training.py --device cuda "$@" --out "$OUT/training_curves_h200.json" \
     > "$OUT/training_example.log" 2>&1
@@ -133,11 +141,7 @@ campaign-suite)
   (cd "$OUT" && tar -czf suite_figures.tgz ./*.png ./*.log && rm -f ./*.png ./*.log)
   ;;
 tests)
-  timeout 500 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
-    > "$OUT/gpu_tests.log" 2>&1
-  echo "rc=$?" >> "$OUT/gpu_tests.log"
-  grep -cE " PASSED " "$OUT/gpu_tests.log" | sed 's/^/passed: /'
-  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
+  gpu_suite 500
   ;;
 speed)
   (cd bench && timeout 540 python3 h200.py --passes 3 --out "$OUT/h200.json" > "$OUT/h200.log" 2>&1)
@@ -442,11 +446,7 @@ walk-f8)
   ;;
 final)
   # the whole GPU test suite, then 07 eager and graphed and its profile
-  timeout 400 python3 -m pytest -m gpu -n 16 -v -p no:cacheprovider -p no:benchmark --timeout=110 -rfE tests/ \
-    > "$OUT/gpu_tests.log" 2>&1
-  echo "rc=$?" >> "$OUT/gpu_tests.log"
-  grep -cE " PASSED " "$OUT/gpu_tests.log" | sed 's/^/passed: /'
-  grep -E " FAILED |^FAILED|^ERROR| passed| failed|^rc=" "$OUT/gpu_tests.log" | tail -20
+  gpu_suite 400
   training_runs --no-control
   (cd "$OUT" && tar -czf final.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;

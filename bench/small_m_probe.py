@@ -363,17 +363,9 @@ def main():
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False  # torch's fp32 column is fp32, as the suite's
     t0, rows = time.time(), []
-    if args.part == "nt":
-        nt_rows(args.out)
-        return
-    if args.part == "thin":
-        thin_rows(args.out)
-        return
-    if args.part == "thin-tk":
-        thin_tk_rows(args.out)
-        return
-    if args.part == "x3":
-        x3_rows(args.out)
+    whole = {"nt": nt_rows, "thin": thin_rows, "thin-tk": thin_tk_rows, "x3": x3_rows}  # parts that write their file
+    if args.part in whole:
+        whole[args.part](args.out)
         return
     if args.part == "tiles":
         write_rows(args.out, tile_rows(), timing="flushed_us: do_bench (L2 flushed) median; gpu_us: "

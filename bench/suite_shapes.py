@@ -417,24 +417,16 @@ def vector_shapes(family, sizes=VECTOR_SIZES):
             def make(dev, n=n):
                 return [_rand((n,), torch.float32, dev), _empty((1,), torch.float32, dev)]
 
-            if family == "sum":
-                def ti(ins):
-                    return vector_sum(ins[0], ins[1], sync=False)
+            kern, op = (vector_sum, torch.sum) if family == "sum" else (vector_max, torch.max)
 
-                def th(ins):
-                    return torch.sum(ins[0]).reshape(1)
+            def ti(ins, kern=kern):
+                return kern(ins[0], ins[1], sync=False)
 
-                def ref(ins):
-                    return ins[0].double().sum().reshape(1)
-            else:
-                def ti(ins):
-                    return vector_max(ins[0], ins[1], sync=False)
+            def th(ins, op=op):
+                return op(ins[0]).reshape(1)
 
-                def th(ins):
-                    return torch.max(ins[0]).reshape(1)
-
-                def ref(ins):
-                    return ins[0].max().double().reshape(1)
+            def ref(ins, op=op):  # the sum in f64; the max is exact in f32
+                return (op(ins[0].double()) if op is torch.sum else op(ins[0]).double()).reshape(1)
             sh = Shape(family, f"{family} f32 N={n}", {"N": n}, {"x": "f32"}, make, ti, th, ref,
                        1e-5 if family == "sum" else 0.0, "GB/s", 4.0 * n, exact=family == "max")
             sh.extra = {}

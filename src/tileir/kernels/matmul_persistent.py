@@ -58,11 +58,17 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
     ``programs`` blocks, each taking every ``programs``-th cell of C in the grouped order."""
     _check_group(group, "matmul_persistent")
     nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
+    _walk(a, c, nm, nn, lambda kk, bn: ti.load_at(b, [kk, bn]), fmt, tm, tn, group)
+
+
+def _walk(a, c, nm, nn, load_b, fmt, tm, tn, group):
+    """The persistent products' walk: every cell of C this block takes (``walked_cells``), its K loop
+    over A's cells and ``load_b(kk, bn)``'s tiles of B, stored through C's partition view."""
     out = ti.partition_view(ti.array_view(c), [tm, tn])
     for bm, bn in walked_cells(nm, nn, group):
         acc = ti.carry(ti.full([tm, tn], 0.0, F32))
         for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc)))
+            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), load_b(kk, bn), ti.get(acc)))
         ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
 
 
@@ -79,12 +85,7 @@ def matmul_nt_persistent(a=_a, b=_nt_b, c=_c, *, fmt: str = "f16", tm: int = 128
     _check_group(group, "matmul_nt_persistent")
     nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
     bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
-    out = ti.partition_view(ti.array_view(c), [tm, tn])
-    for bm, bn in walked_cells(nm, nn, group):
-        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
-        for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_view(bt_view, [kk, bn]), ti.get(acc)))
-        ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
+    _walk(a, c, nm, nn, lambda kk, bn: ti.load_view(bt_view, [kk, bn]), fmt, tm, tn, group)
 
 
 def _ba(tm=128, tk=64, fmt="f16"):
@@ -133,52 +134,32 @@ def _fmt_key(fmt) -> dict:
     return {} if fmt == F16 else {"fmt": dtype(fmt).name}
 
 
-def _case(fmt, rtol, atol):
+def _case(kern, fmt, rtol, atol, weight_t=False):
+    """``kern``'s case: B [K, N], or [N, K] where ``weight_t`` (matmul_nt_persistent's C = A @ B^T)."""
     npd = dtype(fmt).np
     name = dtype(fmt).name
 
     def inputs(s, rng):
         m, n, k = _size(s)
         a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
-        return [a, rng.standard_normal((k, n)).astype(npd), np.zeros((m, n), npd)]
+        return [a, rng.standard_normal((n, k) if weight_t else (k, n)).astype(npd), np.zeros((m, n), npd)]
 
     def expected(args):
-        return args[0].astype(np.float64) @ args[1].astype(np.float64)
+        b = args[1].astype(np.float64)
+        return args[0].astype(np.float64) @ (b.T if weight_t else b)
 
     def config(s):  # small cells and few programs, so a block walks several cells of a ragged grid
         return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **_fmt_key(fmt)}
 
-    return register(Case(f"matmul_persistent_{name}", matmul_persistent,
-                         f"C = A @ B on a persistent grid, {name} operands, f32 accumulate, any M N K",
+    what = "A @ B^T (B [N, K])" if weight_t else "A @ B"
+    return register(Case(f"{kern.name}_{name}", kern,
+                         f"C = {what} on a persistent grid, {name} operands, f32 accumulate, any M N K",
                          (200, 136, 300), config, inputs, expected, output=2, rtol=rtol, atol=atol))
 
 
-_case(F16, 1e-2, 2e-2)
-_case(BF16, 2e-2, 5e-2)
-
-
-def _nt_case(fmt, rtol, atol):
-    npd = dtype(fmt).np
-    name = dtype(fmt).name
-
-    def inputs(s, rng):
-        m, n, k = _size(s)
-        a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
-        return [a, rng.standard_normal((n, k)).astype(npd), np.zeros((m, n), npd)]  # B [N, K]
-
-    def expected(args):
-        return args[0].astype(np.float64) @ args[1].astype(np.float64).T
-
-    def config(s):  # small cells, few programs: a ragged walk
-        return {"tm": 64, "tn": 64, "tk": 32, "programs": 3, "group": 2, **_fmt_key(fmt)}
-
-    return register(Case(f"matmul_nt_persistent_{name}", matmul_nt_persistent,
-                         f"C = A @ B^T (B [N, K]) on a persistent grid, {name} operands, f32 accumulate, any M N K",
-                         (200, 136, 300), config, inputs, expected, output=2, rtol=rtol, atol=atol))
-
-
-_nt_case(F16, 1e-2, 2e-2)
-_nt_case(BF16, 2e-2, 5e-2)
+for _kern, _t in ((matmul_persistent, False), (matmul_nt_persistent, True)):
+    _case(_kern, F16, 1e-2, 2e-2, _t)
+    _case(_kern, BF16, 2e-2, 5e-2, _t)
 
 
 def _bmm_case(fmt, rtol, atol):
