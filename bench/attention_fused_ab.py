@@ -1,11 +1,17 @@
 """Attention's backward two ways beside torch's: the three kernels (delta, dK/dV, dQ: the scores
-and probabilities computed twice, once per walk) against the fused one (``fused=True``: dQ added
-in the dK/dV walk with f32 atomic adds, then converted), each checked against torch's own
-gradients before it is timed; torch's flash backward (SDPA) timed the same way (triton's
-do_bench, median, L2 flushed); and what the fused kernel's atomics became in SASS (cuobjdump of
-its cubin, where triton ships one).
+and probabilities computed twice, once per walk) against the fused one (``fused=True``: dQ reduced
+a tile at a time into an f32 accumulator in the dK/dV walk, then converted), each checked against
+torch's own gradients before it is timed; torch's flash backward (SDPA) timed the same way
+(triton's do_bench, median, L2 flushed); the fused path's parts timed alone at the rule's
+configuration (delta, the accumulator's zeroing, the kernel, the conversion); and what the fused
+kernel's reductions became in SASS (cuobjdump of its cubin, where triton ships one).
 
     PYTHONPATH=src python3 bench/attention_fused_ab.py --out bench/results/attention_fused_ab_h200.json
+    ... --held-out   # the shapes heuristics.attention_training's "fused" entry was not fitted on
+
+bench/results/attention_fused_ab_h200.json (2026-12-02) timed the earlier fused kernel, whose adds
+were scalar atomics; attention_fused_tiles_h200.json (2026-12-04) has both ("fused": "scalar" the
+removed one, true the tile reductions).
 """
 
 from __future__ import annotations
@@ -30,10 +36,20 @@ from tileir.kernels import attention_bwd as AB  # noqa: E402
 # (B, H, S, D, causal): the benchmark's shapes, then the training example's (examples/07_training.py)
 SHAPES = [(4, 32, 4096, 64, False), (4, 32, 4096, 128, True), (32, 8, 256, 64, True), (4, 32, 4096, 64, True),
           (8, 16, 1024, 128, True), (4, 32, 4096, 128, False)]
+# (B, H, S, D, causal, fmt): lengths 512-16384, both formats, the rule's edge (S 1024, and blocks of 128
+# rows just over and under the 132 SMs at 2048)
+HELD_OUT = [(2, 16, 2048, 128, False, "bf16"), (1, 32, 8192, 64, True, "f16"), (16, 16, 512, 64, False, "f16"),
+            (8, 8, 1024, 64, False, "bf16"), (4, 16, 2048, 64, True, "bf16"), (1, 16, 16384, 128, True, "f16"),
+            (1, 8, 2048, 128, True, "f16"), (1, 9, 2048, 128, True, "f16"), (16, 32, 1024, 64, True, "f16")]
 # the three-kernel path's configurations as bench/results/training_h200.json chose them
 SEPARATE = {"dkdv": {"bq": 64, "bk": 128, "warps": 8}, "dq": {"bq": 128, "bk": 64, "warps": 8}}
-FUSED = [{"bq": 64, "bk": 128, "warps": 8}, {"bq": 64, "bk": 128, "warps": 8, "dq_t": True},
-         {"bq": 32, "bk": 128, "warps": 8}]
+RULE = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}  # heuristics.attention_training's "fused"
+
+
+def fused_configs(d):
+    """The fused kernel's configurations timed at head dimension d: the rule's first; 128 x 128 ran
+    8-12x slower at D 128 (attention_fused_tiles_h200.json), so 32 x 128 there."""
+    return [RULE, dict(RULE, bq=128 if d <= 64 else 32), dict(RULE, bq=128, bk=64)]
 
 
 def close(got, want, fmt) -> bool:
@@ -79,11 +95,12 @@ def one(b, h, s, d, causal, fmt="f16"):
     dtile = AB.head_tile(d)
     common = {"causal": causal, "fmt": fmt, "d_tile": dtile}
     delta = torch.empty(b, h, s, device="cuda")
-    acc = torch.zeros(b * h * s * dtile, device="cuda")
+    acc = torch.zeros(b, h, s, d, device="cuda")
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+    configs = fused_configs(d)
     jobs = [(AB.attention_bwd_dkdv, (q, k, v, do, lse, delta, dk, dv), dict(common, **SEPARATE["dkdv"])),
             (AB.attention_bwd_dq, (q, k, v, do, lse, delta, dq), dict(common, **SEPARATE["dq"]))]
-    jobs += [(AB.attention_bwd_fused, (q, k, v, do, lse, delta, dk, dv, acc), dict(common, **c)) for c in FUSED]
+    jobs += [(AB.attention_bwd_fused, (q, k, v, do, lse, delta, dk, dv, acc), dict(common, **c)) for c in configs]
     errors = precompile(jobs)
     rec = {"shape": [b, h, s, d], "causal": causal, "fmt": fmt, "torch_ms": torch_ms,
            "precompile_errors": {str(i): e for i, e in errors.items()}}
@@ -91,11 +108,11 @@ def one(b, h, s, d, causal, fmt="f16"):
     def run(fused, cfg):
         if fused:
             return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, fused=True, dkdv_config=cfg)
-        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal,
+        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, fused=False,
                                      dkdv_config=SEPARATE["dkdv"], dq_config=SEPARATE["dq"])
 
     rows = []
-    for fused, cfg in [(False, SEPARATE)] + [(True, c) for c in FUSED]:
+    for fused, cfg in [(False, SEPARATE)] + [(True, c) for c in configs]:
         r = {"fused": fused, "config": cfg}
         try:
             got = run(fused, cfg)
@@ -115,6 +132,15 @@ def one(b, h, s, d, causal, fmt="f16"):
     sep = next((r for r in timed if not r["fused"]), None)
     rec["best_fused"] = best and {k: best[k] for k in ("config", "ms", "speedup_vs_torch")}
     rec["separate"] = sep and {k: sep[k] for k in ("ms", "speedup_vs_torch")}
+    try:  # the fused path's parts at the rule's configuration, each alone
+        AB.attention_bwd_delta(o, do, delta, fmt=fmt, d_tile=dtile, bq=256)
+        rec["parts_ms"] = {
+            "delta": ms_of(lambda: AB.attention_bwd_delta(o, do, delta, fmt=fmt, d_tile=dtile, bq=256)),
+            "zero": ms_of(lambda: acc.zero_()),
+            "fused": ms_of(lambda: AB.attention_bwd_fused(q, k, v, do, lse, delta, dk, dv, acc, **common, **RULE)),
+            "convert": ms_of(lambda: dq.copy_(acc))}
+    except Exception as e:
+        rec["parts_error"] = f"{type(e).__name__}: {e}"[:300]
     return rec
 
 
@@ -123,12 +149,13 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--shapes", type=int, default=len(SHAPES), help="the first N shapes")
     p.add_argument("--budget-s", type=float, default=240, help="no new shape starts after this many seconds")
+    p.add_argument("--held-out", action="store_true", help="HELD_OUT's shapes after SHAPES'")
     args = p.parse_args()
     start = time.time()
     out = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
            "timing": "triton.testing.do_bench median (L2 flushed); torch: autograd.grad of SDPA (flash)",
            "records": []}
-    for shape in SHAPES[:args.shapes]:
+    for shape in SHAPES[:args.shapes] + (HELD_OUT if args.held_out else []):
         if time.time() - start > args.budget_s:
             out["left_out"] = out.get("left_out", []) + [list(shape)]
             continue

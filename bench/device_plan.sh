@@ -37,6 +37,10 @@
 #   walk-rule  the walk rule at held-out shapes, 07 eager / graphed / pinned to one core and its profile
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
+#   fused-rule the fused attention backward at held-out shapes, the training attention's GPU tests, attention's walk
+#   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
+#   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
+#              tests, 07 eager and graphed
 #   walk-attention  attention's persistent walk (GPU tests, bench/attention_order_probe.py --walk), the suite's
 #              linear_bf16 family, 07 eager / graphed and its profile
 #   small-m    bench/small_m_probe.py: small-M products' flushed, GPU and host time (one pass, split-K),
@@ -75,7 +79,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -449,6 +453,44 @@ final)
   gpu_suite 400
   training_runs --no-control
   (cd "$OUT" && tar -czf final.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+fused-rule)
+  # the fused backward's rule at held-out shapes (bench/attention_fused_ab.py --held-out: the three kernels,
+  # three fused configurations, SDPA, the fused path's parts), the training attention's GPU tests (both
+  # backwards), then attention's persistent walk against the rule (bench/attention_order_probe.py --walk)
+  timeout 320 python3 bench/attention_fused_ab.py --held-out --budget-s 260 --out "$OUT/attention_fused_rule_h200.json" \
+    > "$OUT/fused.log" 2>&1
+  grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-200; tail -c 300 "$OUT/fused.log"
+  timeout 100 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_backward.py tests/test_torch_ops.py \
+    -k "attention" > "$OUT/gpu_tests_fused.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_fused.log"; tail -3 "$OUT/gpu_tests_fused.log"
+  timeout 170 python3 bench/attention_order_probe.py --walk --out "$OUT/attention_walk_h200.json" > "$OUT/attention_walk.log" 2>&1
+  echo "rows: $(grep -c '^{' "$OUT/attention_walk.log")"; grep -v '^{' "$OUT/attention_walk.log" | tail -3
+  (cd "$OUT" && tar -czf fused_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+train-attention)
+  # bench/training_device.py's attention rows (the library's backward: the rule's kernels) -> merge them
+  timeout 500 python3 bench/training_device.py --ops attention --out "$OUT/training_attention_h200.json" \
+    > "$OUT/training_attention.log" 2>&1
+  grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
+  (cd "$OUT" && tar -czf train_attention.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+key-walk)
+  # the dK/dV walk's tiles on the GPU without the kernels' refusals (bench/key_walk_check.py), the training
+  # attention's GPU tests (both backwards), 07 eager and graphed (the x @ W^T walk in its step)
+  timeout 200 python3 bench/key_walk_check.py --out "$OUT/key_walk_h200.json" > "$OUT/key_walk.log" 2>&1
+  echo "key walk rows: $(grep -c '^{' "$OUT/key_walk.log")"; grep '"ok": false' "$OUT/key_walk.log" | cut -c 1-260
+  grep -v '^{' "$OUT/key_walk.log" | tail -3
+  timeout 200 python3 -m pytest -m gpu -n 8 -q -p no:cacheprovider -rfE tests/test_backward.py tests/test_torch_ops.py \
+    -k "attention" > "$OUT/gpu_tests_fused.log" 2>&1
+  echo "rc=$?" >> "$OUT/gpu_tests_fused.log"; tail -4 "$OUT/gpu_tests_fused.log"
+  timeout 150 python3 examples/07_training.py --device cuda --no-control --out "$OUT/training_curves_h200.json" \
+    > "$OUT/training_example.log" 2>&1
+  tail -4 "$OUT/training_example.log"
+  timeout 120 python3 examples/07_training.py --device cuda --graph --out "$OUT/training_curves_graph_h200.json" \
+    > "$OUT/training_example_graph.log" 2>&1
+  tail -4 "$OUT/training_example_graph.log"
+  (cd "$OUT" && tar -czf key_walk.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 walk-attention)
   # attention's programs (a persistent walk of the blocks of O, the heaviest first): its GPU tests, then the

@@ -18,8 +18,11 @@ torch.autograd.grad, the way a training step reaches them):
   statistics) and ``layernorm_backward`` / ``rmsnorm_backward`` (the backward kernel and the
   ``sum_rows`` reductions of the weight gradients) vs aten.native_layer_norm(_backward) and
   F.rms_norm with its autograd backward.
-* attention [B, H, S, D]: ``attention_fwd_lse`` and ``attention_backward`` (delta, dK/dV, dQ; each
-  kernel's time also on its own) vs F.scaled_dot_product_attention (flash) forward and backward.
+* attention [B, H, S, D]: ``attention_fwd_lse`` and ``attention_backward`` vs
+  F.scaled_dot_product_attention (flash) forward and backward. The backward timed is the library's
+  own call (the rule's kernels and configurations, heuristics.attention_training), beside both of its
+  ways at the sweeps' winners: the three kernels (delta, dK/dV, dQ) and the fused one (delta, the
+  accumulator's zeroing, attention_bwd_fused, the conversion).
   FLOP counts: forward 4 B H S^2 D, backward 2.5x that (five products to the forward's two),
   halved when causal.
 * linear y = x W^T: ``matmul_nt`` forward, dx = dy W (``matmul``) and dW = dy^T x (``matmul_tn``)
@@ -297,12 +300,17 @@ def attention_check(fmt, causal, d, chosen, shape=(1, 4, 1031, None)):
     q, k, v, do = (randn(b, h, s, d, fmt=fmt) for _ in range(4))
     ref = _attention_ref(q, k, v, do, causal)
     o, lse = AB.attention_forward(q, k, v, causal=causal, **chosen["fwd"])
-    ours = dict(zip(("dq", "dk", "dv"), AB.attention_backward(q, k, v, o, do, lse, causal=causal,
+    ours = dict(zip(("dq", "dk", "dv"), AB.attention_backward(q, k, v, o, do, lse, causal=causal, fused=False,
                                                               dkdv_config=chosen["dkdv"], dq_config=chosen["dq"])))
     qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
     F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal).backward(do)
     theirs = {"dq": qg.grad, "dk": kg.grad, "dv": vg.grad}
-    return {"shape": [b, h, s, d], **checks(ours, theirs, ref, fmt)}
+    out = {"shape": [b, h, s, d], **checks(ours, theirs, ref, fmt)}
+    if chosen.get("fused"):  # the fused backward at its sweep's winner, against the same reference
+        fused = dict(zip(("dq", "dk", "dv"), AB.attention_backward(q, k, v, o, do, lse, causal=causal, fused=True,
+                                                                   dkdv_config=chosen["fused"])))
+        out["fused"] = checks(fused, theirs, ref, fmt)
+    return out
 
 
 def attention_candidates(d, causal, quick):
@@ -318,7 +326,12 @@ def attention_candidates(d, causal, quick):
         fwd += [dict(c, warps=8) for c in fwd if not (causal and c["bq"] <= 64)]  # the known tileiras defect
         dkdv += [dict(dkdv[0], warps=8), dict(dkdv[1], warps=8)]
         dq += [dict(dq[0], warps=8), dict(dq[1], warps=8)]
-    return (fwd[:1] if quick else fwd), (dkdv[:2] if quick else dkdv), (dq[:2] if quick else dq)
+    # the fused kernel's: 64 x 128 (the rule's) and, at D 64, 128 x 128; at D 128 the same tiles through
+    # the transposing views (128 x 128 ran 8-12x slower there: attention_fused_tiles_h200.json)
+    one = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}
+    fused = [one, dict(one, bq=128) if d <= 64 else dict(one, t_views=True)]
+    return (fwd[:1] if quick else fwd), (dkdv[:2] if quick else dkdv), (dq[:2] if quick else dq), \
+        (fused[:1] if quick else fused)
 
 
 def attention_op(fmt, b, h, s, d, causal, quick, chosen=None):
@@ -332,8 +345,8 @@ def attention_op(fmt, b, h, s, d, causal, quick, chosen=None):
     torch_grads = dict(zip(("dq", "dk", "dv"), torch.autograd.grad(o_t, (qg, kg, vg), do, retain_graph=True)))
     torch_fwd_ms = ms_of(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
     torch_bwd_ms = ms_of(lambda: torch.autograd.grad(o_t, (qg, kg, vg), do, retain_graph=True))
-    fwd_c, dkdv_c, dq_c = attention_candidates(d, causal, quick) if chosen is None else \
-        ([chosen["fwd"]], [chosen["dkdv"]], [chosen["dq"]])
+    fwd_c, dkdv_c, dq_c, fused_c = attention_candidates(d, causal, quick) if chosen is None else \
+        ([chosen["fwd"]], [chosen["dkdv"]], [chosen["dq"]], [chosen["fused"]])
     o, lse = torch.empty_like(q), torch.empty(b, h, s, device=DEV)
     delta = torch.empty(b, h, s, device=DEV)
     precompile([(K.attention_bwd_delta, (o, do, delta), {"fmt": fmt, "d_tile": dt})])
@@ -356,29 +369,57 @@ def attention_op(fmt, b, h, s, d, causal, quick, chosen=None):
     sw_dq = sweep("attention_bwd_dq", dq_c, lambda c: K.attention_bwd_dq(q, k, v, do, lse, delta, dq, **common, **c),
                   lambda: close_to_torch(dq, torch_grads["dq"]),
                   lambda c: [(K.attention_bwd_dq, (q, k, v, do, lse, delta, dq), dict(common, **c))])
+    acc = torch.zeros(b, h, s, d, device=DEV)
+
+    def fused_ok():  # dQ is the conversion of the accumulator the sweep's run reduced into
+        return close_to_torch(acc.to(q.dtype), torch_grads["dq"]) and close_to_torch(dk, torch_grads["dk"]) \
+            and close_to_torch(dv, torch_grads["dv"])
+
+    def fused_run(c):
+        acc.zero_()
+        K.attention_bwd_fused(q, k, v, do, lse, delta, dk, dv, acc, **common, **c)
+
+    sw_fused = sweep("attention_bwd_fused", fused_c, fused_run, fused_ok,
+                     lambda c: [(K.attention_bwd_fused, (q, k, v, do, lse, delta, dk, dv, acc), dict(common, **c))])
     best = {"fwd": sw_fwd["best"], "dkdv": sw_dkdv["best"], "dq": sw_dq["best"]}
-    rec = {"flops_fwd": flops, "sweep": {"fwd": sw_fwd, "dkdv": sw_dkdv, "dq": sw_dq}, "chosen": best}
-    if None in best.values():
+    # the fused winner is kept beside "chosen" (which the rule's test holds the rule to): its two
+    # candidates at D 64 ran within 1% of each other (bench/results/attention_fused_rule_h200.json)
+    rec = {"flops_fwd": flops, "sweep": {"fwd": sw_fwd, "dkdv": sw_dkdv, "dq": sw_dq, "fused": sw_fused},
+           "chosen": best, "fused_best": sw_fused["best"]}
+    if None in best.values() or sw_fused["best"] is None:
         rec["error"] = "no configuration answered right for some kernel"
         return rec
 
-    def backward():
-        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, d_tile=dt,
+    def three():
+        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, d_tile=dt, fused=False,
                                      dkdv_config=best["dkdv"], dq_config=best["dq"])
 
+    def fused():
+        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, d_tile=dt, fused=True,
+                                     dkdv_config=sw_fused["best"])
+
+    def backward():  # the library's own call: the rule's kernels and configurations
+        return AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal, d_tile=dt)
+
+    three()
+    fused()
     backward()
     sync()
     delta_ms = ms_of(lambda: K.attention_bwd_delta(o, do, delta, fmt=fmt, d_tile=dt))
+    ways_ms = {"three": ms_of(three), "fused": ms_of(fused)}
     bwd_ms = ms_of(backward)
     rec["fwd"] = timing(sw_fwd["best_ms"], torch_fwd_ms, tflops=round(flops / sw_fwd["best_ms"] * 1e-9, 1),
                         torch_tflops=round(flops / torch_fwd_ms * 1e-9, 1))
     rec["bwd"] = timing(bwd_ms, torch_bwd_ms, tflops=round(2.5 * flops / bwd_ms * 1e-9, 1),
                         torch_tflops=round(2.5 * flops / torch_bwd_ms * 1e-9, 1),
-                        parts_ms={"delta": delta_ms, "dkdv": sw_dkdv["best_ms"], "dq": sw_dq["best_ms"]},
+                        parts_ms={"delta": delta_ms, "dkdv": sw_dkdv["best_ms"], "dq": sw_dq["best_ms"],
+                                  "fused": sw_fused["best_ms"]}, ways_ms=ways_ms,
+                        library_fused="fused" in AB._configs(q, causal),
                         torch_how="torch.autograd.grad of F.scaled_dot_product_attention (flash)")
     rec["vs_torch_at_this_shape"] = {g: compare(t, torch_grads[g], fmt)
                                      for g, t in (("dq", dq), ("dk", dk), ("dv", dv))}
-    rec["check"] = attention_check(fmt, causal, d, best, shape=(1, 4, 1031 if not SMOKE else 37, None))
+    rec["check"] = attention_check(fmt, causal, d, dict(best, fused=sw_fused["best"]),
+                                   shape=(1, 4, 1031 if not SMOKE else 37, None))
     return rec
 
 
@@ -456,7 +497,7 @@ def measure(op, fmt, shape, quick, chosen):
         key = (d, causal)
         rec = attention_op(fmt, b, h, s, d, causal, quick, chosen.get(key) if fmt != "f16" else None)
         if fmt == "f16" and rec.get("chosen") and None not in rec["chosen"].values():
-            chosen[key] = rec["chosen"]  # bf16 at this head and masking runs f16's winners, unswept
+            chosen[key] = dict(rec["chosen"], fused=rec["fused_best"])  # bf16 here runs f16's winners, unswept
         return rec
     return linear_op(fmt, *shape, quick)
 

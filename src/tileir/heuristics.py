@@ -621,6 +621,17 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     * delta: 256-row blocks at every length (6.7 us against the 64-row default's 12.7 at the example's
       shape; 23 against 47 at B8 H32 S1024 D64).
 
+    * "fused" (present where the rule takes ``attention_bwd_fused`` in place of dK/dV and dQ: its
+      configuration): from 1024 keys where the 128-row blocks give every SM one. At B4 H32 S4096 (D 64
+      and 128, causal and not) and B8 H16 S1024 D128 causal it took 0.84-0.92x SDPA's backward against
+      the three kernels' 0.71-0.79x; at the example's B32 H8 S256 D64 causal it lost, 0.85 against 0.97
+      (bench/attention_fused_ab.py, bench/results/attention_fused_tiles_h200.json). 64 x 128 with 8
+      warps, Q^T and dO^T transposed in registers (t_views False: 4-9% faster than the transposing views
+      at D 64, even at D 128); 128 x 128 at D 128 ran 8-12x slower. At D 64 without the mask 128 x 128
+      (2-5% faster; causal, within 1% either way). Held out (attention_fused_rule_h200.json: S 1024 to
+      16384, B*H 9 to 512, f16 and bf16): at the 7 shapes the rule takes it, 8-22% faster than the
+      three kernels, 0.80-1.11x SDPA.
+
     Never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok": false). A GPU
     the rule does not know: the kernels' defaults."""
     small = {"bq": 64, "bk": 64}
@@ -629,7 +640,8 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     if s <= 1024:
         short = {"bq": 64, "bk": 64, "occupancy": 2}
         dkdv = {"bq": 64, "bk": 128, "warps": 8, "occupancy": 2} if d > 64 else dict(short)
-        return {"fwd": dict(short), "delta": {"bq": 256}, "dkdv": dkdv, "dq": dict(short)}
+        return {"fwd": dict(short), "delta": {"bq": 256}, "dkdv": dkdv, "dq": dict(short), **_fused(b, h, s, d, causal,
+                                                                                                   SMS[gpu])}
     sms = SMS[gpu]
     busy = cdiv(s, 128) * h * b >= sms  # 128-row blocks still give every SM one
     fwd = {"bq": 128, "bk": 128 if d <= 64 else 64, "warps": 8} if busy else dict(small)
@@ -637,7 +649,14 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     dq = {"bq": 128, "bk": 64, "warps": 8} if busy else dict(small)
     if causal and fwd["bq"] % fwd["bk"]:
         fwd["bk"] = fwd["bq"]
-    return {"fwd": fwd, "delta": {"bq": 256}, "dkdv": dkdv, "dq": dq}
+    return {"fwd": fwd, "delta": {"bq": 256}, "dkdv": dkdv, "dq": dq, **_fused(b, h, s, d, causal, sms)}
+
+
+def _fused(b: int, h: int, s: int, d: int, causal: bool, sms: int) -> dict:
+    """attention_training's "fused" entry, where it takes the fused backward (its docstring)."""
+    if s >= 1024 and cdiv(s, 128) * h * b >= sms:
+        return {"fused": {"bq": 128 if d <= 64 and not causal else 64, "bk": 128, "warps": 8, "t_views": False}}
+    return {}
 
 
 RULES = {"matmul_f16": _matmul, "matmul_bf16": _matmul, "matmul_tf32": _matmul, "matmul_f8": _matmul,

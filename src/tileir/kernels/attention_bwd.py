@@ -26,6 +26,10 @@ The backward, from S = scale * Q K^T, P = softmax(S), O = P V and dO:
 * ``attention_bwd_dq``: a block per [bq] block of queries, looping over the key blocks (no
   atomics: every dQ block is written once by one block, so the answer is deterministic).
 
+Or, in place of the last two, ``attention_bwd_fused``: the dK/dV kernel's walk reducing each
+step's share of dQ into an f32 accumulator a tile at a time (a TMA reduction), which the rule takes
+on long sequences (heuristics.attention_training).
+
 Causal (key j seen by query i when j <= i): each loop runs only over the blocks on or below the
 diagonal, masking the blocks that straddle it by coordinate compares. Edges: a padded query row
 has q = dO = 0 (and lse = delta = 0), so it adds nothing to dK or dV; a padded key row's dK and
@@ -174,6 +178,20 @@ def _check_warps(causal, bq, warps, name, bk=None, small=64):
                           fix="warps=0 (tileiras' choice), or a 128 tile with warps=8 (heuristics.attention_training)")
 
 
+def _check_key_walk(causal, bq, bk, warps, name, fused=False):
+    """Refuse the causal dK/dV walks with 8 warps that the H200 answered wrong while the host
+    reference is right at every ratio of the two blocks (bench/key_walk_check.py,
+    bench/results/key_walk_h200.json, 2 x 4 x 1031 at D 64 and 128): query blocks larger than the
+    key blocks (128 x 64: dK and dV wrong, and the fused kernel's dQ, at tileiras' default level and
+    at -O0 alike), and in the fused kernel query blocks under 64 (32 x 128 at D 128: dK wrong at the
+    default level, right at -O0). 64 x 128 and 128 x 128 answered right; so did every walk with
+    tileiras' own warps and every walk without the mask."""
+    if causal and warps >= 8 and (bq > bk or (fused and bq < 64)):
+        raise TileirError(f"causal {name} with bq={bq}, bk={bk} and warps={warps}: tileiras 13.4.92 gives wrong "
+                          "answers there on the H200 (bench/results/key_walk_h200.json)", kernel=name,
+                          what="bq", fix="bq=64, bk=128 (heuristics.attention_training), or warps=0")
+
+
 def _check_causal_tiles(causal, bq, bk, name):
     if causal and bq % bk:
         raise TileirError(f"causal {name} with bq={bq} and bk={bk}: the diagonal walk wants bk to divide bq",
@@ -234,13 +252,12 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
     ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
 
 
-def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t=False):
-    """The dK/dV kernel's body; with ``dq32`` (the fused kernel's) each step also adds its share of
-    dQ into the f32 accumulator (``dq_t``: as K^T dS^T, K transposed once, not dS every step)."""
+def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views):
+    """The dK/dV kernel's body; with ``dq32`` (the fused kernel's) each step also reduces its share of
+    dQ into that f32 accumulator's tile."""
     kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     sm_scale, c = _scales(q, scale)
     k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
-    kt_blk = ti.transpose(k_blk) if dq32 is not None and dq_t else None
     v_blk = _tile2(ti.load_at(v, [0]), bk, d_tile)
     # Q and dO as [d_tile, bq] tiles (the query dimension last), and as [bq, d_tile] rows
     qt_view = ti.partition_view(ti.array_view(q), [1, 1, d_tile, bq], dim_map=[0, 1, 3, 2], padding=PadZero)
@@ -252,6 +269,8 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
     dk_acc = ti.carry(ti.full([bk, d_tile], 0.0, F32))
     dv_acc = ti.carry(ti.full([bk, d_tile], 0.0, F32))
     keys = ti.coord(ti.tile_at(kj, bk), [bk, bq], 0)  # each lane's key position
+    # dQ's [bq, d_tile] tiles, cut at S and D by the view's bounds (no padding: a reduction refuses one)
+    dq_view = None if dq32 is None else ti.partition_view(ti.array_view(dq32), [1, 1, bq, d_tile])
 
     def step(i, masked):
         q_rows = _tile2(ti.load_view(q_view, [bz, h, i, 0]), bq, d_tile)
@@ -270,22 +289,11 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
         ti.set(dv_acc, ti.mma(ti.to(pt, fmt), do_rows, ti.get(dv_acc)))
         dst = ti.to(pt * (ti.mma(v_blk, dot, 0.0) - dl), fmt)  # dS^T [bk, bq]
         ti.set(dk_acc, ti.mma(dst, q_rows, ti.get(dk_acc)))
-        if dq32 is not None:  # this key block's share of dQ's rows i: scale * dS K, added in f32
-            row0 = ti.tile_at(i, bq)
-            at = ti.idx_mul(ti.idx_add(ti.idx_mul(ti.idx_add(ti.idx_mul(bz, heads), h), seq), row0), d_tile)
-            if kt_blk is None:  # dS = (dS^T)^T in registers, then [bq, d_tile] rows
-                part, shape, strides, axis = ti.mma(ti.transpose(dst), k_blk, 0.0), [bq, d_tile], [d_tile, 1], 0
-            else:  # (dS K)^T = K^T dS^T: no transpose of dS, the sum added column by column
-                part, shape, strides, axis = ti.mma(kt_blk, dst, 0.0), [d_tile, bq], [1, d_tile], 1
-            index = ti.lanes_strided(at, shape, strides)
-            # rows past S masked; and every add inside dq32 whatever grid the launch was given (the grid
-            # function refuses a short dq32, a launch with its own grid= does not ask it)
-            inside = ti.and_mask(ti.lt_i(ti.coord(row0, shape, axis), ti.idx_as_tile(seq)),
-                                 ti.and_mask(ti.ge_i(index, ti.i_const(0)),
-                                             ti.lt_i(index, ti.idx_as_tile(ti.extent_of(dq32, 0)))))
-            ti.atomic_rmw(dq32, "addf", index, part * sm_scale, mask=inside)
+        if dq_view is not None:  # this key block's share of dQ's rows i, scale * dS K, reduced into their tile
+            part = ti.mma(ti.transpose(dst), k_blk, 0.0) * sm_scale
+            ti.atomic_red_view(dq_view, [bz, h, i, 0], "addf", "device", ti.reshape(part, [1, 1, bq, d_tile]))
 
-    seq, heads = ti.extent_of(q, 2), ti.extent_of(q, 1)
+    seq = ti.extent_of(q, 2)
     nq = _idx_ceil_div(seq, bq)
     if causal:
         first = ti.idx_div(ti.tile_at(kj, bk), ti.idx_const(bq))  # the first query block that sees a key here
@@ -314,30 +322,24 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
     and lse, dS = P * (dO V^T - delta). t_views: Q^T and dO^T read through transposing views
     (True) or transposed in registers from the rows (False)."""
     _check_warps(causal, bq, warps, "attention_bwd_dkdv", bk)
+    _check_key_walk(causal, bq, bk, warps, "attention_bwd_dkdv")
     _dkdv(q, k, v, do, lse, delta, dk, dv, None, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
-def _flat_grid(B, H, S, D, N, bk=64, d_tile=128):  # noqa: N803
-    if B * H * S * d_tile > N:
-        raise TileirError(f"dq32 holds {N} f32s; the fused backward adds into [B, H, S, d_tile] = {B * H * S * d_tile}",
-                          kernel="attention_bwd_fused", what="dq32", fix="a zeroed f32 buffer of B * H * S * d_tile")
-    return _key_grid(B, H, S, D, bk, d_tile)
-
-
-@kernel(grid=_flat_grid, hints=entry_hints, exact=_HEAD_DIM)
+@kernel(grid=_key_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
-                        dk=_rows_out, dv=_rows_out, dq32=Shared(F32, ["N"]), *, causal: bool = False,
+                        dk=_rows_out, dv=_rows_out, dq32=Shared(F32, _BHSD), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
-                        t_views: bool = True, dq_t: bool = False, warps: int = 0, occupancy: int = 0):
+                        t_views: bool = True, warps: int = 0, occupancy: int = 0):
     """attention_bwd_dkdv's dK and dV, and dQ in the same walk (FlashAttention-2's one backward
-    kernel): each step's scale * dS K for query block i is added (f32 atomic adds, relaxed, device
-    scope) into ``dq32``, a zeroed f32 [B, H, S, d_tile] accumulator laid out densely (its lanes
-    past D stay 0; rows past S are masked). The sum's order is the blocks' arrival order: dQ is not
-    bitwise deterministic (torch's flash backward is not either). The caller converts dq32 to dQ.
-    ``dq_t``: each step's share as K^T dS^T (K transposed once) rather than dS K (dS^T transposed
-    in registers every step); the adds then go column by column."""
+    kernel, the scores and probabilities computed once): each step's [bq, D] share of dQ, scale *
+    dS K, is reduced into its tile of ``dq32``, a zeroed f32 [B, H, S, D] accumulator, by one
+    atomic tile reduction (atomic_red_view, relaxed, device scope: tileiras writes it as a TMA
+    reduction, UTMAREDG.4D.ADD). The sum's order is the blocks' arrival order, so dQ is not bitwise
+    deterministic (torch's flash backward is not either). The caller converts dq32 to dQ."""
     _check_warps(causal, bq, warps, "attention_bwd_fused", bk)
-    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, dq_t)
+    _check_key_walk(causal, bq, bk, warps, "attention_bwd_fused", fused=True)
+    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
 @kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
@@ -419,40 +421,42 @@ def attention_forward(q, k, v, o=None, lse=None, *, causal=False, scale=None, bq
 
 
 def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal=False, scale=None, d_tile=None,
-                       delta_config=None, dkdv_config=None, dq_config=None, fused=False):
-    """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32:
-    delta, then the dK/dV kernel, then the dQ kernel (fresh outputs where None). ``*_config``:
-    each kernel's own configuration beyond causal / scale / fmt / d_tile (bq, bk, t_views, warps,
-    occupancy; where not given, the rule's for this shape, heuristics.attention_training). numpy /
-    CPU tensors on the host reference, CUDA tensors on the GPU (torch's current stream: each launch
-    follows the one before).
+                       delta_config=None, dkdv_config=None, dq_config=None, fused=None):
+    """(dq, dk, dv) of attention for [B, H, S, D] q, k, v, o, do and the forward's lse [B, H, S] f32
+    (fresh outputs where None): delta, then either the fused kernel (``attention_bwd_fused``: dK, dV
+    and dQ in one walk over the keys, dQ reduced into a zeroed f32 accumulator and then converted)
+    or the dK/dV kernel and the dQ kernel. ``fused``: which (None: the rule's choice for this shape,
+    heuristics.attention_training). ``*_config``: each kernel's own configuration beyond causal /
+    scale / fmt / d_tile (bq, bk, t_views, warps, occupancy; ``dkdv_config`` is the fused kernel's
+    too; where not given, the rule's). numpy / CPU tensors on the host reference, CUDA tensors on
+    the GPU (torch's current stream: each launch follows the one before).
 
-    ``fused``: dQ in the dK/dV kernel's walk instead (``attention_bwd_fused``, ``dkdv_config``
-    its configuration; ``dq_config`` unused): f32 atomic adds into a zeroed accumulator, then
-    converted to dq -- the scores and probabilities computed once rather than twice, dQ's sum in
-    the blocks' arrival order (not bitwise deterministic). Off by default: on the H200 it ran
-    0.47-0.58x SDPA at B4 H32 S4096 against the three kernels' 0.71-0.78x, its adds scalar
-    reductions (bench/results/attention_fused_ab_h200.json)."""
+    The fused kernel computes the scores and probabilities once rather than twice (5 matrix
+    products a block pair against 7); dQ's sum is in the blocks' arrival order, so it is not
+    bitwise deterministic (torch's flash backward is not either), and it takes an f32 [B, H, S, D]
+    buffer for the sum."""
     b, h, s, d = (int(n) for n in q.shape)
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
-    if dkdv_config is None or dq_config is None or delta_config is None:
-        rule = _configs(q, causal)
-        dkdv_config = rule["dkdv"] if dkdv_config is None else dkdv_config
-        dq_config = rule["dq"] if dq_config is None else dq_config
-        delta_config = rule["delta"] if delta_config is None else delta_config
+    rule = _configs(q, causal)
+    fused = "fused" in rule if fused is None else fused
+    if dkdv_config is None:
+        dkdv_config = rule["fused"] if fused and "fused" in rule else rule["dkdv"]
+    dq_config = rule["dq"] if dq_config is None else dq_config
+    delta_config = rule["delta"] if delta_config is None else delta_config
     delta = empty(q, (b, h, s), "f32")
-    launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     dq, dk, dv = (empty(q, (b, h, s, d), fmt) if a is None else a for a in (dq, dk, dv))
     common = {"causal": causal, "scale": scale, "fmt": fmt, "d_tile": dt}
+    launch(attention_bwd_delta, o, do, delta, fmt=fmt, d_tile=dt, **(delta_config or {}))
     if fused:
-        dq32 = zeros(q, (b * h * s * dt,), "f32")
+        # torch's fill: a preprocess storing the zeros beside delta (FlashAttention-2's) took longer
+        # than the two apart on the H200 (bench/results/attention_fused_prep_h200.json)
+        dq32 = zeros(q, (b, h, s, d), "f32")
         launch(attention_bwd_fused, q, k, v, do, lse, delta, dk, dv, dq32, **common, **(dkdv_config or {}))
-        rows = dq32.reshape(b, h, s, dt)[..., :d]
         if isinstance(dq, np.ndarray):
-            dq[...] = rows.astype(dq.dtype)
+            dq[...] = dq32.astype(dq.dtype)
         else:
-            dq.copy_(rows)
+            dq.copy_(dq32)
         return dq, dk, dv
     launch(attention_bwd_dkdv, q, k, v, do, lse, delta, dk, dv, **common, **(dkdv_config or {}))
     launch(attention_bwd_dq, q, k, v, do, lse, delta, dq, **common, **(dq_config or {}))
