@@ -324,6 +324,9 @@ def attention_candidates(d, causal, quick):
           {"bq": 128, "bk": 32}]
     if not quick:
         fwd += [dict(c, warps=8) for c in fwd if not (causal and c["bq"] <= 64)]  # the known tileiras defect
+        # the inference kernel's tiles at long sequences (heuristics._attention, LONG_D64_LATENCY)
+        fwd.append({"bq": 128, "bk": 128, "warps": 8, "occupancy": 1} if d > 64 else
+                   {"bq": 128, "bk": 128, "warps": 8, "latency": 1})
         dkdv += [dict(dkdv[0], warps=8), dict(dkdv[1], warps=8)]
         dq += [dict(dq[0], warps=8), dict(dq[1], warps=8)]
     # the fused kernel's: 64 x 128 (the rule's) and, at D 64, 128 x 128; at D 128 the same tiles through

@@ -201,7 +201,7 @@ def _check_causal_tiles(causal, bq, bk, name):
 @kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out, *, causal: bool = False,
                       scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
-                      warps: int = 0, occupancy: int = 0):
+                      warps: int = 0, occupancy: int = 0, latency: int = 0):
     """O = softmax(Q K^T * scale [causal]) V for [B, H, S, D] q, k, v, o (f16 / bf16, f32
     accumulation), also writing lse [B, H, S] f32 = the natural-log log-sum-exp of each row's
     scaled scores (what the backward recomputes P from). scale: 1/sqrt(D) unless given."""
