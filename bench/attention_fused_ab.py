@@ -75,11 +75,11 @@ def sass_counts(kern) -> dict:
                 f.write(variant[0].cubin)
                 f.flush()
                 sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True).stdout
-            ops = re.findall(r"\b(RED|ATOM|ATOMG|REDG)[A-Z0-9._]*", sass)
+            ops = re.findall(r"\b(UTMAREDG|RED|ATOM|ATOMG|REDG)[A-Z0-9._]*", sass)
             out[str(key)[:60]] = {
                 "lines": sass.count("\n"),
                 "atomics": {op: ops.count(op) for op in sorted(set(ops))},
-                "examples": sorted(set(re.findall(r"\b(?:RED|ATOM|REDG|ATOMG)[A-Z0-9._]*", sass)))[:6],
+                "examples": sorted(set(re.findall(r"\b(?:UTMAREDG|RED|ATOM|REDG|ATOMG)[A-Z0-9._]*", sass)))[:6],
                 "hgmma": len(re.findall(r"\bHGMMA", sass)), "local": len(re.findall(r"\b(?:STL|LDL)\b", sass))}
     return out
 

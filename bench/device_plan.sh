@@ -38,7 +38,7 @@
 #   walk-f8    the fp8 walk's GPU tests and the suite's fp8 family -> suite_f8_h200.json
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
 #   fused-rule the fused attention backward at held-out shapes, the training attention's GPU tests, attention's walk
-#   train-final  bench/training_device.py's attention rows, then the whole GPU test suite
+#   unmeasured the whole GPU test suite, then bench/small_m_probe.py --part nt (x @ W^T at 1 and 16 rows)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -80,7 +80,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh train-final|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -469,15 +469,12 @@ fused-rule)
   echo "rows: $(grep -c '^{' "$OUT/attention_walk.log")"; grep -v '^{' "$OUT/attention_walk.log" | tail -3
   (cd "$OUT" && tar -czf fused_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
-train-final)
-  # bench/training_device.py's attention rows (the forward's sweep with the inference kernel's tiles), then the
-  # whole GPU test suite
-  timeout 300 python3 bench/training_device.py --ops attention --out "$OUT/training_attention_h200.json" \
-    > "$OUT/training_attention.log" 2>&1
-  grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
-  grep -E "attention_fwd_lse" "$OUT/training_attention.log" | cut -c 1-150
-  gpu_suite 260
-  (cd "$OUT" && tar -czf train_final.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+unmeasured)
+  # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key
+  # walks, the training forward's tiles), then bench/small_m_probe.py --part nt (whether heuristics.NARROW_ROWS
+  # should reach x @ W^T: linear_bf16's minimum, 0.66x at 1 x 4096 x 11008)
+  gpu_suite 330
+  timeout 150 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
   ;;
 train-attention)
   # bench/training_device.py's attention rows (the library's backward: the rule's kernels) -> merge them

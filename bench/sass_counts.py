@@ -8,6 +8,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --out bench/results/sass_persistent_cpu.json
     # the walks the rules added on 2026-12-04, and attention's (``programs``), beside CASES' one-cell rows
     PYTHONPATH=src python3 bench/sass_counts.py --walks --out bench/results/sass_walks_cpu.json
+    # attention's training backward at the rule's tiles: the fused kernel's dQ reduction (UTMAREDG)
+    PYTHONPATH=src python3 bench/sass_counts.py --backward --out bench/results/sass_backward_cpu.json
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from timing import dump_rows
 
 from tileir.kernels import (
     attention,
+    attention_bwd_dkdv,
+    attention_bwd_dq,
+    attention_bwd_fused,
     bmm,
     bmm_persistent,
     matmul_f8,
@@ -36,7 +41,7 @@ from tileir.kernels import (
 
 CLASSES = {"STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
-           "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b"}
+           "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b", "UTMAREDG": r"\bUTMAREDG\b", "REDG": r"\bREDG\b"}
 
 def _mm(m, n, k):
     return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
@@ -100,6 +105,21 @@ WALK_CASES = [
      for label, kern, cfg, arrays in CASES if kern is attention]
 
 
+def _bwd(d, fused=False):  # q, k, v, do, lse, delta, dk, dv (and the fused kernel's f32 dq32) at B4 H32 S4096
+    x, st = np.zeros((4, 32, 4096, d), np.float16), np.zeros((4, 32, 4096), np.float32)
+    return [x, x, x, x, st, st, x, x] + ([np.zeros(x.shape, np.float32)] if fused else [])
+
+
+_KEYS = {"bq": 64, "bk": 128, "warps": 8, "t_views": False, "causal": True}
+# the training backward at heuristics.attention_training's tiles past 1024 keys: the three kernels' two
+# walks and the fused one, whose dQ share each step is one tile reduction
+BACKWARD_CASES = [
+    (f"attention_bwd_{name} d{d} causal", kern, dict(cfg, d_tile=d), _bwd(d, kern is attention_bwd_fused))
+    for d in (64, 128)
+    for name, kern, cfg in (("dkdv", attention_bwd_dkdv, _KEYS), ("fused", attention_bwd_fused, _KEYS),
+                            ("dq", attention_bwd_dq, {"bq": 128, "bk": 64, "warps": 8, "causal": True}))]
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -121,12 +141,14 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--walks", action="store_true", help="WALK_CASES instead of CASES")
+    p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
     args = p.parse_args()
     tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if tool is None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
-    for label, kern, cfg, arrays in WALK_CASES if args.walks else CASES:
+    cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else CASES
+    for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:
             row.update(counts(cubin_for(kern, cfg, arrays), tool))

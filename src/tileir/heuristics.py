@@ -604,8 +604,9 @@ SHORT_KEYS = 1024
 def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: bool) -> dict:
     """The training kernels' configurations for [b, h, s, d] attention on ``gpu``: {"fwd": the
     forward that saves lse, "delta": the backward's preprocess, "dkdv": the dK/dV kernel's (the fused
-    backward's too, where asked for), "dq": the dQ kernel's}, each beyond causal / scale / fmt /
-    d_tile. On the H200:
+    backward's too, where asked for without a "fused" entry), "dq": the dQ kernel's, and "fused" where
+    the rule takes the fused backward: its configuration}, each beyond causal / scale / fmt / d_tile.
+    On the H200:
 
     * Up to 1024 keys (bench/attention_small_probe.py, bench/results/attention_small_h200.json: S 256
       to 1024, D 64 and 128, causal and not, GPU time): 64 x 64 tiles at occupancy 2 for the forward
@@ -614,8 +615,8 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
       174 (training_profile_h200.json) and cuDNN's SDPA 77.
     * Longer: the sweeps of bench/training_device.py (bench/results/training_h200.json: S 1024 and 4096,
       D 64 and 128, causal and not, f16 and bf16) chose the same tiles at every shape: the forward's
-      128 x 128 blocks with 8 warps (at D 128 with occupancy 1, the inference kernel's: 4-10% faster than
-      the 64-key blocks before, 2026-12-04; at D 64 causal with the load latency 1, 2%), dK/dV 64 x 128 with 8 warps
+      128 x 128 blocks with 8 warps (at D 128 with occupancy 1, the inference kernel's: 5-6% faster than
+      128 x 64 at B4 H32 S4096; at D 64 causal with the load latency 1, 2%), dK/dV 64 x 128 with 8 warps
       (1.40 ms against the 64 x 64 default's 2.10 at B4 H32 S4096 D64), dQ 128 x 64 with 8 warps (0.99
       against 1.28). Where those tiles leave the GPU's multiprocessors without a block each, the 64 x
       64 defaults.
@@ -623,15 +624,16 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
       shape; 23 against 47 at B8 H32 S1024 D64).
 
     * "fused" (present where the rule takes ``attention_bwd_fused`` in place of dK/dV and dQ: its
-      configuration): from 1024 keys where the 128-row blocks give every SM one. At B4 H32 S4096 (D 64
-      and 128, causal and not) and B8 H16 S1024 D128 causal it took 0.84-0.92x SDPA's backward against
-      the three kernels' 0.71-0.79x; at the example's B32 H8 S256 D64 causal it lost, 0.85 against 0.97
-      (bench/attention_fused_ab.py, bench/results/attention_fused_tiles_h200.json). 64 x 128 with 8
-      warps, Q^T and dO^T transposed in registers (t_views False: 4-9% faster than the transposing views
-      at D 64, even at D 128); 128 x 128 at D 128 ran 8-12x slower. At D 64 without the mask 128 x 128
-      (2-5% faster; causal, within 1% either way). Held out (attention_fused_rule_h200.json: S 1024 to
-      16384, B*H 9 to 512, f16 and bf16): at the 7 shapes the rule takes it, 8-22% faster than the
-      three kernels, 0.80-1.11x SDPA.
+      configuration): past 1024 keys where the 128-row blocks give every SM one, the lengths where it
+      was timed against the three kernels' own tiles there (bench/attention_fused_ab.py times them at
+      the long-sequence tiles, which shorter sequences do not take). At B4 H32 S4096 (D 64 and 128,
+      causal and not) it took 0.84-0.92x SDPA's backward against the three kernels' 0.71-0.76x
+      (bench/results/attention_fused_tiles_h200.json). 64 x 128 with 8 warps, Q^T and dO^T transposed in
+      registers (t_views False: 4-9% faster than the transposing views at D 64; at D 128 the two within
+      3% either way across runs); 128 x 128 at D 128 ran 9.5-12x slower. At D 64 without the mask
+      128 x 128 (2-5% faster; causal it was 0.5-1.6% slower). Held out (attention_fused_rule_h200.json,
+      S 512 to 16384, B*H 8 to 512, f16 and bf16): at the 5 shapes the rule takes it, 10-22% faster
+      than the three kernels, 0.80-1.11x SDPA.
 
     Never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok": false). A GPU
     the rule does not know: the kernels' defaults."""
@@ -641,8 +643,7 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
     if s <= 1024:
         short = {"bq": 64, "bk": 64, "occupancy": 2}
         dkdv = {"bq": 64, "bk": 128, "warps": 8, "occupancy": 2} if d > 64 else dict(short)
-        return {"fwd": dict(short), "delta": {"bq": 256}, "dkdv": dkdv, "dq": dict(short), **_fused(b, h, s, d, causal,
-                                                                                                   SMS[gpu])}
+        return {"fwd": dict(short), "delta": {"bq": 256}, "dkdv": dkdv, "dq": dict(short)}
     sms = SMS[gpu]
     busy = cdiv(s, 128) * h * b >= sms  # 128-row blocks still give every SM one
     if not busy:
@@ -660,7 +661,7 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
 
 def _fused(b: int, h: int, s: int, d: int, causal: bool, sms: int) -> dict:
     """attention_training's "fused" entry, where it takes the fused backward (its docstring)."""
-    if s >= 1024 and cdiv(s, 128) * h * b >= sms:
+    if s > 1024 and cdiv(s, 128) * h * b >= sms:
         return {"fused": {"bq": 128 if d <= 64 and not causal else 64, "bk": 128, "warps": 8, "t_views": False}}
     return {}
 

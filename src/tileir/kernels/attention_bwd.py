@@ -120,9 +120,13 @@ def _query_grid(B, H, S, D, bq=64, d_tile=128):  # noqa: N803  (the run-time siz
     return (cdiv(S, bq), H, B)
 
 
-def _key_grid(B, H, S, D, bk=64, d_tile=128):  # noqa: N803
-    _check_head(D, d_tile, "attention_bwd_dkdv")
+def _key_grid(B, H, S, D, bk=64, d_tile=128, name="attention_bwd_dkdv"):  # noqa: N803
+    _check_head(D, d_tile, name)
     return (cdiv(S, bk), H, B)
+
+
+def _fused_grid(B, H, S, D, bk=64, d_tile=128):  # noqa: N803
+    return _key_grid(B, H, S, D, bk, d_tile, "attention_bwd_fused")
 
 
 def _scales(q, scale):
@@ -170,12 +174,13 @@ def _check_warps(causal, bq, warps, name, bk=None, small=64):
     """Refuse the causal configurations tileiras 13.4.92 answers wrong with 8 warps: measured on the
     H200, dK/dV and dQ at 64 x 64 tiles (``bk`` given: bench/results/training_h200.json, the sweeps'
     "ok": false, at D 64 and 128, S 1024 and 4096) and the forward with 64-query blocks whatever its
-    key block (``bk`` None: ``attention``'s check, bench/results/attention_warps_h200.json); 64 x 128
-    and 128 x 64 with 8 warps were right."""
+    key block (``bk`` None: ``attention``'s check, bench/results/attention_warps_h200.json); dK/dV at
+    64 x 128 and dQ at 128 x 64 with 8 warps were right (dK/dV at 128 x 64 is not: _check_key_walk)."""
     if causal and warps >= 8 and bq <= small and (bk is None or bk <= small):
+        tiles = "bq=128" if bk is None else "bq=128, bk=64" if name == "attention_bwd_dq" else "bq=64, bk=128"
         raise TileirError(f"causal {name} with bq={bq}, bk={bk} and warps={warps}: tileiras 13.4.92 gives wrong "
                           "answers there on the H200 (bench/results/training_h200.json)", kernel=name, what="warps",
-                          fix="warps=0 (tileiras' choice), or a 128 tile with warps=8 (heuristics.attention_training)")
+                          fix=f"warps=0 (tileiras' choice), or {tiles} with warps=8 (heuristics.attention_training)")
 
 
 def _check_key_walk(causal, bq, bk, warps, name, fused=False):
@@ -184,8 +189,9 @@ def _check_key_walk(causal, bq, bk, warps, name, fused=False):
     bench/results/key_walk_h200.json, 2 x 4 x 1031 at D 64 and 128): query blocks larger than the
     key blocks (128 x 64: dK and dV wrong, and the fused kernel's dQ, at tileiras' default level and
     at -O0 alike), and in the fused kernel query blocks under 64 (32 x 128 at D 128: dK wrong at the
-    default level, right at -O0). 64 x 128 and 128 x 128 answered right; so did every walk with
-    tileiras' own warps and every walk without the mask."""
+    default level, right at -O0). 64 x 128 answered right there, and so did every walk with tileiras'
+    own warps and every walk without the mask; the fused kernel at 128 x 128 (D 64) answered right at
+    B4 H32 S4096 and B1 H32 S8192 (bench/results/attention_fused_rule_h200.json)."""
     if causal and warps >= 8 and (bq > bk or (fused and bq < 64)):
         raise TileirError(f"causal {name} with bq={bq}, bk={bk} and warps={warps}: tileiras 13.4.92 gives wrong "
                           "answers there on the H200 (bench/results/key_walk_h200.json)", kernel=name,
@@ -326,7 +332,7 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
     _dkdv(q, k, v, do, lse, delta, dk, dv, None, causal, scale, fmt, bq, bk, d_tile, t_views)
 
 
-@kernel(grid=_key_grid, hints=entry_hints, exact=_HEAD_DIM)
+@kernel(grid=_fused_grid, hints=entry_hints, exact=_HEAD_DIM)
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, _BHSD), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
@@ -426,7 +432,8 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     (fresh outputs where None): delta, then either the fused kernel (``attention_bwd_fused``: dK, dV
     and dQ in one walk over the keys, dQ reduced into a zeroed f32 accumulator and then converted)
     or the dK/dV kernel and the dQ kernel. ``fused``: which (None: the rule's choice for this shape,
-    heuristics.attention_training). ``*_config``: each kernel's own configuration beyond causal /
+    heuristics.attention_training, where neither ``dkdv_config`` nor ``dq_config`` is given; with
+    either given, the three kernels). ``*_config``: each kernel's own configuration beyond causal /
     scale / fmt / d_tile (bq, bk, t_views, warps, occupancy; ``dkdv_config`` is the fused kernel's
     too; where not given, the rule's). numpy / CPU tensors on the host reference, CUDA tensors on
     the GPU (torch's current stream: each launch follows the one before).
@@ -439,7 +446,8 @@ def attention_backward(q, k, v, o, do, lse, dq=None, dk=None, dv=None, *, causal
     fmt = fmt_of(q)
     dt = d_tile or head_tile(d)
     rule = _configs(q, causal)
-    fused = "fused" in rule if fused is None else fused
+    if fused is None:  # the rule's choice, unless the caller named the three kernels' configurations
+        fused = "fused" in rule and dkdv_config is None and dq_config is None
     if dkdv_config is None:
         dkdv_config = rule["fused"] if fused and "fused" in rule else rule["dkdv"]
     dq_config = rule["dq"] if dq_config is None else dq_config
