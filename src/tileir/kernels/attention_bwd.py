@@ -336,13 +336,14 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, _BHSD), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
-                        t_views: bool = True, warps: int = 0, occupancy: int = 0):
+                        t_views: bool = True, warps: int = 0, occupancy: int = 0, latency: int = 0):
     """attention_bwd_dkdv's dK and dV, and dQ in the same walk (FlashAttention-2's one backward
     kernel, the scores and probabilities computed once): each step's [bq, D] share of dQ, scale *
     dS K, is reduced into its tile of ``dq32``, a zeroed f32 [B, H, S, D] accumulator, by one
     atomic tile reduction (atomic_red_view, relaxed, device scope: tileiras writes it as a TMA
-    reduction, UTMAREDG.4D.ADD). The sum's order is the blocks' arrival order, so dQ is not bitwise
-    deterministic (torch's flash backward is not either). The caller converts dq32 to dQ."""
+    reduction, UTMAREDG: bench/results/sass_backward_cpu.json). The sum's order is the blocks'
+    arrival order, so dQ is not bitwise deterministic (torch's flash backward is not either). The
+    caller converts dq32 to dQ. latency: every view load's latency hint (entry_hints)."""
     _check_warps(causal, bq, warps, "attention_bwd_fused", bk)
     _check_key_walk(causal, bq, bk, warps, "attention_bwd_fused", fused=True)
     _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views)
