@@ -46,13 +46,15 @@ SEPARATE = {"dkdv": {"bq": 64, "bk": 128, "warps": 8}, "dq": {"bq": 128, "bk": 6
 RULE = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}  # heuristics.attention_training's "fused"
 
 
-def fused_configs(d):
+def fused_configs(d, causal):
     """The fused kernel's configurations timed at head dimension d: the rule's first (128 x 128 ran
     9.5-12x slower at D 128, attention_fused_tiles_h200.json; 32 x 128 and 128 x 64 causal answered
-    wrong, attention_fused_rule_h200.json, and are refused)."""
+    wrong, attention_fused_rule_h200.json, and are refused); causal, the heaviest key blocks first."""
     if d > 64:  # the transposing views, and every view load at latency 1 (untimed on the backward so far)
-        return [RULE, dict(RULE, t_views=True), dict(RULE, latency=1)]
-    return [RULE, dict(RULE, bq=128), dict(RULE, bq=128, latency=1)]
+        out = [RULE, dict(RULE, t_views=True), dict(RULE, latency=1)]
+    else:
+        out = [RULE, dict(RULE, bq=128), dict(RULE, bq=128, latency=1)]
+    return out + ([dict(RULE, heavy_first=True)] if causal else [])
 
 
 def close(got, want, fmt) -> bool:
@@ -100,7 +102,7 @@ def one(b, h, s, d, causal, fmt="f16"):
     delta = torch.empty(b, h, s, device="cuda")
     acc = torch.zeros(b, h, s, d, device="cuda")
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
-    configs = fused_configs(d)
+    configs = fused_configs(d, causal)
     jobs = [(AB.attention_bwd_dkdv, (q, k, v, do, lse, delta, dk, dv), dict(common, **SEPARATE["dkdv"])),
             (AB.attention_bwd_dq, (q, k, v, do, lse, delta, dq), dict(common, **SEPARATE["dq"]))]
     jobs += [(AB.attention_bwd_fused, (q, k, v, do, lse, delta, dk, dv, acc), dict(common, **c)) for c in configs]

@@ -387,6 +387,27 @@ def test_the_fused_backward_reduces_dq_into_its_tiles_inside_the_view():
         attention_bwd_fused.grid(q, k, v, do, lse, delta, dk, dv, acc[:, :, :-1], bq=16, bk=16, d_tile=64)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_the_fused_backward_heavy_first_walks_the_same_blocks(causal):
+    """heavy_first puts the key blocks on the grid's slowest axis (heads, batch, key blocks) and
+    each block still names its own keys, head and batch: dK and dV bit for bit the default grid's,
+    dQ the same sum in another order. Kills: the grid not transposed, or the block ids read in the
+    default order under it (the blocks would write other heads' and key blocks' rows)."""
+    q, k, v, do = _attention_inputs("f16", 2, 3, 40, 64)
+    o, lse = attention_forward(q, k, v, causal=causal, bq=16, bk=16)
+    delta = (o.astype(np.float32) * do.astype(np.float32)).sum(-1)
+    got = []
+    for heavy in (False, True):
+        dk, dv, acc = np.zeros_like(q), np.zeros_like(q), np.zeros(q.shape, np.float32)
+        args = (q, k, v, do, lse, delta, dk, dv, acc)
+        grid = attention_bwd_fused.grid(*args, bq=16, bk=16, d_tile=64, heavy_first=heavy)
+        assert grid == ((3, 2, 3) if heavy else (3, 3, 2))
+        attention_bwd_fused.run_host(*args, causal=causal, bq=16, bk=16, d_tile=64, heavy_first=heavy)
+        got.append((dk, dv, acc))
+    assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
+    assert np.allclose(got[0][2], got[1][2], rtol=1e-5, atol=1e-5) and np.abs(got[0][2]).max() > 0
+
+
 def test_attention_backward_with_a_scale_on_bsh_layout_read_in_place():
     """q, k, v, do as [B, S, H, D] memory viewed [B, H, S, D] (torch's transpose(1, 2)): strided, read
     in place; a given scale."""

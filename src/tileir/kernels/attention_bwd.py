@@ -73,9 +73,11 @@ def _block(fmt="f16", bq=64, d_tile=128):
     return In(fmt, cells(_BHSD, [1, 1, bq, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
 
 
-def _key_block(fmt="f16", bk=64, d_tile=128):
-    """The dK/dV kernel's own [bk, d_tile] rows of K or V: grid axes (key block, head, batch)."""
-    return In(fmt, cells(_BHSD, [1, 1, bk, d_tile], along=[2, 1, 0, FREE_AXIS], pad=PadZero))
+def _key_block(fmt="f16", bk=64, d_tile=128, heavy_first=False):
+    """The dK/dV kernel's own [bk, d_tile] rows of K or V: grid axes (key block, head, batch), or with
+    ``heavy_first`` (head, batch, key block)."""
+    along = [1, 0, 2, FREE_AXIS] if heavy_first else [2, 1, 0, FREE_AXIS]
+    return In(fmt, cells(_BHSD, [1, 1, bk, d_tile], along=along, pad=PadZero))
 
 
 def _walked(fmt="f16", bk=64, d_tile=128):
@@ -125,8 +127,11 @@ def _key_grid(B, H, S, D, bk=64, d_tile=128, name="attention_bwd_dkdv"):  # noqa
     return (cdiv(S, bk), H, B)
 
 
-def _fused_grid(B, H, S, D, bk=64, d_tile=128):  # noqa: N803
-    return _key_grid(B, H, S, D, bk, d_tile, "attention_bwd_fused")
+def _fused_grid(B, H, S, D, bk=64, d_tile=128, heavy_first=False):  # noqa: N803
+    """_key_grid's, or with ``heavy_first`` (heads, batch, key blocks): the key blocks the slowest axis,
+    so a causal grid starts every head's first key blocks (the most query blocks) before the rest."""
+    grid = _key_grid(B, H, S, D, bk, d_tile, "attention_bwd_fused")
+    return (grid[1], grid[2], grid[0]) if heavy_first else grid
 
 
 def _scales(q, scale):
@@ -258,10 +263,13 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
     ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
 
 
-def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views):
+def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, heavy_first=False):
     """The dK/dV kernel's body; with ``dq32`` (the fused kernel's) each step also reduces its share of
-    dQ into that f32 accumulator's tile."""
-    kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    dQ into that f32 accumulator's tile; ``heavy_first``: the grid is (head, batch, key block)."""
+    if heavy_first:
+        h, bz, kj = ti.block_id(0), ti.block_id(1), ti.block_id(2)
+    else:
+        kj, h, bz = ti.block_id(0), ti.block_id(1), ti.block_id(2)
     sm_scale, c = _scales(q, scale)
     k_blk = _tile2(ti.load_at(k, [0]), bk, d_tile)
     v_blk = _tile2(ti.load_at(v, [0]), bk, d_tile)
@@ -336,17 +344,20 @@ def attention_bwd_dkdv(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STA
 def attention_bwd_fused(q=_whole, k=_key_block, v=_key_block, do=_whole, lse=_STAT_WHOLE, delta=_STAT_WHOLE,
                         dk=_rows_out, dv=_rows_out, dq32=Shared(F32, _BHSD), *, causal: bool = False,
                         scale: float | None = None, fmt: str = "f16", bq: int = 64, bk: int = 64, d_tile: int = 128,
-                        t_views: bool = True, warps: int = 0, occupancy: int = 0, latency: int = 0):
+                        t_views: bool = True, warps: int = 0, occupancy: int = 0, latency: int = 0,
+                        heavy_first: bool = False):
     """attention_bwd_dkdv's dK and dV, and dQ in the same walk (FlashAttention-2's one backward
     kernel, the scores and probabilities computed once): each step's [bq, D] share of dQ, scale *
     dS K, is reduced into its tile of ``dq32``, a zeroed f32 [B, H, S, D] accumulator, by one
     atomic tile reduction (atomic_red_view, relaxed, device scope: tileiras writes it as a TMA
     reduction, UTMAREDG: bench/results/sass_backward_cpu.json). The sum's order is the blocks'
     arrival order, so dQ is not bitwise deterministic (torch's flash backward is not either). The
-    caller converts dq32 to dQ. latency: every view load's latency hint (entry_hints)."""
+    caller converts dq32 to dQ. latency: every view load's latency hint (entry_hints). heavy_first:
+    the key blocks on the grid's slowest axis (causal, the first key blocks walk the most query
+    blocks: they start first, and the last wave holds the lightest)."""
     _check_warps(causal, bq, warps, "attention_bwd_fused", bk)
     _check_key_walk(causal, bq, bk, warps, "attention_bwd_fused", fused=True)
-    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views)
+    _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, heavy_first)
 
 
 @kernel(grid=_query_grid, hints=entry_hints, exact=_HEAD_DIM)
