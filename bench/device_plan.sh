@@ -39,6 +39,9 @@
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
 #   fused-rule the fused attention backward at held-out shapes, the training attention's GPU tests, attention's walk
 #   unmeasured the whole GPU test suite, then bench/small_m_probe.py --part nt (x @ W^T at 1 and 16 rows)
+#   ftz        the whole GPU test suite, layer 2's transcendental family with its mutants (exp2 with
+#              flush_to_zero), bench/ftz_ab.py (the attention kernels' fma + exp2 ftz against the arithmetic
+#              before, SDPA beside)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -80,7 +83,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh ftz|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -468,6 +471,16 @@ fused-rule)
   timeout 170 python3 bench/attention_order_probe.py --walk --out "$OUT/attention_walk_h200.json" > "$OUT/attention_walk.log" 2>&1
   echo "rows: $(grep -c '^{' "$OUT/attention_walk.log")"; grep -v '^{' "$OUT/attention_walk.log" | tail -3
   (cd "$OUT" && tar -czf fused_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+ftz)
+  gpu_suite 300
+  timeout 60 python3 -m tileir.diff run --families transcendental --mutants --out "$OUT/diff_transcendental_h200.json" \
+    2>&1 | tail -4
+  timeout 200 python3 bench/ftz_ab.py --out "$OUT/ftz_ab_h200.json" > "$OUT/ftz_ab.log" 2>&1
+  grep -o "'part': '[a-z]*', 'shape': [^}]*\|'vs_sdpa': {[^}]*}, 'speedup': [0-9.]*\|'library_vs_sdpa': [0-9.]*, 'fused_speedup': [0-9.]*" \
+    "$OUT/ftz_ab.log" | paste - - | cut -c 1-200
+  tail -2 "$OUT/ftz_ab.log"
+  (cd "$OUT" && tar -czf ftz_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key

@@ -10,6 +10,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --walks --out bench/results/sass_walks_cpu.json
     # attention's training backward at the rule's tiles: the fused kernel's dQ reduction (UTMAREDG)
     PYTHONPATH=src python3 bench/sass_counts.py --backward --out bench/results/sass_backward_cpu.json
+    # the attention kernels' probabilities with flush_to_zero and an fma, beside the arithmetic before
+    PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from tileir.kernels import (
     matmul_persistent,
 )
 
-CLASSES = {"STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
+CLASSES = {"FMUL": r"\bFMUL\b", "FADD": r"\bFADD\b", "FFMA": r"\bFFMA\b", "FSETP": r"\bFSETP\b",
+           "STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
            "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b", "UTMAREDG": r"\bUTMAREDG\b", "REDG": r"\bREDG\b"}
 
@@ -120,6 +123,23 @@ BACKWARD_CASES = [
                             ("dq", attention_bwd_dq, {"bq": 128, "bk": 64, "warps": 8, "causal": True}))]
 
 
+def _ftz_cases():
+    """The attention kernels whose probabilities are one fma and an exp2 with flush_to_zero, each beside
+    its twin with the arithmetic as it was before (bench/ftz_ab.py): CASES' attention rows and the
+    fused backward at the rule's tiles."""
+    import importlib
+
+    from ftz_ab import _old_probabilities, _old_step, twin
+
+    A = importlib.import_module("tileir.kernels.attention")  # noqa: N806
+    AB = importlib.import_module("tileir.kernels.attention_bwd")  # noqa: N806
+    before = {attention: twin(attention, A, softmax_step=_old_step),
+              attention_bwd_fused: twin(attention_bwd_fused, AB, _probabilities=_old_probabilities)}
+    mine = [c for c in CASES if c[1] is attention] + [c for c in BACKWARD_CASES if c[1] is attention_bwd_fused]
+    return [row for label, kern, cfg, arrays in mine
+            for row in ((label + " fma_ftz", kern, cfg, arrays), (label + " mul_sub", before[kern], cfg, arrays))]
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -142,12 +162,14 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--walks", action="store_true", help="WALK_CASES instead of CASES")
     p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
+    p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
+                                                      "before flush_to_zero (bench/ftz_ab.py)")
     args = p.parse_args()
     tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if tool is None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
-    cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else CASES
+    cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:

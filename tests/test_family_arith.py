@@ -210,3 +210,61 @@ def test_a_signalling_nan_in_max_and_min_answers_the_other_operand():
     run_host(ti.trace_kernel("k", [ti.ByPtr(F32)] * 3, body), [x] + outs, (1,))
     assert outs[0].tolist() == [3738.0, 3738.0, 3738.0, 3738.0]  # the host said NaN, then -1.88, then 5
     assert outs[1][0] == np.float32(-1.88)
+
+
+# ---- flush_to_zero on the host --------------------------------------------------------------------------
+
+TINY = 2.0 ** -126  # f32's least normal magnitude
+FTZ_LANES = np.array([-150.0, -140.0, -127.0, -126.0, -125.0, 0.0, 1e-40, -1e-40, 3.0, -1e-45, 2.0 ** -127, -1.0,
+                      -0.0, 100.0, -np.inf, 0.5], np.float32)
+
+
+def _f32_kernel(make, *inputs):
+    """f32 tiles of ``inputs`` in, ``make(*tiles)`` out, on the host reference."""
+    n = inputs[0].size
+    k = len(inputs)
+
+    def body():
+        ts = [ti.load(ti.param(F32, i), ti.idx_const(0), [n]) for i in range(k)]
+        ti.store(ti.param(F32, k), ti.idx_const(0), make(*ts))
+
+    out = np.zeros(n, np.float32)
+    prog = ti.trace_kernel("k", [ti.ByPtr(F32)] * (k + 1), body)
+    run_host(prog, [x.copy() for x in inputs] + [out], (1,))
+    return out
+
+
+def test_exp2_ftz_flushes_subnormal_results_and_inputs():
+    plain = _f32_kernel(ti.exp2, FTZ_LANES)
+    flushed = _f32_kernel(lambda x: ti.exp2(x, ftz=True), FTZ_LANES)
+    sub = (plain != 0) & (np.abs(plain) < TINY)
+    assert sub.sum() == 2  # 2^-140 and 2^-127 are subnormal without the flag (2^-150 rounds to 0)
+    assert (flushed[sub] == 0).all() and (np.signbit(flushed[sub]) == np.signbit(plain[sub])).all()
+    assert (flushed[~sub] == plain[~sub]).all()  # a subnormal input reads as 0: 2^0 = 1 either way
+    assert flushed[FTZ_LANES == np.float32(-126.0)][0] == np.float32(TINY)  # the least normal stays
+
+
+def test_add_ftz_flushes_on_the_host_too():
+    a = np.array([1e-39, -1e-39, 2e-38, 3e-39, 1.0, 2e-38, 1.0, 1.0], np.float32)
+    b = np.array([1e-39, 0.0, 1e-39, -1e-39, 1e-39, -1.9e-38, 1.0, 1.0], np.float32)
+    plain = _f32_kernel(ti.add, a, b)
+    flushed = _f32_kernel(lambda x, y: ti.add(x, y, ftz=True), a, b)
+    want = np.array([0.0, 0.0, 2e-38, 0.0, 1.0, 0.0, 2.0, 2.0], np.float32)  # inputs, then sums, flushed (-0 + 0: +0)
+    assert (plain != flushed).any()
+    assert (flushed == want).all() and (np.signbit(flushed) == np.signbit(want)).all()
+
+
+def test_ftz_refusals_name_the_fix():
+    def exp2_f16():
+        ti.exp2(ti.load(ti.param(F16, 0), ti.idx_const(0), [16]), ftz=True)
+
+    with pytest.raises(ti.TileirError, match=r"exp2\(ftz=True\) of a f16 tile.*convert to f32"):
+        ti.trace_kernel("k", [ti.ByPtr(F16)], exp2_f16)
+
+    from tileir.surface.elementwise import record
+
+    def log_ftz():
+        record("log", ti.load(ti.param(F32, 0), ti.idx_const(0), [16]), ftz=True)
+
+    with pytest.raises(ti.TileirError, match="log has no flush_to_zero"):
+        ti.trace_kernel("k", [ti.ByPtr(F32)], log_ftz)

@@ -332,5 +332,10 @@ def any_width(op: str) -> str | None:
     return next((r.name for r in ROWS if r.kind == "binaryi" and r.op == op and r.formats == INT), None)
 
 
+def takes_ftz(row: Row) -> bool:
+    """Whether the row's dialect operation carries the flush_to_zero unit attribute."""
+    return any(f.name == "flush_to_zero" for f in DIALECT[row.dialect].flags)
+
+
 __all__ = ["Row", "ROWS", "BY_NAME", "OPS", "EXACT", "TOLERANCE", "FLOAT", "INT", "KINDS",
-           "ops_of", "of_corpus", "dialect_ops", "tolerance_ops", "any_width"]
+           "ops_of", "of_corpus", "dialect_ops", "tolerance_ops", "any_width", "takes_ftz"]

@@ -26,6 +26,18 @@ from .dtypes import BY_NAME, to_format, wrap_int
 # ---- floats -------------------------------------------------------------------------------------
 
 
+F32_TINY = float(np.finfo(np.float32).tiny)  # 2^-126, f32's least normal magnitude
+
+
+def flush_subnormals(x: np.ndarray, dtype: str) -> np.ndarray:
+    """``flush_to_zero`` as the dialect defines it for f32: each subnormal lane becomes the zero of its
+    sign (the other formats are answered unchanged: the flag is f32's)."""
+    x = np.asarray(x)
+    if dtype != "f32":
+        return x
+    return np.where(np.abs(x) < F32_TINY, np.copysign(0.0, x), x).astype(x.dtype)
+
+
 def work(dtype: str):
     """The numpy dtype a correctly rounded float op computes in before rounding to ``dtype``: f64
     for f64, f32 for the rest (exact for + - * / sqrt: f32 carries more than twice the narrow

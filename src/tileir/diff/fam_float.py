@@ -15,6 +15,7 @@ import tileir as ti
 from tileir import BF16, F16, F32, F64, I8, I16, I32
 
 from ..elementwise import dialect_ops, of_corpus
+from ..hostmath import flush_subnormals
 from . import corpora as C
 from . import exact as X
 from .model import *  # noqa: F401,F403
@@ -331,7 +332,32 @@ def _transcendental():
             return {2: _vec(one, _f64(args[0]), _f64(args[1])).astype(_np(fmt))}
 
         cases.append(Case(f"pow_{fmt.name}", pparams, pbody, pargs, (Out(2, judge),), expect=pexpect))
+    cases.append(_exp2_ftz())
     return Family("transcendental", "tolerance", TRANS_WHY, dialect_ops("transcendental"), cases)
+
+
+def _exp2_ftz():
+    """exp2 with flush_to_zero on f32 lanes whose answers cross the subnormal range (2^-149 .. 2^-126)
+    and on subnormal inputs: the oracle's answer with every subnormal input and result the zero of
+    its sign (the attention kernels' probabilities take this form)."""
+    n = 1024
+
+    def args():
+        r = C.rng(77)
+        head = np.array([0.0, -0.0, 1e-40, -1e-40, 1e-45, -126.0, -125.5, -126.5, -140.0, -149.0, -150.0, -200.0,
+                         np.inf, -np.inf, np.nan, 3.0], np.float64)
+        body = np.concatenate([r.uniform(-152, -120, n // 2), r.uniform(-20, 20, n // 4),
+                               r.uniform(-1e-38, 1e-38, n // 4)])
+        return [C.fill(ti.dtypes.to_format(F32, head), n, ti.dtypes.to_format(F32, body)), np.zeros(n, np.float32)]
+
+    params, body = _elementwise([F32], F32, n, lambda x: [ti.exp2(x, ftz=True)])
+
+    def expect(args, launch=0):
+        x = flush_subnormals(np.asarray(args[0]), "f32")
+        y = np.exp2(x.astype(np.float64)).astype(np.float32)
+        return {1: flush_subnormals(y, "f32")}
+
+    return Case("exp2_ftz_f32", params, body, args, (Out(1, Judge("tol", ulps=ULP_F32)),), expect=expect)
 
 
 # ---- atan2 ---------------------------------------------------------------------------------------

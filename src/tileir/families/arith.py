@@ -21,7 +21,7 @@ from .. import ir
 from ..dialect import BY_NAME as DIALECT
 from ..dtypes import BY_NAME, I32, to_format, wrap_int, wrap_int_scalar
 from ..elementwise import OPS, TOLERANCE, ops_of
-from ..hostmath import directed, unsigned, work
+from ..hostmath import directed, flush_subnormals, unsigned, work
 from ..lower.core import lowering
 from ..prog import Attrs, Handle, Shape
 from ..ref.core import interp
@@ -353,19 +353,17 @@ def _lower_spread(lw, op):
 # ---- host reference: each op by its row's rule (tileir.elementwise, hostmath) ---------------------
 
 
-def _fl(interp, h, dtype):
-    return np.asarray(interp.val(h)).astype(work(dtype))
-
-
 @interp("unaryf")
 def _ref_unaryf(it, op):
     a = UnaryF.of(op)
     d = a.dtype
     row = OPS[("unaryf", a.op)]
     x = np.asarray(it.val(a.a))
+    if a.ftz:
+        x = flush_subnormals(x, d)
     # an approximation on the device: the host answers the f64 value rounded once
-    y = row.host(x.astype(np.float64 if row.tier == TOLERANCE else work(d)))
-    it.set(op.res[0], to_format(BY_NAME[d], y))
+    y = to_format(BY_NAME[d], row.host(x.astype(np.float64 if row.tier == TOLERANCE else work(d))))
+    it.set(op.res[0], flush_subnormals(y, d) if a.ftz else y)
 
 
 def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: str) -> np.ndarray:
@@ -376,21 +374,26 @@ def binary_directed(name: str, x: np.ndarray, y: np.ndarray, dtype: str, mode: s
     return directed(lambda p, q: rule(p, q, None), name, x, y, dtype, mode)
 
 
+def _operand(it, h, dtype, ftz):
+    """An operand's lanes as the device reads them: flushed where the op carries flush_to_zero."""
+    x = np.asarray(it.val(h))
+    return flush_subnormals(x, dtype) if ftz else x
+
+
 @interp("binaryf")
 def _ref_binaryf(it, op):
     a = BinaryF.of(op)
     d = a.dtype
     row = OPS[("binaryf", a.op)]
+    x, y = _operand(it, a.a, d, a.ftz), _operand(it, a.b, d, a.ftz)
     if row.tier == TOLERANCE:
-        z = row.host(np.asarray(it.val(a.a)).astype(np.float64), np.asarray(it.val(a.b)).astype(np.float64), a)
+        z = to_format(BY_NAME[d], row.host(x.astype(np.float64), y.astype(np.float64), a))
     elif (a.rounding or "nearest_even") != "nearest_even" and _takes_rounding(row.dialect):
-        x, y = np.broadcast_arrays(np.asarray(it.val(a.a)).astype(np.float64),
-                                   np.asarray(it.val(a.b)).astype(np.float64))
-        it.set(op.res[0], directed(lambda p, q: row.host(p, q, a), a.op, x, y, d, a.rounding))
-        return
+        x, y = np.broadcast_arrays(x.astype(np.float64), y.astype(np.float64))
+        z = directed(lambda p, q: row.host(p, q, a), a.op, x, y, d, a.rounding)
     else:
-        z = row.host(_fl(it, a.a, d), _fl(it, a.b, d), a)
-    it.set(op.res[0], to_format(BY_NAME[d], z))
+        z = to_format(BY_NAME[d], row.host(x.astype(work(d)), y.astype(work(d)), a))
+    it.set(op.res[0], flush_subnormals(z, d) if a.ftz else z)
 
 
 def _takes_rounding(dialect_op: str) -> bool:
@@ -400,7 +403,9 @@ def _takes_rounding(dialect_op: str) -> bool:
 @interp("fma")
 def _ref_fma(it, op):
     a = Fma.of(op)
-    it.set(op.res[0], OPS[("fma", "fma")].host(it.val(a.a), it.val(a.b), it.val(a.c), a.dtype))
+    d = a.dtype
+    z = OPS[("fma", "fma")].host(*(_operand(it, x, d, a.ftz) for x in (a.a, a.b, a.c)), d)
+    it.set(op.res[0], flush_subnormals(z, d) if a.ftz else z)
 
 
 @interp("cmpf")

@@ -51,6 +51,7 @@ from ..heuristics import attention_training
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
+from .attention import softmax_step
 from .entry_hints import entry_hints
 from .launching import empty, fmt_of, launch, on_host, pow2_at_least, zeros
 from .registry import Case, register
@@ -236,13 +237,7 @@ def attention_fwd_lse(q=_block, k=_whole, v=_walked, o=_rows_out, lse=_stat_out,
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
             keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.idx_as_tile(seq))
             sc = ti.select(keep, sc, -math.inf)
-        m_old = ti.get(m_i)
-        m_new = ti.max(m_old, ti.reduce_max(sc, keepdims=True) * c)
-        p = ti.exp2(sc * c - m_new)
-        alpha = ti.exp2(m_old - m_new)
-        ti.set(l_i, ti.get(l_i) * alpha + ti.reduce_sum(p, keepdims=True))
-        ti.set(acc, ti.mma(ti.to(p, fmt), vt, ti.get(acc) * alpha))
-        ti.set(m_i, m_new)
+        softmax_step(m_i, l_i, acc, sc, c, vt, fmt)
 
     _walk_keys(step, qi, seq, ti.blocks_of(v, 2), bq, bk, causal)
     out = ti.get(acc) * (1.0 / ti.get(l_i))
@@ -261,6 +256,12 @@ def attention_bwd_delta(o=_block, do=_block, delta=_stat_out, *, fmt: str = "f16
     """delta[b, h, i] = sum_d dO[b, h, i, d] * O[b, h, i, d] in f32 (the backward's preprocess)."""
     prod = ti.to(ti.load_at(o, [0]), F32) * ti.to(ti.load_at(do, [0]), F32)
     ti.store_cell(delta, ti.reshape(ti.reduce_sum(_tile2(prod, bq, d_tile), 1), [1, 1, bq]))
+
+
+def _probabilities(scores, c, neg_lse2):
+    """P recomputed from the f32 scores: exp2(scores * c - lse * log2(e)), one fma and an exp2 with
+    flush_to_zero (as the forward's softmax_step, for the same reason)."""
+    return ti.exp2(ti.fma(scores, c, neg_lse2), ftz=True)
 
 
 def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_tile, t_views, heavy_first=False):
@@ -294,9 +295,9 @@ def _dkdv(q, k, v, do, lse, delta, dk, dv, dq32, causal, scale, fmt, bq, bk, d_t
             dot = _tile2(ti.load_view(dot_view, [bz, h, 0, i]), d_tile, bq)
         else:
             qt, dot = ti.transpose(q_rows), ti.transpose(do_rows)
-        lse2 = _tile2(ti.load_view(lse_view, [bz, h, i]), 1, bq) * LOG2E
+        neg_lse2 = _tile2(ti.load_view(lse_view, [bz, h, i]), 1, bq) * -LOG2E
         dl = _tile2(ti.load_view(delta_view, [bz, h, i]), 1, bq)
-        pt = ti.exp2(ti.mma(k_blk, qt, 0.0) * c - lse2)  # P^T [bk, bq]
+        pt = _probabilities(ti.mma(k_blk, qt, 0.0), c, neg_lse2)  # P^T [bk, bq]
         if masked:
             queries = ti.coord(ti.tile_at(i, bq), [bk, bq], 1)
             pt = ti.select(ti.le_i(keys, queries), pt, 0.0)
@@ -379,7 +380,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
     v_view = ti.partition_view(ti.array_view(v), [1, 1, bk, d_tile], padding=PadZero)
     q_blk = _tile2(ti.load_at(q, [0]), bq, d_tile)
     do_blk = _tile2(ti.load_at(do, [0]), bq, d_tile)
-    lse2 = _tile2(ti.load_cell(lse), bq, 1) * LOG2E
+    neg_lse2 = _tile2(ti.load_cell(lse), bq, 1) * -LOG2E
     dl = _tile2(ti.load_cell(delta), bq, 1)
     dq_acc = ti.carry(ti.full([bq, d_tile], 0.0, F32))
     rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position
@@ -391,7 +392,7 @@ def attention_bwd_dq(q=_block, k=_whole, v=_whole, do=_block, lse=_stat_in, delt
             vt = _tile2(ti.load_view(vt_view, [bz, h, 0, j]), d_tile, bk)
         else:
             kt, vt = ti.transpose(kb), ti.transpose(_tile2(ti.load_view(v_view, [bz, h, j, 0]), bk, d_tile))
-        p = ti.exp2(ti.mma(q_blk, kt, 0.0) * c - lse2)  # [bq, bk]
+        p = _probabilities(ti.mma(q_blk, kt, 0.0), c, neg_lse2)  # [bq, bk]
         if masked:
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
             keep = ti.le_i(cols, rows) if causal else ti.lt_i(cols, ti.idx_as_tile(seq))

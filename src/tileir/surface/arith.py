@@ -187,9 +187,12 @@ def exp(a) -> Tile:
 
 
 @public
-def exp2(a) -> Tile:
-    """2^a, no flush_to_zero. Tolerance tier."""
-    return record("exp2", a)
+def exp2(a, ftz: bool = False) -> Tile:
+    """2^a. Tolerance tier. ``ftz`` (f32 only): the dialect's flush_to_zero, subnormal inputs and
+    results become the zero of their sign, which spares the device its subnormal range fix-up
+    around each exp2 (three instructions a lane on sm_90: bench/results/sass_ftz_cpu.json) -- what
+    an online softmax wants, whose probabilities under 2^-126 add nothing to a sum of at least 1."""
+    return record("exp2", a, ftz=ftz)
 
 
 @public

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ..dev import dev
 from ..dtypes import BY_NAME
 from ..elementwise import BY_NAME as ROW_OF
-from ..elementwise import OPS, ROWS, Row, any_width
+from ..elementwise import OPS, ROWS, Row, any_width, takes_ftz
 from ..values import Lit, Tile
 from ._util import dname, h, info, refuse
 from .shape import widen
@@ -131,10 +131,15 @@ def _formats(row: Row, d: str, spelled: bool) -> None:
     raise refuse(f"{row.name} is {only} only", f"{other}(a) for other formats" if other else None)
 
 
-def _unaryf(row: Row, spelled: bool, a) -> Tile:
+def _unaryf(row: Row, spelled: bool, a, *, ftz=False) -> Tile:
     (ha,), d, shape = tiles(a, what=row.name)
     _formats(row, d, spelled)
-    return Tile(dev().t_unaryf(row.op, d, shape, ha, row.rounding, False))
+    if ftz and not takes_ftz(row):
+        raise refuse(f"{row.name} has no flush_to_zero (its operation {row.dialect} carries none)", "ftz=False")
+    if ftz and d != "f32":
+        raise refuse(f"{row.name}(ftz=True) of a {d} tile: flush_to_zero is f32's (a subnormal f32 lane becomes "
+                     "the zero of its sign)", f"ftz=False, or convert to f32 first: {row.name}(x.to(F32), ftz=True)")
+    return Tile(dev().t_unaryf(row.op, d, shape, ha, row.rounding, bool(ftz)))
 
 
 def _binaryf(row: Row, spelled: bool, a, b, *, rounding="nearest_even", ftz=False, propagate_nan=False) -> Tile:
