@@ -39,9 +39,9 @@
 #   final      the whole GPU test suite, then 07 eager / graphed and its profile
 #   fused-rule the fused attention backward at held-out shapes, the training attention's GPU tests, attention's walk
 #   unmeasured the whole GPU test suite, then bench/small_m_probe.py --part nt (x @ W^T at 1 and 16 rows)
-#   ftz        the whole GPU test suite, layer 2's transcendental family with its mutants (exp2 with
-#              flush_to_zero), bench/ftz_ab.py (the attention kernels' fma + exp2 ftz against the arithmetic
-#              before, SDPA beside)
+#   ftz        the whole GPU test suite (not with NO_TESTS=1), layer 2's transcendental family with its mutants
+#              (exp2 with flush_to_zero), bench/ftz_ab.py (the attention kernels' fma + exp2 ftz against the
+#              arithmetic before, the forward's prefetch, SDPA beside); FUSED=1: bench/attention_fused_ab.py
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -473,13 +473,18 @@ fused-rule)
   (cd "$OUT" && tar -czf fused_rule.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 ftz)
-  gpu_suite 300
+  [ -n "${NO_TESTS:-}" ] || gpu_suite 300
   timeout 60 python3 -m tileir.diff run --families transcendental --mutants --out "$OUT/diff_transcendental_h200.json" \
     2>&1 | tail -4
   timeout 200 python3 bench/ftz_ab.py --out "$OUT/ftz_ab_h200.json" > "$OUT/ftz_ab.log" 2>&1
   grep -o "'part': '[a-z]*', 'shape': [^}]*\|'vs_sdpa': {[^}]*}, 'speedup': [0-9.]*\|'library_vs_sdpa': [0-9.]*, 'fused_speedup': [0-9.]*" \
     "$OUT/ftz_ab.log" | paste - - | cut -c 1-200
   tail -2 "$OUT/ftz_ab.log"
+  if [ -n "${FUSED:-}" ]; then  # the fused backward's variants at the base shapes (latency, t_views, heavy_first)
+    timeout 240 python3 bench/attention_fused_ab.py --budget-s 200 --out "$OUT/attention_fused_variants_h200.json" \
+      > "$OUT/fused.log" 2>&1
+    grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-200
+  fi
   (cd "$OUT" && tar -czf ftz_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 unmeasured)

@@ -339,7 +339,9 @@ def _transcendental():
 def _exp2_ftz():
     """exp2 with flush_to_zero on f32 lanes whose answers cross the subnormal range (2^-149 .. 2^-126)
     and on subnormal inputs: the oracle's answer with every subnormal input and result the zero of
-    its sign (the attention kernels' probabilities take this form)."""
+    its sign (the attention kernels' probabilities take this form). A second output says which lanes
+    are zero, exactly: the ulp judge reads a zero's ulp as f32's epsilon, so a subnormal answer where
+    0 is wanted would pass it (the exp2-ftz-dropped mutant survived that alone on the H100)."""
     n = 1024
 
     def args():
@@ -348,16 +350,21 @@ def _exp2_ftz():
                          np.inf, -np.inf, np.nan, 3.0], np.float64)
         body = np.concatenate([r.uniform(-152, -120, n // 2), r.uniform(-20, 20, n // 4),
                                r.uniform(-1e-38, 1e-38, n // 4)])
-        return [C.fill(ti.dtypes.to_format(F32, head), n, ti.dtypes.to_format(F32, body)), np.zeros(n, np.float32)]
+        return [C.fill(ti.dtypes.to_format(F32, head), n, ti.dtypes.to_format(F32, body)), np.zeros(2 * n, np.float32)]
 
-    params, body = _elementwise([F32], F32, n, lambda x: [ti.exp2(x, ftz=True)])
+    def lanes(x):
+        y = ti.exp2(x, ftz=True)
+        return [y, ti.select(ti.eq(y, 0.0), ti.f_const(F32, 1.0), 0.0)]
+
+    params, body = _elementwise([F32], F32, n, lanes)
 
     def expect(args, launch=0):
         x = flush_subnormals(np.asarray(args[0]), "f32")
-        y = np.exp2(x.astype(np.float64)).astype(np.float32)
-        return {1: flush_subnormals(y, "f32")}
+        y = flush_subnormals(np.exp2(x.astype(np.float64)).astype(np.float32), "f32")
+        return {1: np.concatenate([y, (y == 0).astype(np.float32)])}
 
-    return Case("exp2_ftz_f32", params, body, args, (Out(1, Judge("tol", ulps=ULP_F32)),), expect=expect)
+    out = Out(1, Judge("tol", ulps=ULP_F32), labels=("exp2_ftz", "is_zero"), block=n)
+    return Case("exp2_ftz_f32", params, body, args, (out,), expect=expect)
 
 
 # ---- atan2 ---------------------------------------------------------------------------------------
