@@ -477,7 +477,7 @@ ftz)
   timeout 60 python3 -m tileir.diff run --families transcendental --mutants --out "$OUT/diff_transcendental_h200.json" \
     2>&1 | tail -4
   timeout 200 python3 bench/ftz_ab.py --out "$OUT/ftz_ab_h200.json" > "$OUT/ftz_ab.log" 2>&1
-  grep -o "'part': '[a-z]*', 'shape': [^}]*\|'vs_sdpa': {[^}]*}, 'speedup': [0-9.]*\|'library_vs_sdpa': [0-9.]*, 'fused_speedup': [0-9.]*" \
+  grep -o "'shape': [^]]*], 'causal': [A-Za-z]*\|'vs_sdpa': {[^}]*}, 'speedup': [0-9.]*\|'library_vs_sdpa': [0-9.]*, 'fused_speedup': [0-9.]*" \
     "$OUT/ftz_ab.log" | paste - - | cut -c 1-200
   tail -2 "$OUT/ftz_ab.log"
   if [ -n "${FUSED:-}" ]; then  # the fused backward's variants at the base shapes (latency, t_views, heavy_first)
