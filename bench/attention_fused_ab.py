@@ -8,6 +8,7 @@ kernel's reductions became in SASS (cuobjdump of its cubin, where triton ships o
 
     PYTHONPATH=src python3 bench/attention_fused_ab.py --out bench/results/attention_fused_ab_h200.json
     ... --held-out   # the shapes heuristics.attention_training's "fused" entry was not fitted on
+    ... --shapes 0 --held-out   # those alone
 
 bench/results/attention_fused_ab_h200.json (2026-12-02) timed the earlier fused kernel, whose adds
 were scalar atomics; attention_fused_tiles_h200.json (2026-12-04) has both ("fused": "scalar" the
@@ -40,7 +41,8 @@ SHAPES = [(4, 32, 4096, 64, False), (4, 32, 4096, 128, True), (32, 8, 256, 64, T
 # rows just over and under the 132 SMs at 2048)
 HELD_OUT = [(2, 16, 2048, 128, False, "bf16"), (1, 32, 8192, 64, True, "f16"), (16, 16, 512, 64, False, "f16"),
             (8, 8, 1024, 64, False, "bf16"), (4, 16, 2048, 64, True, "bf16"), (1, 16, 16384, 128, True, "f16"),
-            (1, 8, 2048, 128, True, "f16"), (1, 9, 2048, 128, True, "f16"), (16, 32, 1024, 64, True, "f16")]
+            (1, 8, 2048, 128, True, "f16"), (1, 9, 2048, 128, True, "f16"), (16, 32, 1024, 64, True, "f16"),
+            (8, 16, 2048, 128, False, "f16"), (1, 32, 8192, 128, False, "f16"), (2, 16, 4096, 128, False, "bf16")]
 # the three-kernel path's configurations as bench/results/training_h200.json chose them
 SEPARATE = {"dkdv": {"bq": 64, "bk": 128, "warps": 8}, "dq": {"bq": 128, "bk": 64, "warps": 8}}
 RULE = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}  # heuristics.attention_training's "fused"

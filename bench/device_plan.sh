@@ -41,7 +41,8 @@
 #   unmeasured the whole GPU test suite, then bench/small_m_probe.py --part nt (x @ W^T at 1 and 16 rows)
 #   ftz        the whole GPU test suite (not with NO_TESTS=1), layer 2's transcendental family with its mutants
 #              (exp2 with flush_to_zero), bench/ftz_ab.py (the attention kernels' fma + exp2 ftz against the
-#              arithmetic before, the forward's prefetch, SDPA beside); FUSED=1: bench/attention_fused_ab.py
+#              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
+#   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -83,7 +84,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh ftz|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh ftz|ftz-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -486,6 +487,17 @@ ftz)
     grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-200
   fi
   (cd "$OUT" && tar -czf ftz_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+ftz-rule)
+  # the fused backward's latency at D 128 without the mask at the held-out shapes (and the rest of the rule
+  # there), then the suite's attention family into a fresh file (exp2 with flush_to_zero in the forward)
+  timeout 290 python3 bench/attention_fused_ab.py --shapes 0 --held-out --budget-s 250 \
+    --out "$OUT/attention_fused_rule_h200.json" > "$OUT/fused.log" 2>&1
+  grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-150
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention_h200.json" --families attention --budget-s 170 \
+    > "$OUT/suite_attention.log" 2>&1
+  tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
+  (cd "$OUT" && tar -czf ftz_rule_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key

@@ -595,6 +595,12 @@ HEAVY_FIRST_MOST_HEADS = 64
 # (latency_matmul_h200.json). Only D = 64 was measured; the rule gives it to the bucket (D 33-64).
 LONG_D64_LATENCY = 1
 
+# the fused attention backward at head dims past 64 without the mask: every view load at latency 1. H100,
+# B4 H32 S4096 D128 (bench/results/attention_fused_variants_h100.json): the whole backward 6.14 ms against
+# 6.81 at the default latency (0.95x SDPA against 0.85); causal it was 1.4% slower (3.75 against 3.70), so
+# the causal walk keeps the default; held out: attention_fused_rule_h100.json.
+FUSED_D128_LATENCY = 1
+
 # d 64 with at most this many keys: 64-key blocks, two blocks an SM. H200, B*H*S = 2^18 f16:
 # S 512 causal 0.81x SDPA (the 128 x 128 blocks' 0.62), not causal 0.87 (0.71), S 1024 causal
 # 0.83 (0.70); at d 128 it lost (0.69 against 0.72). Longer sequences were not measured so.
@@ -631,7 +637,8 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
       (bench/results/attention_fused_tiles_h200.json). 64 x 128 with 8 warps, Q^T and dO^T transposed in
       registers (t_views False: 4-9% faster than the transposing views at D 64; at D 128 the two within
       3% either way across runs); 128 x 128 at D 128 ran 9.5-12x slower. At D 64 without the mask
-      128 x 128 (2-5% faster; causal it was 0.5-1.6% slower). Held out (attention_fused_rule_h200.json,
+      128 x 128 (2-5% faster; causal it was 0.5-1.6% slower); past D 64 without the mask every view load at
+      latency 1 (FUSED_D128_LATENCY). Held out (attention_fused_rule_h200.json,
       S 512 to 16384, B*H 8 to 512, f16 and bf16): at the 5 shapes the rule takes it, 10-22% faster
       than the three kernels, 0.80-1.11x SDPA.
 
@@ -662,7 +669,10 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
 def _fused(b: int, h: int, s: int, d: int, causal: bool, sms: int) -> dict:
     """attention_training's "fused" entry, where it takes the fused backward (its docstring)."""
     if s > 1024 and cdiv(s, 128) * h * b >= sms:
-        return {"fused": {"bq": 128 if d <= 64 and not causal else 64, "bk": 128, "warps": 8, "t_views": False}}
+        cfg = {"bq": 128 if d <= 64 and not causal else 64, "bk": 128, "warps": 8, "t_views": False}
+        if d > 64 and not causal:  # every view load at latency 1: FUSED_D128_LATENCY
+            cfg["latency"] = FUSED_D128_LATENCY
+        return {"fused": cfg}
     return {}
 
 

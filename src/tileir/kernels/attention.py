@@ -116,11 +116,11 @@ def _check(causal, bq, bk, warps):
 # 1.232) against 2.145 (1.220) with every size recorded and 2.248 (1.289) with only S and S_kv;
 # bench/h200.py 504 / 454 TFLOP/s after, 491-499 / 441-442 before.
 @kernel(name="attention", grid=_grid, hints=entry_hints,
-        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency", "heavy_first", "programs", "prefetch"),
+        tuned=("bq", "bk", "d_tile", "warps", "occupancy", "latency", "heavy_first", "programs"),
         exact=("D", "H", "H_kv"))
 def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | None = None, fmt: str = "f16",
               bq: int = 128, bk: int | None = None, d_tile: int = 128, warps: int = 0, occupancy: int = 0,
-              latency: int = 0, heavy_first: bool = False, programs: int = 0, prefetch: bool = False):
+              latency: int = 0, heavy_first: bool = False, programs: int = 0):
     """O[b, h] = softmax(Q[b, h] K[b, h']^T * scale) V[b, h'] for every batch b and head h of
     [B, H, S, D] q and o and [B, H_kv, S_kv, D] k and v (h' = h // (H / H_kv)), f16 or bf16 with
     f32 accumulation and statistics; ``causal`` masks key > query (absolute positions). scale:
@@ -159,7 +159,7 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | No
             hb = ti.idx_rem(cell, rows_of)
             bz, h = ti.idx_div(hb, heads), ti.idx_rem(hb, heads)
             _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, kv_head(h), qi, [bz, h, qi, 0], True, causal, fmt,
-                   bq, bk, d_tile, prefetch)
+                   bq, bk, d_tile)
         return
     # (the operations in the order the one-block-a-block programs were measured in: the same bytes)
     if heavy_first:
@@ -170,10 +170,10 @@ def attention(q=_q, k=_k, v=_v, o=_o, *, causal: bool = False, scale: float | No
     hk = kv_head(h)
     s_kv, qk_scale, kt_view = shared()
     _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, [qi, 0] if heavy_first else [0], False, causal, fmt,
-           bq, bk, d_tile, prefetch)
+           bq, bk, d_tile)
 
 
-def _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, q_at, walked, causal, fmt, bq, bk, d_tile, prefetch=False):
+def _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, q_at, walked, causal, fmt, bq, bk, d_tile):
     """One [bq, D] block of O: query block ``qi`` of head ``h`` (K/V's ``hk``) of batch ``bz`` (Q's cell
     at ``q_at``, the free axes its marker leaves; ``walked``: every axis free, V's batch named too)."""
     qt = ti.reshape(ti.load_at(q, q_at), [bq, d_tile])
@@ -183,15 +183,9 @@ def _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, q_at, walked, causal
     rows = ti.coord(ti.tile_at(qi, bq), [bq, bk], 0)  # each lane's query position (loop-invariant)
     s_kv_lanes = ti.idx_as_tile(s_kv)
 
-    def keys_t(j):
-        return ti.reshape(ti.load_view(kt_view, [bz, hk, 0, j]), [d_tile, bk])
-
-    def values(j):
-        return ti.reshape(ti.load_at(v, [bz, hk, j, 0] if walked else [hk, j, 0]), [bk, d_tile])
-
     def step(j, masked):
-        kt = keys_t(j)
-        vt = values(j)
+        kt = ti.reshape(ti.load_view(kt_view, [bz, hk, 0, j]), [d_tile, bk])
+        vt = ti.reshape(ti.load_at(v, [bz, hk, j, 0] if walked else [hk, j, 0]), [bk, d_tile])
         sc = ti.mma(qt, kt, 0.0)  # [bq, bk] f32
         if masked:
             cols = ti.coord(ti.tile_at(j, bk), [bq, bk], 1)
@@ -201,31 +195,19 @@ def _block(q, v, o, kt_view, s_kv, qk_scale, bz, h, hk, qi, q_at, walked, causal
             sc = ti.select(keep, sc, -math.inf)
         softmax_step(m_i, l_i, acc, sc, qk_scale, vt, fmt)
 
-    def unmasked_walk(n):
-        """Key blocks [0, n), none masked; with ``prefetch`` each step issues the next block's scores
-        before this block's softmax (block n's where that is the last: a key block always exists)."""
-        if not prefetch:
-            for j in ti.d_range(0, n):
-                step(j, False)
-            return
-        last = ti.idx_sub(ti.blocks_of(v, 2), ti.idx_const(1))
-        ahead = ti.carry(ti.mma(qt, keys_t(0), 0.0))
-        for j in ti.d_range(0, n):
-            sc = ti.get(ahead)
-            ti.set(ahead, ti.mma(qt, keys_t(_idx_min(ti.idx_add(j, 1), last)), 0.0))
-            softmax_step(m_i, l_i, acc, sc, qk_scale, values(j), fmt)
-
     whole = ti.idx_div(s_kv, ti.idx_const(bk))  # the key blocks wholly inside S_kv
     nk = ti.blocks_of(v, 2)  # every key block, the partial last one included
     if causal:
         per = bq // bk  # key blocks per query block
         lo = ti.idx_mul(qi, per)  # the key blocks before lo lie wholly below the diagonal
         unmasked = _idx_min(lo, whole)
-        unmasked_walk(unmasked)
+        for j in ti.d_range(0, unmasked):
+            step(j, False)
         for j in ti.d_range(unmasked, _idx_min(ti.idx_add(lo, per), nk)):
             step(j, True)
     else:
-        unmasked_walk(whole)
+        for j in ti.d_range(0, whole):
+            step(j, False)
         for j in ti.d_range(whole, nk):  # none, or the partial last key block
             step(j, True)
     out = ti.get(acc) * (1.0 / ti.get(l_i))
