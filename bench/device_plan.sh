@@ -43,6 +43,7 @@
 #              (exp2 with flush_to_zero), bench/ftz_ab.py (the attention kernels' fma + exp2 ftz against the
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
+#   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -84,7 +85,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh ftz|ftz-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh ftz|ftz-rule|d128|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -498,6 +499,15 @@ ftz-rule)
     > "$OUT/suite_attention.log" 2>&1
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && tar -czf ftz_rule_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
+  ;;
+d128)
+  # the forward's configurations at head dim 128 (bench/attention_fwd_configs.py), then the training attention
+  # rows, quick (the fused backward's latency rule; exp2 with flush_to_zero)
+  timeout 200 python3 bench/attention_fwd_configs.py --out "$OUT/attention_fwd_configs_h200.json" 2>&1 | cut -c 1-260
+  timeout 330 python3 bench/training_device.py --ops attention --quick --out "$OUT/training_attention_h200.json" \
+    > "$OUT/training_attention.log" 2>&1
+  grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
+  (cd "$OUT" && tar -czf d128_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key

@@ -600,6 +600,11 @@ LONG_D64_LATENCY = 1
 # 6.81 at the default latency (0.95x SDPA against 0.85); causal it was 1.4% slower (3.75 against 3.70), so
 # the causal walk keeps the default; held out: attention_fused_rule_h100.json.
 FUSED_D128_LATENCY = 1
+# ... and causal, Q^T and dO^T read through the transposing views: on the H100 0.6-8.5% faster than transposed
+# in registers at all 4 causal D 128 shapes timed (attention_fused_variants_h100.json, attention_fused_rule_h100.json:
+# B4 H32 S4096 3.68 against 3.70 ms, B1 H16 S16384 6.11 against 6.20, B1 H9 S2048 0.126 against 0.137); on the
+# H200 the two were within 3% either way across runs (attention_fused_tiles_h200.json)
+FUSED_D128_CAUSAL_VIEWS = True
 
 # d 64 with at most this many keys: 64-key blocks, two blocks an SM. H200, B*H*S = 2^18 f16:
 # S 512 causal 0.81x SDPA (the 128 x 128 blocks' 0.62), not causal 0.87 (0.71), S 1024 causal
@@ -635,12 +640,12 @@ def attention_training(gpu: str | None, b: int, h: int, s: int, d: int, causal: 
       the long-sequence tiles, which shorter sequences do not take). At B4 H32 S4096 (D 64 and 128,
       causal and not) it took 0.84-0.92x SDPA's backward against the three kernels' 0.71-0.76x
       (bench/results/attention_fused_tiles_h200.json). 64 x 128 with 8 warps, Q^T and dO^T transposed in
-      registers (t_views False: 4-9% faster than the transposing views at D 64; at D 128 the two within
-      3% either way across runs); 128 x 128 at D 128 ran 9.5-12x slower. At D 64 without the mask
-      128 x 128 (2-5% faster; causal it was 0.5-1.6% slower); past D 64 without the mask every view load at
-      latency 1 (FUSED_D128_LATENCY). Held out (attention_fused_rule_h200.json,
-      S 512 to 16384, B*H 8 to 512, f16 and bf16): at the 5 shapes the rule takes it, 10-22% faster
-      than the three kernels, 0.80-1.11x SDPA.
+      registers at D 64 (t_views False: 4-9% faster than the transposing views); 128 x 128 at D 128 ran
+      9.5-12x slower. At D 64 without the mask 128 x 128 (2-5% faster; causal it was 0.5-1.6% slower).
+      Past D 64 without the mask every view load at latency 1 (FUSED_D128_LATENCY), and causal the
+      transposing views (FUSED_D128_CAUSAL_VIEWS). Held out (attention_fused_rule_h200.json, S 512 to
+      16384, B*H 8 to 512, f16 and bf16): at the 5 shapes the rule takes it, 10-22% faster than the three
+      kernels, 0.80-1.11x SDPA; attention_fused_rule_h100.json adds 12 shapes on the H100.
 
     Never 64 x 64 with 8 warps, which tileiras 13.4.92 answers wrong (the sweeps' "ok": false). A GPU
     the rule does not know: the kernels' defaults."""
@@ -672,6 +677,8 @@ def _fused(b: int, h: int, s: int, d: int, causal: bool, sms: int) -> dict:
         cfg = {"bq": 128 if d <= 64 and not causal else 64, "bk": 128, "warps": 8, "t_views": False}
         if d > 64 and not causal:  # every view load at latency 1: FUSED_D128_LATENCY
             cfg["latency"] = FUSED_D128_LATENCY
+        elif d > 64:  # causal: Q^T and dO^T through the transposing views (FUSED_D128_CAUSAL_VIEWS)
+            cfg["t_views"] = FUSED_D128_CAUSAL_VIEWS
         return {"fused": cfg}
     return {}
 
