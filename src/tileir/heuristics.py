@@ -601,7 +601,7 @@ LONG_D64_LATENCY = 1
 # the causal walk keeps the default; held out: attention_fused_rule_h100.json.
 FUSED_D128_LATENCY = 1
 # ... and causal, Q^T and dO^T read through the transposing views: on the H100 0.6-8.5% faster than transposed
-# in registers at all 4 causal D 128 shapes timed (attention_fused_variants_h100.json, attention_fused_rule_h100.json:
+# in registers at all 5 causal D 128 shapes timed (attention_fused_variants_h100.json, attention_fused_rule_h100.json:
 # B4 H32 S4096 3.68 against 3.70 ms, B1 H16 S16384 6.11 against 6.20, B1 H9 S2048 0.126 against 0.137); on the
 # H200 the two were within 3% either way across runs (attention_fused_tiles_h200.json)
 FUSED_D128_CAUSAL_VIEWS = True
