@@ -44,6 +44,7 @@
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
+#   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
 #              tests, 07 eager and graphed
@@ -85,7 +86,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh ftz|ftz-rule|d128|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -508,6 +509,15 @@ d128)
     > "$OUT/training_attention.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
   (cd "$OUT" && tar -czf d128_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)
+  ;;
+d128-rule)
+  # the forward's 64-row blocks at D 128 without the mask (heuristics.HALF_ROWS_WARPS) at held-out shapes, then
+  # the suite's attention family into a fresh file
+  timeout 150 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-220
+  timeout 170 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 140 \
+    > "$OUT/suite_attention.log" 2>&1
+  tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
+  (cd "$OUT" && rm -f ./*.png ./*.log)
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key

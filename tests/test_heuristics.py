@@ -504,9 +504,11 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
     ruled = autotune.best("matmul_f16", "sm_90", **sizes)
     assert ruled == rule("matmul_f16", "sm_90", sizes, autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64))
     assert ruled["tm"] == 16
-    # a specific measured entry (when names D = 128) beats the rule
+    # a specific measured entry (when names D = 128 and causal) beats the rule; without the mask the rule's
     att = {"B": 4, "H": 32, "S": 4096, "D": 128, "H_kv": 32, "S_kv": 4096}
-    assert autotune.best("attention", "sm_90", **att) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 1}
+    assert autotune.best("attention", "sm_90", causal=True, **att) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 1}
+    plain = dict(att, causal=False)
+    assert autotune.best("attention", "sm_90", **plain) == rule("attention", "sm_90", plain)
     # the cache beats everything
     autotune._write_entry(autotune.cache_key("sm_90", "matmul_f16", sizes), {"config": {"tm": 128, "tn": 64}})
     assert autotune.best("matmul_f16", "sm_90", **sizes) == {"tm": 128, "tn": 64}

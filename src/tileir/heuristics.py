@@ -563,6 +563,8 @@ def _attention(gpu, name, cfg, measured):
         bk = 64
     if d_tile == 64 and s_kv <= SHORT_KEYS and bq == 128:
         bk, occupancy = 64, 2  # short sequences at d 64 (attention_short_h200.json)
+    if d_tile == 128 and bq == 128 and not causal:  # 64-row blocks two an SM (HALF_ROWS_WARPS)
+        bq, warps, occupancy = 64, HALF_ROWS_WARPS, 2
     if causal and bq % bk:
         bk = bq
     out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
@@ -573,6 +575,16 @@ def _attention(gpu, name, cfg, measured):
     if causal and pow2_at_least(s) >= HEAVY_FIRST_KEYS and pow2_at_least(b) * h <= HEAVY_FIRST_MOST_HEADS:
         out["heavy_first"] = True
     return out
+
+
+# d 128 without the mask: 64 x 128 blocks with 4 warps, two an SM, in place of 128 x 128 with 8 at one (the
+# default table's entry for D 128, swept on the H200 at B4 H32 S4096 among 128- and 256-row blocks only).
+# H100, f16, B*H*S = 2^18 (bench/attention_fwd_configs.py, attention_fwd_configs_h100.json, the fastest of
+# two interleaved rounds): 0.78-0.82x SDPA -> 0.86-0.90 at S 512-4096 (9-11% faster), S 16384 level (0.947
+# against 0.948); held out: attention_fwd_held_out_h100.json. Causal the same blocks (64 x 64, tileiras'
+# warps: 8 answer wrong there) were 1-12% faster up to 2048 keys and 1.6% / 11% slower at 4096 / 16384: not
+# taken (the table's causal entry holds). Not timed on the H200.
+HALF_ROWS_WARPS = 4
 
 
 # Causal attention of at least 4096 keys (32 query blocks of 128) and at most 64 heads in all (B * H) starts
