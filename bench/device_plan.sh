@@ -385,7 +385,7 @@ headline)
   # cells against pointers to 2^28
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_device_kernels.py tests/test_torch_ops.py \
     -k attention > "$OUT/gpu_tests_attention.log" 2>&1; tail -1 "$OUT/gpu_tests_attention.log"
-  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention_h200.json" --families attention --budget-s 170 \
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 170 \
     > "$OUT/suite_attention.log" 2>&1
   tail -12 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"' | cut -c 1-200
   (cd bench && timeout 200 python3 h200.py --passes 3 --out "$OUT/h200_changed_h200.json" \
@@ -477,14 +477,14 @@ fused-rule)
   ;;
 ftz)
   [ -n "${NO_TESTS:-}" ] || gpu_suite 300
-  timeout 60 python3 -m tileir.diff run --families transcendental --mutants --out "$OUT/diff_transcendental_h200.json" \
+  timeout 60 python3 -m tileir.diff run --families transcendental --mutants --out "$OUT/diff_transcendental.json" \
     2>&1 | tail -4
-  timeout 200 python3 bench/ftz_ab.py --out "$OUT/ftz_ab_h200.json" > "$OUT/ftz_ab.log" 2>&1
+  timeout 200 python3 bench/ftz_ab.py --out "$OUT/ftz_ab.json" > "$OUT/ftz_ab.log" 2>&1
   grep -o "'shape': [^]]*], 'causal': [A-Za-z]*\|'vs_sdpa': {[^}]*}, 'speedup': [0-9.]*\|'library_vs_sdpa': [0-9.]*, 'fused_speedup': [0-9.]*" \
     "$OUT/ftz_ab.log" | paste - - | cut -c 1-200
   tail -2 "$OUT/ftz_ab.log"
   if [ -n "${FUSED:-}" ]; then  # the fused backward's variants at the base shapes (latency, t_views, heavy_first)
-    timeout 240 python3 bench/attention_fused_ab.py --budget-s 200 --out "$OUT/attention_fused_variants_h200.json" \
+    timeout 240 python3 bench/attention_fused_ab.py --budget-s 200 --out "$OUT/attention_fused_variants.json" \
       > "$OUT/fused.log" 2>&1
     grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-200
   fi
@@ -494,9 +494,9 @@ ftz-rule)
   # the fused backward's latency at D 128 without the mask at the held-out shapes (and the rest of the rule
   # there), then the suite's attention family into a fresh file (exp2 with flush_to_zero in the forward)
   timeout 290 python3 bench/attention_fused_ab.py --shapes 0 --held-out --budget-s 250 \
-    --out "$OUT/attention_fused_rule_h200.json" > "$OUT/fused.log" 2>&1
+    --out "$OUT/attention_fused_rule.json" > "$OUT/fused.log" 2>&1
   grep -E "^[0-9]" "$OUT/fused.log" | cut -c 1-150
-  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention_h200.json" --families attention --budget-s 170 \
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 170 \
     > "$OUT/suite_attention.log" 2>&1
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && tar -czf ftz_rule_logs.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
@@ -504,8 +504,8 @@ ftz-rule)
 d128)
   # the forward's configurations at head dim 128 (bench/attention_fwd_configs.py), then the training attention
   # rows, quick (the fused backward's latency rule; exp2 with flush_to_zero)
-  timeout 200 python3 bench/attention_fwd_configs.py --out "$OUT/attention_fwd_configs_h200.json" 2>&1 | cut -c 1-260
-  timeout 330 python3 bench/training_device.py --ops attention --quick --out "$OUT/training_attention_h200.json" \
+  timeout 200 python3 bench/attention_fwd_configs.py --out "$OUT/attention_fwd_configs.json" 2>&1 | cut -c 1-260
+  timeout 330 python3 bench/training_device.py --ops attention --quick --out "$OUT/training_attention.json" \
     > "$OUT/training_attention.log" 2>&1
   grep -E "fwd:|bwd:|wrote" "$OUT/training_attention.log" | tail -20
   (cd "$OUT" && tar -czf d128_logs.tgz ./*.log 2>/dev/null && rm -f ./*.log)

@@ -7,7 +7,7 @@ multiplies). The "before" kernels are the library's own, their bodies re-bound t
 
 - forward: ``tileir.kernels.attention`` as the library calls it (the rule's configuration), at the
   suite's attention shapes (head dim 64 and 128, 512-16384 keys, causal and not, one grouped-query row);
-- backward: ``attention_bwd_fused`` alone at the rule's configuration past 1024 keys, and the whole
+- backward: ``attention_bwd_fused`` alone at the rule's configuration (``LONG`` at 1024 keys), and the whole
   ``attention_backward`` the library runs, at the training rows' shapes, against SDPA's backward.
 
 The second run (ftz_ab_prefetch_h100.json) also timed a ``prefetch`` variant of the forward, since
@@ -31,6 +31,7 @@ import torch.nn.functional as F  # noqa: N812
 from timing import FLUSHED, flushed_ms, write_rows
 
 from tileir import surface as ti
+from tileir.heuristics import attention_training
 from tileir.kernels import attention, attention_bwd_fused
 
 A = importlib.import_module("tileir.kernels.attention")
@@ -43,10 +44,12 @@ FORWARD = [(32, 16, 16, 512, 64), (32, 16, 16, 512, 128), (16, 32, 8, 512, 128),
 # (B, H, S, D, causal): the training rows' shapes (bench/training_device.py, attention_fused_ab.py)
 BACKWARD = [(4, 32, 4096, 64, False), (4, 32, 4096, 64, True), (4, 32, 4096, 128, False), (4, 32, 4096, 128, True),
             (8, 16, 1024, 128, True), (2, 16, 8192, 128, True)]
-RULE = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}  # heuristics.attention_training's "fused"
+# the fused kernel's configuration where heuristics.attention_training has none (1024 keys): its long-sequence
+# tiles (the committed runs timed these at every shape, before the rule's D 128 hints)
+LONG = {"bq": 64, "bk": 128, "warps": 8, "t_views": False}
 
 
-def _old_step(m_i, l_i, acc, sc, qk_scale, vt, fmt):
+def mul_sub_step(m_i, l_i, acc, sc, qk_scale, vt, fmt):
     """softmax_step as it was written before: sc * scale - m, exp2 without flush_to_zero."""
     m_old = ti.get(m_i)
     m_new = ti.max(m_old, ti.reduce_max(sc, keepdims=True) * qk_scale)
@@ -57,7 +60,7 @@ def _old_step(m_i, l_i, acc, sc, qk_scale, vt, fmt):
     ti.set(m_i, m_new)
 
 
-def _old_probabilities(scores, c, neg_lse2):
+def mul_sub_probabilities(scores, c, neg_lse2):
     return ti.exp2(scores * c + neg_lse2)
 
 
@@ -123,7 +126,8 @@ def backward_row(before, b, h, s, d, causal, rounds) -> dict:
     AB.attention_bwd_delta(o, do, delta, fmt="f16", d_tile=d, bq=256)
     acc = torch.zeros(b, h, s, d, device="cuda")
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
-    cfg = dict(RULE, causal=causal, fmt="f16", d_tile=d)
+    fused = attention_training("sm_90", b, h, s, d, causal).get("fused", LONG)
+    cfg = dict(fused, causal=causal, fmt="f16", d_tile=d)
     impls = {"sdpa": lambda: torch.autograd.grad(o_t, (qg, kg, vg), do, retain_graph=True),
              "library": lambda: AB.attention_backward(q, k, v, o, do, lse, dq, dk, dv, causal=causal),
              "fused_fma_ftz": lambda: attention_bwd_fused(q, k, v, do, lse, delta, dk, dv, acc, **cfg),
@@ -137,7 +141,7 @@ def backward_row(before, b, h, s, d, causal, rounds) -> dict:
     got = impls["library"]()
     torch.cuda.synchronize()
     checks["library"] = {n: err(g, w) for n, g, w in zip(("dq", "dk", "dv"), got, want)}
-    row = {"part": "backward", "shape": [b, h, s, d], "causal": causal, "fused_config": RULE, "max_err": checks,
+    row = {"part": "backward", "shape": [b, h, s, d], "causal": causal, "fused_config": fused, "max_err": checks,
            "ms": interleaved(impls, rounds)}
     row["library_vs_sdpa"] = round(row["ms"]["sdpa"] / row["ms"]["library"], 3)
     row["fused_speedup"] = round(row["ms"]["fused_mul_sub"] / row["ms"]["fused_fma_ftz"], 3)
@@ -145,7 +149,7 @@ def backward_row(before, b, h, s, d, causal, rounds) -> dict:
 
 
 def forward_rows(rounds: int) -> list:
-    before = twin(attention, A, softmax_step=_old_step)
+    before = twin(attention, A, softmax_step=mul_sub_step)
     rows = []
     for shape in FORWARD:
         for causal in (False, True):
@@ -155,7 +159,7 @@ def forward_rows(rounds: int) -> list:
 
 
 def backward_rows(rounds: int) -> list:
-    before = twin(attention_bwd_fused, AB, _probabilities=_old_probabilities)
+    before = twin(attention_bwd_fused, AB, _probabilities=mul_sub_probabilities)
     rows = []
     for shape in BACKWARD:
         rows.append(backward_row(before, *shape, rounds))

@@ -129,12 +129,12 @@ def _ftz_cases():
     fused backward at the rule's tiles."""
     import importlib
 
-    from ftz_ab import _old_probabilities, _old_step, twin
+    from ftz_ab import mul_sub_probabilities, mul_sub_step, twin
 
     A = importlib.import_module("tileir.kernels.attention")  # noqa: N806
     AB = importlib.import_module("tileir.kernels.attention_bwd")  # noqa: N806
-    before = {attention: twin(attention, A, softmax_step=_old_step),
-              attention_bwd_fused: twin(attention_bwd_fused, AB, _probabilities=_old_probabilities)}
+    before = {attention: twin(attention, A, softmax_step=mul_sub_step),
+              attention_bwd_fused: twin(attention_bwd_fused, AB, _probabilities=mul_sub_probabilities)}
     mine = [c for c in CASES if c[1] is attention] + [c for c in BACKWARD_CASES if c[1] is attention_bwd_fused]
     return [row for label, kern, cfg, arrays in mine
             for row in ((label + " fma_ftz", kern, cfg, arrays), (label + " mul_sub", before[kern], cfg, arrays))]
@@ -154,6 +154,7 @@ def counts(cubin: bytes, tool: str) -> dict:
         sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
     got = {name: len(re.findall(pat, sass)) for name, pat in CLASSES.items()}
     got["lines"] = sass.count("\n")
+    got["instructions"] = len(re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s", sass, re.M))
     return got
 
 

@@ -404,6 +404,8 @@ def _sim(name, op) -> None:
         new = {"op": {"floor": "ceil", "ceil": "floor"}[a.op]}
     elif name == "exp-as-exp2" and k == "unaryf" and a.op == "exp":
         new = {"op": "exp2"}
+    elif name == "exp2-ftz-dropped" and k == "unaryf" and a.op == "exp2" and a.ftz:
+        new = {"ftz": False}
     elif name == "negf-as-absf" and k == "unaryf" and a.op == "negf":
         new = {"op": "absf"}
     elif name == "select-branches-swapped" and k == "select":
@@ -437,7 +439,8 @@ def _sim(name, op) -> None:
 
 
 SIMULATED = ("atan2-operands-swapped", "shri-always-logical", "cmp-ordered-as-unordered", "cmpi-unsigned-as-signed",
-             "maxmin-nan-dropped", "floor-ceil-swapped", "exp-as-exp2", "negf-as-absf", "select-branches-swapped",
+             "maxmin-nan-dropped", "floor-ceil-swapped", "exp-as-exp2", "exp2-ftz-dropped", "negf-as-absf",
+             "select-branches-swapped",
              "ftof-rounding-nearest", "exti-i4-zero-extends", "bitcast-as-itof", "remf-ieee-remainder",
              "reduce-args-swapped", "scan-args-swapped", "scan2-operands-swapped", "cat-operands-swapped",
              "if-branches-swapped", "print-args-reversed", "atomic-umax-as-max", "view-indices-reversed",

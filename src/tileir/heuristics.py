@@ -609,8 +609,9 @@ LONG_D64_LATENCY = 1
 
 # the fused attention backward at head dims past 64 without the mask: every view load at latency 1. H100,
 # B4 H32 S4096 D128 (bench/results/attention_fused_variants_h100.json): the whole backward 6.14 ms against
-# 6.81 at the default latency (0.95x SDPA against 0.85); causal it was 1.4% slower (3.75 against 3.70), so
-# the causal walk keeps the default; held out: attention_fused_rule_h100.json.
+# 6.81 at the default latency (0.95x SDPA against 0.85); held out (attention_fused_rule_h100.json) 4-19%
+# faster at 4 of 4. Causal, latency 1 ran 1.4% slower there and 2-6% faster at three held-out shapes, where
+# the transposing views won at all five (below); the two together were not timed.
 FUSED_D128_LATENCY = 1
 # ... and causal, Q^T and dO^T read through the transposing views: on the H100 0.6-8.5% faster than transposed
 # in registers at all 5 causal D 128 shapes timed (attention_fused_variants_h100.json, attention_fused_rule_h100.json:

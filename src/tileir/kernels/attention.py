@@ -222,8 +222,8 @@ def softmax_step(m_i, l_i, acc, sc, qk_scale, vt, fmt):
     probability is one fma and an exp2 with flush_to_zero: without the flag tileiras writes each
     exp2 with a range check and two conditional multiplies, and the scale's multiply and the
     subtraction stay two instructions (bench/results/sass_ftz_cpu.json: 2536 -> 2008 instructions at
-    D 128 causal); a probability under 2^-126 becomes 0, which adds nothing to a sum of at least 1 and
-    is 0 already once converted to f16 for the second product."""
+    D 128 causal); a probability under 2^-126 becomes 0, which adds nothing to a sum of at least 1 (and
+    is 0 already once converted to f16 for the second product; bf16 would have kept it, a subnormal)."""
     m_old = ti.get(m_i)
     m_new = ti.max(m_old, ti.reduce_max(sc, keepdims=True) * qk_scale)
     p = ti.exp2(ti.fma(sc, qk_scale, -m_new), ftz=True)
