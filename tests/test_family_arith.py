@@ -261,6 +261,13 @@ def test_ftz_refusals_name_the_fix():
     with pytest.raises(ti.TileirError, match=r"exp2\(ftz=True\) of a f16 tile.*convert to f32"):
         ti.trace_kernel("k", [ti.ByPtr(F16)], exp2_f16)
 
+    def add_bf16():  # tileiras: "flush_to_zero modifier only supported for f32 data type"
+        x = ti.load(ti.param(BF16, 0), ti.idx_const(0), [16])
+        ti.add(x, x, ftz=True)
+
+    with pytest.raises(ti.TileirError, match=r"add\(ftz=True\) of a bf16 tile"):
+        ti.trace_kernel("k", [ti.ByPtr(BF16)], add_bf16)
+
     from tileir.surface.elementwise import record
 
     def log_ftz():

@@ -131,20 +131,29 @@ def _formats(row: Row, d: str, spelled: bool) -> None:
     raise refuse(f"{row.name} is {only} only", f"{other}(a) for other formats" if other else None)
 
 
+def _check_ftz(row: Row, d: str) -> None:
+    """flush_to_zero where the row's operation carries it, on f32 tiles (tileiras refuses it on any other
+    format: "flush_to_zero modifier only supported for f32 data type")."""
+    if not takes_ftz(row):
+        raise refuse(f"{row.name} has no flush_to_zero (its operation {row.dialect} carries none)", "ftz=False")
+    if d != "f32":
+        raise refuse(f"{row.name}(ftz=True) of a {d} tile: flush_to_zero is f32's (a subnormal f32 lane becomes "
+                     "the zero of its sign)", f"ftz=False, or convert to f32 first: {row.name}(x.to(F32), ftz=True)")
+
+
 def _unaryf(row: Row, spelled: bool, a, *, ftz=False) -> Tile:
     (ha,), d, shape = tiles(a, what=row.name)
     _formats(row, d, spelled)
-    if ftz and not takes_ftz(row):
-        raise refuse(f"{row.name} has no flush_to_zero (its operation {row.dialect} carries none)", "ftz=False")
-    if ftz and d != "f32":
-        raise refuse(f"{row.name}(ftz=True) of a {d} tile: flush_to_zero is f32's (a subnormal f32 lane becomes "
-                     "the zero of its sign)", f"ftz=False, or convert to f32 first: {row.name}(x.to(F32), ftz=True)")
+    if ftz:
+        _check_ftz(row, d)
     return Tile(dev().t_unaryf(row.op, d, shape, ha, row.rounding, bool(ftz)))
 
 
 def _binaryf(row: Row, spelled: bool, a, b, *, rounding="nearest_even", ftz=False, propagate_nan=False) -> Tile:
     (ha, hb), d, shape = tiles(a, b, what=row.name)
     _formats(row, d, spelled)
+    if ftz:
+        _check_ftz(row, d)
     return Tile(dev().t_binaryf(row.op, d, shape, ha, hb, rounding_name(rounding), bool(ftz), bool(propagate_nan)))
 
 
