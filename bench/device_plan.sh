@@ -513,8 +513,8 @@ d128)
 d128-rule)
   # the forward's 64-row blocks at D 128 without the mask (heuristics.HALF_ROWS_WARPS) at held-out shapes, then
   # the suite's attention family into a fresh file
-  timeout 150 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-220
-  timeout 170 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 140 \
+  timeout 110 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-220
+  timeout 140 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 100 \
     > "$OUT/suite_attention.log" 2>&1
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && rm -f ./*.png ./*.log)
