@@ -581,7 +581,8 @@ def _attention(gpu, name, cfg, measured):
 # default table's entry for D 128, swept on the H200 at B4 H32 S4096 among 128- and 256-row blocks only).
 # H100, f16, B*H*S = 2^18 (bench/attention_fwd_configs.py, attention_fwd_configs_h100.json, the fastest of
 # two interleaved rounds): 0.78-0.82x SDPA -> 0.86-0.90 at S 512-4096 (9-11% faster), S 16384 level (0.947
-# against 0.948); held out: attention_fwd_held_out_h100.json. Causal the same blocks (64 x 64, tileiras'
+# against 0.948), every answer checked against SDPA; not yet held out (bench/device_plan.sh d128-rule runs
+# bench/attention_fwd_configs.py --held-out, then the suite's family). Causal the same blocks (64 x 64, tileiras'
 # warps: 8 answer wrong there) were 1-12% faster up to 2048 keys and 1.6% / 11% slower at 4096 / 16384: not
 # taken (the table's causal entry holds). Not timed on the H200.
 HALF_ROWS_WARPS = 4
