@@ -3,7 +3,8 @@
 # on the 16-core H200 machine). Run from the repository root with the device tool: command
 # "bash bench/device_plan.sh STEP", carry [".tc", ".whl"] (the toolchain, git-ignored, from
 # ../shared/device/toolchain.sh; .whl: pytest-xdist, execnet, filelock, pytest-timeout wheels).
-# Results go to $OUT (bench/results without it). The fuzzer's steps are bench/fuzz_device.sh.
+# Results go to $OUT (bench/results without it). The fuzzer's steps are bench/fuzz_device.sh. The tree and the
+# toolchain pass the 64 MiB a call carries: `bash bench/carry_aside.sh out` before a call, `in` after it.
 #
 #   tests      the whole GPU test suite (-n 16, per-test timeout), its log and a summary line
 #   speed      bench/h200.py --passes 3: each workload as the library runs it (run-time sizes) and as
