@@ -304,7 +304,7 @@ def thin_tk_rows(out_path: str) -> list[dict]:
 
 def nt_rows(out_path: str) -> list[dict]:
     """matmul_nt (x @ W.t(), a Linear layer's forward: W [N, K] read through a transposing view) at 1
-    and 16 rows on row tiles of 16 and 64, f16: whether the narrow-rows rule's tiles carry over. The
+    and 16 rows on row tiles of 16 and 64 (columns 32-128), f16: whether the narrow-rows rule's tiles carry over. The
     file is rewritten after every row (a call cut short keeps what it measured)."""
     from tileir.heuristics import rule
     from tileir.kernels import matmul_nt
@@ -318,7 +318,9 @@ def nt_rows(out_path: str) -> list[dict]:
             want = x.double() @ w.double().t()
             ruled = rule("matmul_nt", "sm_90", {"M": m, "N": n, "K": k, "fmt": "f16"})
             torch_us = round(flushed_ms(lambda x=x, w=w: x @ w.t()) * 1e3, 2)
-            for name, cfg in (("rule", ruled), ("16x64x128", {"tm": 16, "tn": 64, "tk": 128, "warps": 0}),
+            for name, cfg in (("rule", ruled), ("16x32x128", {"tm": 16, "tn": 32, "tk": 128, "warps": 0}),
+                              ("16x32x64", {"tm": 16, "tn": 32, "tk": 64, "warps": 0}),
+                              ("16x64x128", {"tm": 16, "tn": 64, "tk": 128, "warps": 0}),
                               ("16x128x128", {"tm": 16, "tn": 128, "tk": 128, "warps": 0}),
                               ("64x64x64", {"tm": 64, "tn": 64, "tk": 64, "warps": 0})):
                 def fn(x=x, w=w, c=c, cfg=cfg):
