@@ -124,8 +124,8 @@ def histograms(rows):
         print(rows[-1], flush=True)
 
 
-ONEHOT_CONFIGS = ({"hi": 16, "lo": 16, "tile": 256}, {"hi": 16, "lo": 16, "tile": 1024}, {"hi": 64, "lo": 8, "tile": 256},
-                  {"hi": 64, "lo": 8, "tile": 512}, {"hi": 64, "lo": 8, "tile": 1024},
+ONEHOT_CONFIGS = ({"hi": 16, "lo": 16, "tile": 256}, {"hi": 16, "lo": 16, "tile": 1024},
+                  {"hi": 64, "lo": 8, "tile": 256}, {"hi": 64, "lo": 8, "tile": 512}, {"hi": 64, "lo": 8, "tile": 1024},
                   {"hi": 64, "lo": 8, "tile": 512, "programs": 132}, {"hi": 64, "lo": 8, "tile": 512, "programs": 1056})
 
 
