@@ -10,6 +10,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --walks --out bench/results/sass_walks_cpu.json
     # attention's training backward at the rule's tiles: the fused kernel's dQ reduction (UTMAREDG)
     PYTHONPATH=src python3 bench/sass_counts.py --backward --out bench/results/sass_backward_cpu.json
+    # the products of 1000- and 5000-element rows beside the same products at 1008 and 5008 (rows of 16)
+    PYTHONPATH=src python3 bench/sass_counts.py --pitch --out bench/results/sass_pitch_cpu.json
     # the attention kernels' probabilities with flush_to_zero and an fma, beside the arithmetic before
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
 """
@@ -17,6 +19,7 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -140,6 +143,20 @@ def _ftz_cases():
             for row in ((label + " fma_ftz", kern, cfg, arrays), (label + " mul_sub", before[kern], cfg, arrays))]
 
 
+def _pitch_cases():
+    """The rule's configuration for 1000 / 4096 x 5000 x 1000 (rows claimed divisible by 8 elements),
+    recorded and assembled for those sizes and for 1008 / 4096 x 5008 x 1008 (16): whether the 0.65-0.85x
+    of the N = 5000 rows is in the code or in the memory the rows lie in."""
+    from tileir.heuristics import rule
+
+    out = []
+    for m in (1000, 4096):
+        cfg = rule("matmul_f16", "sm_90", {"M": m, "N": 5000, "K": 1000})
+        for n, k in ((5000, 1000), (5008, 1008)):
+            out.append((f"matmul_f16 {m}x{n}x{k}", matmul_f16, cfg, _mm(m, n, k)))
+    return out
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -155,6 +172,9 @@ def counts(cubin: bytes, tool: str) -> dict:
     got = {name: len(re.findall(pat, sass)) for name, pat in CLASSES.items()}
     got["lines"] = sass.count("\n")
     got["instructions"] = len(re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s", sass, re.M))
+    # the code without its addresses and the cubin's name: two cubins of one sha ran the same instructions
+    code = re.sub(r"/\*[0-9a-f]+\*/", "", sass.split("Function :", 1)[-1])
+    got["sha"] = hashlib.sha256(code.encode()).hexdigest()[:12]
     return got
 
 
@@ -163,6 +183,7 @@ def main() -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--walks", action="store_true", help="WALK_CASES instead of CASES")
     p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
+    p.add_argument("--pitch", action="store_true", help="products of 8-element rows beside 16-element ones")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
     args = p.parse_args()
@@ -170,7 +191,8 @@ def main() -> None:
     if tool is None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
-    cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else CASES
+    cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
+        _pitch_cases() if args.pitch else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:

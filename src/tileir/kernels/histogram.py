@@ -80,9 +80,6 @@ ONEHOT_MOST_BINS = 4096  # counted by one-hot products up to this many bins (hi 
 
 
 def _onehot_grid(N, BINS, tile=1024, hi=16, lo=ONEHOT_LO, programs=ROWS_MOST):  # noqa: N803  (run-time sizes)
-    if lo & (lo - 1):
-        raise TileirError(f"lo={lo}: a value's column is its low bits", kernel="histogram_onehot", what="lo",
-                          fix=f"lo={pow2_at_least(lo)}")
     if BINS > hi * lo:  # a value past hi * lo would match no one-hot row: refused, not silently left out
         raise TileirError(f"{BINS} bins: hi={hi} rows of lo={lo} count at most {hi * lo}", kernel="histogram_onehot",
                           what="counts", fix=f"hi={pow2_at_least(cdiv(BINS, lo))} (a power of two)")
