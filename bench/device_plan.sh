@@ -45,7 +45,7 @@
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
-#   onehot     bench/vector_probe.py --only onehot (the histogram as one-hot products), then d128-rule and nt
+#   d128-nt    d128-rule, then nt
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
@@ -88,7 +88,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh onehot|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -521,10 +521,8 @@ d128-rule)
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && rm -f ./*.png ./*.log)
   ;;
-onehot)
-  # the histogram as one-hot products (bench/vector_probe.py --only onehot), the D 128 forward rule held out and the
-  # suite's attention family (d128-rule), x @ W^T at 1 and 16 rows (nt)
-  (cd bench && timeout 120 python3 vector_probe.py --only onehot --out "$OUT/histogram_onehot.json" 2>&1 | cut -c 1-400)
+d128-nt)
+  # the D 128 forward rule held out and the suite's attention family (d128-rule), x @ W^T at 1 and 16 rows (nt)
   bash bench/device_plan.sh d128-rule
   bash bench/device_plan.sh nt
   ;;

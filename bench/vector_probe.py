@@ -124,42 +124,6 @@ def histograms(rows):
         print(rows[-1], flush=True)
 
 
-ONEHOT_CONFIGS = ({"hi": 16, "lo": 16, "tile": 256}, {"hi": 16, "lo": 16, "tile": 1024},
-                  {"hi": 64, "lo": 8, "tile": 256}, {"hi": 64, "lo": 8, "tile": 512}, {"hi": 64, "lo": 8, "tile": 1024},
-                  {"hi": 64, "lo": 8, "tile": 512, "programs": 132}, {"hi": 64, "lo": 8, "tile": 512, "programs": 1056})
-
-
-def onehots(rows):
-    """histogram_onehot (the counts as one-hot products on the tensor cores) at 256 bins beside
-    count_values (private rows) and torch.bincount."""
-    from tileir.kernels import count_values
-    from tileir.kernels.histogram import histogram_onehot
-
-    for n in (1 << 18, 1 << 22, 1 << 26, 1 << 28):
-        x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.int32)
-        c = torch.zeros(256, device="cuda", dtype=torch.int32)
-        want = torch.bincount(x, minlength=256).int()
-        row = {"what": "histogram onehot", "n": n, "torch_ms": flushed_ms(lambda x=x: torch.bincount(x, minlength=256))}
-
-        def library(x=x, c=c):
-            c.zero_()
-            count_values(x, c)
-        row["count_values_ms"] = flushed_ms(library)
-        for cfg in ONEHOT_CONFIGS:
-            def onehot(x=x, c=c, cfg=cfg):
-                c.zero_()
-                histogram_onehot(x, c, sync=False, **cfg)
-            key = "onehot " + " ".join(f"{k}{v}" for k, v in cfg.items())
-            try:
-                onehot()
-                torch.cuda.synchronize()
-                row[key] = {"ms": flushed_ms(onehot), "ok": bool((c == want).all())}
-            except Exception as e:  # noqa: BLE001  (a probe: record and go on)
-                row[key] = {"error": repr(e)[:300]}
-        rows.append(row)
-        print(rows[-1], flush=True)
-
-
 def merges(rows):
     """merge_rows alone over 528 rows of 256 bins, at several cells."""
     from tileir.kernels import merge_rows
@@ -250,13 +214,12 @@ def vadds(rows):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--only", default="histogram,copies,merge,scan,reduce", help="also: onehot")
+    p.add_argument("--only", default="histogram,copies,merge,scan,reduce")
     a = p.parse_args()
     rows = []
     only = a.only.split(",")
     for key, fn in (("histogram", histograms), ("copies", copies), ("merge", merges), ("scan", scans),
-                    ("reduce", reductions), ("sums", sums), ("scansizes", scan_sizes), ("vadd", vadds),
-                    ("onehot", onehots)):
+                    ("reduce", reductions), ("sums", sums), ("scansizes", scan_sizes), ("vadd", vadds)):
         if key in only:
             try:
                 fn(rows)

@@ -68,32 +68,6 @@ def test_histogram_records_once_for_every_length_and_bin_count():
     assert histogram.grid(np.zeros(1025, np.int32), np.zeros(3, np.int32)) == (2,)
 
 
-def test_histogram_onehot_counts_each_value_once_and_ignores_values_outside():
-    from tileir.kernels.histogram import histogram_onehot
-
-    rng = np.random.default_rng(3)
-    for n, bins, cfg in ((5003, 256, {"hi": 16, "lo": 16, "tile": 256, "programs": 3}),
-                         (777, 200, {"hi": 64, "lo": 8, "tile": 128, "programs": 5}),
-                         (4097, 1000, {"hi": 64, "lo": 16, "tile": 512, "programs": 1}),
-                         (3, 7, {"hi": 16, "lo": 16, "tile": 256})):
-        x = rng.integers(-3, bins + 3, n).astype(np.int32)
-        x[:3] = [2**31 - 1, -(2**31), bins]  # far outside, and the first value past the last bin
-        counts = np.arange(bins, dtype=np.int32)  # added to, not overwritten
-        want = counts + np.bincount(x[(x >= 0) & (x < bins)], minlength=bins)
-        histogram_onehot.run_host(x, counts, **cfg)
-        assert np.array_equal(counts, want), (n, bins, cfg)
-
-
-def test_histogram_onehot_refuses_bins_its_table_cannot_hold():
-    from tileir.errors import TileirError
-    from tileir.kernels.histogram import histogram_onehot
-
-    with pytest.raises(TileirError, match="hi=32"):
-        histogram_onehot.run_host(np.zeros(10, np.int32), np.zeros(300, np.int32), hi=16, lo=16)
-    with pytest.raises(TileirError, match="powers of two"):  # the recorder's rule: lo is a tile's width
-        histogram_onehot.run_host(np.zeros(10, np.int32), np.zeros(30, np.int32), hi=16, lo=12)
-
-
 # ---- prefix sum ---------------------------------------------------------------------------------
 
 

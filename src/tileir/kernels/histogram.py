@@ -22,13 +22,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import surface as ti
-from ..dtypes import F16, F32, I32
-from ..errors import TileirError
+from ..dtypes import I32
 from ..heuristics import SMS
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, Whole, cells
-from .launching import launch, pow2_at_least, zeros
+from .launching import launch, zeros
 from .prefix_sum import tiles_in
 from .registry import Case, register
 
@@ -73,47 +72,6 @@ def merge_rows(rows=lambda tg=64, tc=32: In(I32, cells(["G", "BINS"], [tg, tc], 
     inside = ti.tail_mask(base, [tc], ti.extent_of(counts, 0))
     held = ti.load(counts, base, [tc], mask=inside, pad=0)
     ti.store(counts, base, ti.add_i(held, ti.reduce_sum(ti.get(acc), 0)), mask=inside)
-
-
-ONEHOT_LO = 16  # the bins a value's low bits pick among (the one-hot's columns)
-ONEHOT_MOST_BINS = 4096  # counted by one-hot products up to this many bins (hi rows of ONEHOT_LO)
-
-
-def _onehot_grid(N, BINS, tile=1024, hi=16, lo=ONEHOT_LO, programs=ROWS_MOST):  # noqa: N803  (run-time sizes)
-    if BINS > hi * lo:  # a value past hi * lo would match no one-hot row: refused, not silently left out
-        raise TileirError(f"{BINS} bins: hi={hi} rows of lo={lo} count at most {hi * lo}", kernel="histogram_onehot",
-                          what="counts", fix=f"hi={pow2_at_least(cdiv(BINS, lo))} (a power of two)")
-    return (max(1, min(cdiv(N, tile), programs)),)
-
-
-@kernel(grid=_onehot_grid, tuned=("tile", "programs"))
-def histogram_onehot(x=Whole(I32, ["N"]), counts=Shared(I32, ["BINS"]), *, tile: int = 1024, hi: int = 16,
-                     lo: int = ONEHOT_LO, programs: int = ROWS_MOST):
-    """counts[v] += the number of elements of x equal to v, for v in [0, len(counts)) (at most
-    hi * lo bins), counted on the tensor cores: a value v is the pair (v // lo, v % lo), and for each
-    ``tile`` of values the i8 one-hot [hi, tile] of the first times the one-hot [tile, lo] of the
-    second is the tile's [hi, lo] table of counts (an integer mma, exact). Each of ``programs``
-    blocks walks every programs-th tile into its own table and adds it into counts once (hi * lo
-    atomic adds a block, not one a value). Values outside [0, BINS) take the row -1, which no
-    one-hot row matches."""
-    n, bins = ti.extent_of(x, 0), ti.extent_of(counts, 0)
-    shift = lo.bit_length() - 1
-    rows = ti.broadcast(ti.reshape(ti.arange(hi), [hi, 1]), [hi, tile])
-    cols = ti.broadcast(ti.reshape(ti.arange(lo), [1, lo]), [tile, lo])
-    one, zero = ti.f_const(F16, 1.0), ti.f_const(F16, 0.0)
-    acc = ti.carry(ti.full([hi, lo], 0.0, F32))
-    for j in ti.d_range(ti.block_id(0), tiles_in(n, tile), ti.num_blocks(0)):
-        base = ti.tile_at(j, tile)
-        v = ti.load(x, base, [tile], mask=ti.tail_mask(base, [tile], n), pad=-1)
-        keep = ti.and_mask(ti.ge_i(v, 0), ti.lt_i(v, ti.idx_as_tile(bins)))
-        row = ti.select(keep, ti.shr_i(v, shift), -1)
-        col = ti.and_i(v, lo - 1)
-        a = ti.select(ti.eq_i(rows, ti.broadcast(ti.reshape(row, [1, tile]), [hi, tile])), one, zero)
-        b = ti.select(ti.eq_i(ti.broadcast(ti.reshape(col, [tile, 1]), [tile, lo]), cols), one, zero)
-        ti.set(acc, ti.mma(a, b, ti.get(acc)))
-    bin_of = ti.add_i(ti.mul_i(ti.broadcast(ti.reshape(ti.arange(hi), [hi, 1]), [hi, lo]), lo),
-                      ti.broadcast(ti.reshape(ti.arange(lo), [1, lo]), [hi, lo]))
-    ti.atomic_add(counts, bin_of, ti.float_to_int(ti.get(acc), I32), mask=ti.lt_i(bin_of, ti.idx_as_tile(bins)))
 
 
 def count_values(x, counts, *, tile: int = 1024, rows: int = ROWS_MOST, direct_most: int = DIRECT_MOST) -> None:
