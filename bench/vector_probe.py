@@ -124,6 +124,35 @@ def histograms(rows):
         print(rows[-1], flush=True)
 
 
+LOOKBACK_CONFIGS = ({"tile": 1024, "window": 32}, {"tile": 2048, "window": 32}, {"tile": 1024, "window": 16},
+                    {"tile": 512, "window": 32}, {"tile": 4096, "window": 32})
+
+
+def lookbacks(rows):
+    """The one-pass scan (prefix_sum_lookback) at several tiles and windows beside the library's
+    prefix_sum and torch.cumsum, f32, every answer checked against a float64 cumsum."""
+    from tileir.kernels import prefix_sum_lookback
+
+    for n in (1 << 16, 1 << 20, 1 << 21, 1 << 23, 1 << 24, 1 << 25, 1 << 26, 1 << 28):
+        x = torch.rand(n, device="cuda")
+        y = torch.empty_like(x)
+        want = torch.cumsum(x.double(), 0)
+        row = {"what": "scan lookback", "n": n, "torch_ms": flushed_ms(lambda x=x: torch.cumsum(x, 0)),
+               "prefix_sum_ms": flushed_ms(lambda x=x, y=y: prefix_sum(x, y, sync=False))}
+        for cfg in LOOKBACK_CONFIGS:
+            key = "lookback " + " ".join(f"{k}{v}" for k, v in cfg.items())
+            try:
+                y.zero_()
+                prefix_sum_lookback(x, y, sync=True, **cfg)
+                err = float(((y.double() - want).abs() / want.abs().clamp_min(1e-30)).max())
+                row[key] = {"ms": flushed_ms(lambda x=x, y=y, cfg=cfg: prefix_sum_lookback(x, y, sync=False, **cfg)),
+                            "rel_err": float(f"{err:.3g}")}
+            except Exception as e:  # noqa: BLE001  (a probe: a failing variant is a finding)
+                row[key] = {"error": repr(e)[:300]}
+        rows.append(row)
+        print(rows[-1], flush=True)
+
+
 def merges(rows):
     """merge_rows alone over 528 rows of 256 bins, at several cells."""
     from tileir.kernels import merge_rows
@@ -214,12 +243,13 @@ def vadds(rows):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--only", default="histogram,copies,merge,scan,reduce")
+    p.add_argument("--only", default="histogram,copies,merge,scan,reduce", help="also: lookback, sums, ...")
     a = p.parse_args()
     rows = []
     only = a.only.split(",")
     for key, fn in (("histogram", histograms), ("copies", copies), ("merge", merges), ("scan", scans),
-                    ("reduce", reductions), ("sums", sums), ("scansizes", scan_sizes), ("vadd", vadds)):
+                    ("reduce", reductions), ("sums", sums), ("scansizes", scan_sizes), ("vadd", vadds),
+                    ("lookback", lookbacks)):
         if key in only:
             try:
                 fn(rows)

@@ -61,7 +61,7 @@ def fmt_of(a) -> str:
 
 
 def empty(like, shape, fmt: str):
-    """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16 / i32) in ``like``'s library and device."""
+    """A fresh array of ``shape`` and ``fmt`` (f32 / f16 / bf16 / i32 / i64) in ``like``'s library and device."""
     if isinstance(like, np.ndarray):
         from ..dtypes import dtype
 
@@ -69,7 +69,8 @@ def empty(like, shape, fmt: str):
     if not _TORCH_DTYPES:
         import torch
 
-        _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32})
+        _TORCH_DTYPES.update({"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "i32": torch.int32,
+                              "i64": torch.int64})
     # a training step makes dozens: no per-call import
     return like.new_empty(tuple(int(n) for n in shape), dtype=_TORCH_DTYPES[fmt])
 

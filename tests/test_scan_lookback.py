@@ -1,0 +1,82 @@
+"""The one-pass prefix sum (kernels.scan_lookback) on the host reference: whole vectors against numpy
+(f32 within the module's bound, i32 exactly), and the look-back walk itself on status words seeded as a
+GPU could leave them -- the host runs blocks in order, so each block otherwise finds the tile before it
+finished. Layer 1 for the kernel (tileirdisasm of our bytes == render_kernel; tileiras assembles)."""
+
+import numpy as np
+import pytest
+
+import tileir.assemble as asm
+from tests.kernelcheck import render_matches_disassembly
+from tileir.kernels.scan_lookback import AGGREGATE, INCLUSIVE, prefix_sum_lookback, scan_lookback, status_words
+
+
+@pytest.mark.parametrize("n,tile,window", [(1, 1024, 32), (1000, 256, 32), (5000, 64, 4), (100_003, 1024, 32),
+                                           (3001, 32, 32), (4096, 1024, 2)])
+def test_one_pass_scan_matches_numpy(n, tile, window):
+    rng = np.random.default_rng(n)
+    x = rng.random(n, dtype=np.float32)
+    want = np.cumsum(x.astype(np.float64))
+    y = prefix_sum_lookback(x, tile=tile, window=window)
+    tiles = -(-n // tile)
+    bound = (2 * tile + tiles) * 2.0**-24 * want  # the module's: x >= 0, so the sum of |x| is the sum
+    assert np.all(np.abs(y - want) <= bound)
+    xi = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    assert np.array_equal(prefix_sum_lookback(xi, tile=tile, window=window),
+                          np.cumsum(xi.astype(np.int64)).astype(np.int32))  # wraps, exactly
+
+
+def _word(flag, value, fmt):
+    bits = np.array([value], np.float32).view(np.int32)[0] if fmt == "f32" else np.int32(value)
+    return np.int64((flag << 32) | (int(bits) & 0xFFFFFFFF))
+
+
+@pytest.mark.parametrize("fmt", ["f32", "i32"])
+@pytest.mark.parametrize("seeded,window", [
+    # tiles 0..7 as running blocks may have left them: tile 2's inclusive sum, the others' own sums;
+    # a window of 4 steps back once (tiles 4..7), then stops at tile 2 (adding it and tile 3)
+    ({2: INCLUSIVE}, 4),
+    ({2: INCLUSIVE}, 32),  # one window holds them all
+    ({6: INCLUSIVE, 2: INCLUSIVE}, 4),  # the nearest inclusive sum ends the walk: 6's, not 2's
+    ({}, 2),  # no inclusive sum at all: the walk passes tile 0 (five windows of 2, the last before it)
+])
+def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, window):
+    tile, done = 8, 8  # the ticket starts at 8: the first block takes tile 8, as if 8 blocks had started
+    n = 12 * tile
+    x = (np.arange(n) % 5).astype(np.float32 if fmt == "f32" else np.int32)
+    sums = {t: 10 * (t + 1) for t in range(done)}  # tile t's published sum (not x's: the walk must read them)
+    incl = {t: 1000 + t for t in seeded}  # and where seeded, its inclusive sum
+    status = np.zeros(status_words(n, tile) + done, np.int64)  # the blocks past the 12 tiles publish too
+    status[0] = done
+    for t in range(done):
+        status[1 + t] = _word(seeded.get(t, AGGREGATE), incl.get(t, sums[t]), fmt)
+    y = np.zeros(n, x.dtype)
+    scan_lookback.run_host(x, y, status, fmt=fmt, tile=tile, window=window)
+    stop = max(seeded, default=-1)
+    before = (incl[stop] if stop >= 0 else 0) + sum(sums[t] for t in range(stop + 1, done))
+    want = before + np.cumsum(x[done * tile:].astype(np.int64))
+    assert np.array_equal(y[done * tile:], want.astype(x.dtype))
+    assert not y[:done * tile].any()  # the seeded tiles' blocks never ran
+    flags = status[1:1 + n // tile] >> 32
+    assert (flags[done:] == INCLUSIVE).all()
+
+
+def test_layer1_disassembly_and_tileiras(disasm):
+    for cfg in ({"fmt": "f32"}, {"fmt": "i32", "tile": 256, "window": 16}):
+        render_matches_disassembly(scan_lookback, cfg, disasm, ["13.4"])
+        k = scan_lookback.kernel(**cfg)
+        cubin = asm.assemble(scan_lookback.bytecode(**cfg), "sm_90", kernel="scan_lookback", cache=False, program=k)
+        assert cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 1000, (1 << 20) + 3, 1 << 24])
+def test_one_pass_scan_on_the_gpu(n):
+    torch = pytest.importorskip("torch")
+    x = torch.rand(n, device="cuda")
+    want = torch.cumsum(x.double(), 0)
+    y = prefix_sum_lookback(x)
+    tiles = -(-n // 1024)
+    assert torch.all((y.double() - want).abs() <= (2 * 1024 + tiles) * 2.0**-24 * want)
+    xi = torch.randint(-2**31, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
+    assert torch.equal(prefix_sum_lookback(xi), torch.cumsum(xi.long(), 0).to(torch.int32))
