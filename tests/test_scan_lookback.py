@@ -15,11 +15,11 @@ from tileir.kernels.scan_lookback import AGGREGATE, INCLUSIVE, prefix_sum_lookba
                                            (3001, 32, 32), (4096, 1024, 2)])
 def test_one_pass_scan_matches_numpy(n, tile, window):
     rng = np.random.default_rng(n)
-    x = rng.random(n, dtype=np.float32)
+    x = (rng.random(n, dtype=np.float32) - np.float32(0.25)) * np.float32(4)  # a quarter of them negative
     want = np.cumsum(x.astype(np.float64))
     y = prefix_sum_lookback(x, tile=tile, window=window)
     tiles = -(-n // tile)
-    bound = (2 * tile + tiles) * 2.0**-24 * want  # the module's: x >= 0, so the sum of |x| is the sum
+    bound = (2 * tile + tiles) * 2.0**-24 * np.cumsum(np.abs(x.astype(np.float64)))  # the module's
     assert np.all(np.abs(y - want) <= bound)
     xi = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
     assert np.array_equal(prefix_sum_lookback(xi, tile=tile, window=window),
@@ -37,15 +37,15 @@ def _word(flag, value, fmt):
     # a window of 4 steps back once (tiles 4..7), then stops at tile 2 (adding it and tile 3)
     ({2: INCLUSIVE}, 4),
     ({2: INCLUSIVE}, 32),  # one window holds them all
-    ({6: INCLUSIVE, 2: INCLUSIVE}, 4),  # the nearest inclusive sum ends the walk: 6's, not 2's
+    ({6: INCLUSIVE, 2: INCLUSIVE}, 8),  # one window holds both: the nearest (6's) ends the walk, not 2's
     ({}, 2),  # no inclusive sum at all: the walk passes tile 0 (five windows of 2, the last before it)
 ])
 def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, window):
     tile, done = 8, 8  # the ticket starts at 8: the first block takes tile 8, as if 8 blocks had started
     n = 12 * tile
     x = (np.arange(n) % 5).astype(np.float32 if fmt == "f32" else np.int32)
-    sums = {t: 10 * (t + 1) for t in range(done)}  # tile t's published sum (not x's: the walk must read them)
-    incl = {t: 1000 + t for t in seeded}  # and where seeded, its inclusive sum
+    sums = {t: -10 * (t + 1) for t in range(done)}  # tile t's published sum (not x's: the walk must read them;
+    incl = {t: -1000 - t for t in seeded}  # negative, so the words' high halves hold the flags alone)
     status = np.zeros(status_words(n, tile) + done, np.int64)  # the blocks past the 12 tiles publish too
     status[0] = done
     for t in range(done):
@@ -59,6 +59,39 @@ def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, w
     assert not y[:done * tile].any()  # the seeded tiles' blocks never ran
     flags = status[1:1 + n // tile] >> 32
     assert (flags[done:] == INCLUSIVE).all()
+
+
+def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_before_it():
+    """Kills: the wait dropped (an unpublished word read as a sum of 0), and the wait on every word of
+    the window (also the words before the nearest inclusive sum, which the walk does not need). A
+    walk that waits never ends on the host, which runs one block at a time: it runs in a subprocess
+    that must still be running after 20 s, beside the same status with that word published."""
+    import subprocess
+    import sys
+
+    tile, n = 8, 8 * 9
+    code = (
+        "import numpy as np\n"
+        "from tileir.kernels.scan_lookback import scan_lookback\n"
+        "s = np.zeros(10 + 9, np.int64); s[0] = 8\n"
+        "s[1:9] = [(1 << 32) | 5] * 8\n"  # tiles 0..7: their own sums, 5 each
+        "s[1 + 2] = (2 << 32) | 7\n"  # tile 2: the inclusive sum 7
+        "s[1 + {gap}] = 0\n"  # tile {gap} not yet published
+        f"x = np.ones({n}, np.int32); y = np.zeros({n}, np.int32)\n"
+        f"scan_lookback.run_host(x, y, s, fmt='i32', tile={tile}, window=8)\n"
+        "print(int(y[-1]))\n"
+    )
+    ok = subprocess.run([sys.executable, "-c", code.format(gap=1)], capture_output=True, text=True, timeout=120)
+    assert ok.stdout.split() == [str(7 + 5 * 5 + tile)], ok.stderr  # tile 1 lies before 2's inclusive sum
+    with pytest.raises(subprocess.TimeoutExpired):
+        subprocess.run([sys.executable, "-c", code.format(gap=5)], capture_output=True, timeout=20)
+
+
+def test_a_short_status_vector_is_refused():
+    from tileir.errors import TileirError
+
+    with pytest.raises(TileirError, match="status words"):
+        scan_lookback.run_host(np.ones(100, np.float32), np.zeros(100, np.float32), np.zeros(3, np.int64), tile=32)
 
 
 def test_layer1_disassembly_and_tileiras(disasm):

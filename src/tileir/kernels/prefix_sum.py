@@ -73,9 +73,9 @@ def n_blocks(n: int, tile: int) -> int:
     return max(1, cdiv(int(n), tile))
 
 
-def _check(fmt):
+def check_fmt(fmt, kernel: str = "prefix_sum"):
     if fmt not in ("f32", "i32"):
-        raise TileirError(f"prefix_sum of {fmt}: the library's prefix sum is f32 or i32", kernel="prefix_sum")
+        raise TileirError(f"prefix_sum of {fmt}: the library's prefix sum is f32 or i32", kernel=kernel)
 
 
 def _scan_grid(N, NB, tile=1024):  # noqa: N803  (the run-time sizes' names)
@@ -90,7 +90,7 @@ def _scan_grid(N, NB, tile=1024):  # noqa: N803  (the run-time sizes' names)
 def scan_blocks(x=_whole("N"), y=_shared("N"), totals=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
     """y[tile b ..] = the inclusive scan of x's tile b; totals[b] = that tile's sum (x and y of N
     elements, totals of at least ceil(N / tile))."""
-    _check(fmt)
+    check_fmt(fmt)
     b = ti.block_id(0)
     base = ti.tile_at(b, tile)
     inside = ti.tail_mask(base, [tile], ti.extent_of(x, 0))
@@ -133,7 +133,7 @@ def _idx_min(a, b):
 def chunk_totals(x=_whole("N"), totals=_shared("NB"), *, fmt: str = "f32", tile: int = 1024):
     """totals[b] = the sum of chunk b of x (N elements; see the module's text), for the
     min(ceil(N / tile), MOST_CHUNKS) chunks."""
-    _check(fmt)
+    check_fmt(fmt)
     n, first, end = _chunk(x, tile)
     acc = ti.carry(zero(fmt, [tile]))
     for j in ti.d_range(first, end):
@@ -160,7 +160,7 @@ def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str 
     the totals of the chunks before it, which the block adds up itself (no launch between).
     ``ahead``: each step loads the next tile before it scans this one (H200, 2^28 f32: 0.87 ms
     against 1.02 without; bench/results/vector_probe_h200.json)."""
-    _check(fmt)
+    check_fmt(fmt)
     n, first, end = _chunk(x, tile)
     run = ti.carry(_before(totals, tile, fmt))
 
@@ -239,7 +239,7 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
     wait for the GPU before answering)."""
     n = int(x.shape[0])
     fmt = fmt_of(x)
-    _check(fmt)
+    check_fmt(fmt)
     out = empty_like(x, n) if out is None else out
     if n == 0:
         return out

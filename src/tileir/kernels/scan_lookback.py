@@ -31,18 +31,23 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import I32, I64
-from ..kernel import cdiv, kernel
+from ..errors import TileirError
+from ..kernel import kernel
 from ..markers import Shared, Whole
 from ..surface.elementwise import record_op
 from .launching import in_host_views, on_host, zeros
-from .prefix_sum import _check, empty_like, fmt_of, last_lane
+from .prefix_sum import check_fmt, empty_like, fmt_of, last_lane, n_blocks, zero
 
 AGGREGATE, INCLUSIVE = 1, 2
 WINDOW = 32  # the status words a look-back step reads at once (one warp's worth)
 
 
-def _grid(N, tile=1024):  # noqa: N803  (the run-time size's name)
-    return (max(1, cdiv(N, tile)),)
+def _grid(N, S, tile=1024):  # noqa: N803  (the run-time sizes' names)
+    if S < status_words(N, tile):  # a short one would take atomics past its end on the GPU
+        raise TileirError(f"{N} elements in tiles of {tile} need {status_words(N, tile)} status words, and status "
+                          f"holds {S}", kernel="scan_lookback", what="status",
+                          fix=f"a zeroed i64 vector of {status_words(N, tile)} (prefix_sum_lookback makes it)")
+    return (n_blocks(N, tile),)
 
 
 def _word(flag: int, value, fmt: str, shape):
@@ -59,32 +64,29 @@ def _unpack(word, fmt: str, shape):
     return flag, (ti.bits_to_float(bits) if fmt == "f32" else bits)
 
 
-def _zero(fmt, shape):
-    return ti.full(shape, 0.0 if fmt == "f32" else 0, fmt)
-
-
 @kernel(grid=_grid)
 def scan_lookback(x=lambda fmt="f32": Whole(fmt, ["N"]), y=lambda fmt="f32": Shared(fmt, ["N"]),
                   status=Shared(I64, ["S"]), *, fmt: str = "f32", tile: int = 1024, window: int = WINDOW):
-    """y = the inclusive scan of x (N elements), one tile a block, ``status`` a zeroed i64 vector of
-    ceil(N / tile) + 1 words (see the module's text)."""
-    _check(fmt)
+    """y = the inclusive scan of x (N elements), one tile a block, ``status`` a ZEROED i64 vector of
+    ceil(N / tile) + 1 words (see the module's text; prefix_sum_lookback zeroes a fresh one each call:
+    a used one hands out tickets past the last tile)."""
+    check_fmt(fmt, "scan_lookback")
     n = ti.extent_of(x, 0)
-    one = ti.full([1], 0, I32)
-    ticket = ti.atomic_rmw(status, "add", one, ti.full([1], 1, I64))
+    ticket_word = ti.full([1], 0, I32)
+    ticket = ti.atomic_rmw(status, "add", ticket_word, ti.full([1], 1, I64))
     j = ti.reshape(record_op("convert", "trunci", ticket, "i32"), [])
     base = ti.tile_at(ti.idx_of(j), tile)
     inside = ti.tail_mask(base, [tile], n)
     s = ti.scan_sum(ti.load(x, base, [tile], mask=inside, pad=0))
     total = last_lane(s, tile)
     first = ti.eq_i(j, 0)
-    me = ti.reshape(ti.add_i(j, 1), [1])  # tile j's word
-    ti.atomic_rmw(status, "xchg", me, ti.select(first, _word(INCLUSIVE, total, fmt, [1]),
+    own_word = ti.reshape(ti.add_i(j, 1), [1])  # tile j's word
+    ti.atomic_rmw(status, "xchg", own_word, ti.select(first, _word(INCLUSIVE, total, fmt, [1]),
                                                  _word(AGGREGATE, total, fmt, [1])))
     # the walk: hi is the tile at the window's top, before the sum of the tiles after it; done once an
     # INCLUSIVE word ended it (tile 0 has nothing before it)
     hi = ti.carry(ti.sub_i(j, 1))
-    before = ti.carry(_zero(fmt, []))
+    before = ti.carry(zero(fmt, []))
     done = ti.carry(ti.select(first, ti.i_const(1), ti.i_const(0)))
     lanes = ti.arange(window)
 
@@ -93,40 +95,42 @@ def scan_lookback(x=lambda fmt="f32": Whole(fmt, ["N"]), y=lambda fmt="f32": Sha
         low = ti.sub_i(top, window - 1)
         pos = ti.add_i(lanes, low)  # the window's tiles, low to top
         real = ti.ge_i(pos, 0)
-        words = ti.atomic_rmw(status, "or", ti.add_i(pos, 1), ti.full([window], 0, I64), mask=real)
+        # (the stopping iteration, whose sets are discarded, reads nothing)
+        words = ti.atomic_rmw(status, "or", ti.add_i(pos, 1), ti.full([window], 0, I64),
+                              mask=ti.and_mask(real, ti.eq_i(over, 0)))
         flag, value = _unpack(words, fmt, [window])
         flag = ti.select(real, flag, INCLUSIVE)  # before tile 0: the inclusive sum 0
-        value = ti.select(real, value, _zero(fmt, [window]))
+        value = ti.select(real, value, zero(fmt, [window]))
         last = ti.reduce_max(ti.select(ti.eq_i(flag, INCLUSIVE), pos, ti.sub_i(low, 1)))  # low - 1: none
         after = ti.ge_i(pos, last)
         waiting = ti.reduce_max(ti.select(ti.and_mask(after, ti.eq_i(flag, 0)), ti.i_const(1), 0))
         ready = ti.and_mask(ti.eq_i(waiting, 0), ti.eq_i(over, 0))
         ended = ti.ge_i(last, low)
-        ti.set(before, ti.select(ready, got + ti.reduce_sum(ti.select(after, value, _zero(fmt, [window]))), got))
+        ti.set(before, ti.select(ready, got + ti.reduce_sum(ti.select(after, value, zero(fmt, [window]))), got))
         ti.set(done, ti.select(ti.and_mask(ready, ended), ti.i_const(1), over))
         ti.set(hi, ti.select(ti.and_mask(ready, ti.eq_i(ended, 0)), ti.sub_i(top, window), top))
         return ti.eq_i(over, 1)
 
     ti.d_loop(step)
     run = ti.reshape(ti.get(before), [1])
-    ti.atomic_rmw(status, "xchg", me, _word(INCLUSIVE, total + run, fmt, [1]))
+    ti.atomic_rmw(status, "xchg", own_word, _word(INCLUSIVE, total + run, fmt, [1]))
     ti.store(y, base, s + run, mask=inside)
 
 
 def status_words(n: int, tile: int) -> int:
     """The status vector's length for n elements in tiles of ``tile``: a word a tile and the ticket."""
-    return max(1, cdiv(int(n), tile)) + 1
+    return n_blocks(n, tile) + 1
 
 
 def prefix_sum_lookback(x, out=None, *, host: bool | None = None, tile: int = 1024, window: int = WINDOW,
                         sync: bool = True):
     """The inclusive prefix sum of the f32 or i32 vector x in one pass (``scan_lookback``), written
     into ``out`` (a fresh array of x's library and format if None) and answered; numpy arrays and
-    CPU tensors on the host reference, CUDA tensors on the GPU (a zeroed status vector, then the scan,
-    on torch's current stream)."""
+    CPU tensors on the host reference, CUDA tensors on the GPU (two launches on torch's current stream:
+    the status vector's zeroing, then the scan)."""
     n = int(x.shape[0])
     fmt = fmt_of(x)
-    _check(fmt)
+    check_fmt(fmt, "prefix_sum_lookback")
     out = empty_like(x, n) if out is None else out
     if n == 0:
         return out
