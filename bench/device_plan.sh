@@ -527,7 +527,7 @@ d128-nt)
   # held out, the GPU tests of attention, the products and the one-pass scan
   (cd bench && timeout 150 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   bash bench/device_plan.sh nt
-  timeout 110 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-220
+  timeout 130 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-260
   timeout 150 python3 -m pytest -m gpu -n 16 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
     tests/test_scan_lookback.py tests/test_device_kernels.py tests/test_torch_ops_matmul.py tests/test_backward.py \
     > "$OUT/gpu_tests_d128_nt.log" 2>&1
