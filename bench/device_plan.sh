@@ -45,8 +45,8 @@
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
-#   d128-nt    the one-pass scan (vector_probe --only lookback), nt, the D 128 forward rule held out, the GPU
-#              tests of the one-pass scan, attention, the products and the backward kernels
+#   d128-nt    the one-pass scan (vector_probe --only lookback), nt, the GPU tests of the one-pass scan,
+#              attention, the products and the backward kernels, the D 128 forward rule held out
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
@@ -263,7 +263,7 @@ narrow)
   (cd "$OUT" && tar -czf narrow.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 nt)
-  timeout 200 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
+  timeout 150 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
   ;;
 latency)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_device_kernels.py tests/test_torch_ops.py \
@@ -523,15 +523,15 @@ d128-rule)
   (cd "$OUT" && rm -f ./*.png ./*.log)
   ;;
 d128-nt)
-  # the one-pass scan (bench/vector_probe.py --only lookback), x @ W^T at 1 and 16 rows (nt), the D 128 forward rule
-  # held out, the GPU tests of attention, the products and the one-pass scan
-  (cd bench && timeout 150 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
+  # the one-pass scan (bench/vector_probe.py --only lookback), x @ W^T at 1 and 16 rows (nt), the GPU tests of the
+  # one-pass scan, attention, the products and the backward kernels, then the D 128 forward rule held out
+  (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   bash bench/device_plan.sh nt
-  timeout 130 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-260
-  timeout 150 python3 -m pytest -m gpu -n 16 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
+  timeout 130 python3 -m pytest -m gpu -n 16 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
     tests/test_scan_lookback.py tests/test_device_kernels.py tests/test_torch_ops_matmul.py tests/test_backward.py \
     > "$OUT/gpu_tests_d128_nt.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_d128_nt.log"; grep -E "FAILED|ERROR| passed| failed|^rc=" "$OUT/gpu_tests_d128_nt.log" | tail -12
+  timeout 120 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-260
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key
