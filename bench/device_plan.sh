@@ -45,6 +45,7 @@
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
+#   scan       the one-pass scan's GPU tests and timing alone
 #   scan-nt    the one-pass scan's GPU tests and timing, then nt (d128-nt without the wider tests)
 #   d128-nt    the one-pass scan (vector_probe --only lookback), nt, the GPU tests of the one-pass scan,
 #              attention, the products and the backward kernels, the D 128 forward rule held out
@@ -90,7 +91,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh scan-nt|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -522,6 +523,12 @@ d128-rule)
     > "$OUT/suite_attention.log" 2>&1
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && rm -f ./*.png ./*.log)
+  ;;
+scan)
+  # the one-pass scan's GPU tests and its timing alone (~200 s)
+  timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
+    2>&1 | tail -3
+  (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   ;;
 scan-nt)
   # the one-pass scan's GPU tests and its timing (bench/vector_probe.py --only lookback), then nt: within 340 s
