@@ -5,6 +5,8 @@ finished. Layer 1 for the kernel (tileirdisasm of our bytes == render_kernel; ti
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tileir.assemble as asm
 from tests.kernelcheck import render_matches_disassembly
@@ -59,6 +61,32 @@ def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, w
     assert not y[:done * tile].any()  # the seeded tiles' blocks never ran
     flags = status[1:1 + n // tile] >> 32
     assert (flags[done:] == INCLUSIVE).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_any_published_state_gives_the_same_sum_before_the_tile(data):
+    """Whatever running blocks have published -- each earlier tile's own sum, or its inclusive sum, or
+    (before the nearest inclusive sum) nothing yet -- the sum before the tile is the same: the walk's
+    answer against a model of the words. Kills: the farthest inclusive sum taken for the nearest, an
+    inclusive word's value dropped or added twice, a window's lanes off by one."""
+    done = data.draw(st.integers(1, 20), "tiles before")
+    window = data.draw(st.sampled_from([1, 2, 4, 8, 32]), "window")
+    own = data.draw(st.lists(st.integers(-50, 50), min_size=done, max_size=done), "their sums")
+    kinds = data.draw(st.lists(st.sampled_from("AI0"), min_size=done, max_size=done), "published")
+    last_incl = max((t for t, k in enumerate(kinds) if k == "I"), default=-1)
+    kinds = [k if k != "0" or t < last_incl else "A" for t, k in enumerate(kinds)]  # no wait after it
+    inclusive = [sum(own[:t + 1]) for t in range(done)]
+    tile, n = 4, 4 * (done + 1)
+    status = np.zeros(status_words(n, tile) + done, np.int64)
+    status[0] = done
+    for t, k in enumerate(kinds):
+        status[1 + t] = 0 if k == "0" else _word(INCLUSIVE, inclusive[t], "i32") if k == "I" else \
+            _word(AGGREGATE, own[t], "i32")
+    x = np.arange(n, dtype=np.int32)
+    y = np.zeros(n, np.int32)
+    scan_lookback.run_host(x, y, status, fmt="i32", tile=tile, window=window)
+    assert y[done * tile] == inclusive[-1] + x[done * tile]
 
 
 def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_before_it():
