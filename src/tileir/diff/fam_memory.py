@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import tileir as ti
-from tileir import F32, I32
+from tileir import F32, I32, I64
 
 from . import corpora as C
 from . import exact as X
@@ -141,6 +141,45 @@ def _atomics():
                       expect=mexpect, inputs=(0, 1, 3, 4),
                       note="old values of masked-off lanes are not compared (the device answers nothing defined)"))
 
+    # i64 words through a permutation (what kernels.scan_lookback's status words take): adds that carry
+    # across the halves, ors and exchanges of words whose high half is a flag, old values compared
+    wmodes = ("add", "or", "xchg")
+
+    def wargs():
+        r = C.rng(230)
+        buf = r.integers(-2**63, 2**63 - 1, 16 * len(wmodes), dtype=np.int64)
+        buf[:4] = [0xFFFFFFFF, -1, 2**32, -(2**32)]
+        vals = r.integers(-2**63, 2**63 - 1, 16 * len(wmodes), dtype=np.int64)
+        vals[:4] = [1, 1, -1, 2**32 - 1]
+        vals[16:20] = [2 << 32, (1 << 32) | 0xBF800000, 0, -(2**63)]
+        return [buf, vals, np.zeros(16 * len(wmodes), np.int64), r.permutation(16).astype(np.int32)]
+
+    def wbody():
+        b, v, o = ti.param(I64, 0), ti.param(I64, 1), ti.param(I64, 2)
+        p = ti.load(ti.param(I32, 3), _z(), [16])
+        for k, mode in enumerate(wmodes):
+            base = ti.idx_const(16 * k)
+            ti.store(o, base, ti.atomic_rmw(b, mode, ti.addi(p, ti.i_const(16 * k)), ti.load(v, base, [16])))
+
+    def wexpect(args, launch=0):
+        buf, vals, _, perm = (a.astype(object) for a in args)
+        mem = [int(a) for a in buf]
+        olds = [0] * len(mem)
+
+        def wrap(x):
+            return (x + 2**63) % 2**64 - 2**63
+
+        for k, mode in enumerate(wmodes):
+            for lane in range(16):
+                at, val = 16 * k + int(perm[lane]), int(vals[16 * k + lane])
+                olds[16 * k + lane] = mem[at]
+                mem[at] = wrap({"add": mem[at] + val, "or": mem[at] | val, "xchg": val}[mode])
+        return {0: np.array(mem, np.int64), 2: np.array(olds, np.int64)}
+
+    cases.append(Case("rmw_i64", (ti.ByPtr(I64), ti.ByPtr(I64), ti.ByPtr(I64), ti.ByPtr(I32)), wbody, wargs,
+                      (Out(0, EXACT, labels=wmodes, block=16), Out(2, EXACT, labels=wmodes, block=16)),
+                      expect=wexpect, inputs=(0, 1, 3)))
+
     cmodes = ("add", "max", "min", "umax", "umin", "and", "or", "xor")
 
     def cargs():
@@ -214,7 +253,8 @@ def _atomics():
                       expect=sexpect, inputs=(0, 1, 2, 4, 5, 6, 8, 9, 10)))
     return Family("atomics", "exact", "exact: colliding integer adds (a histogram over 4 blocks) and every "
                   "order-independent mode on colliding lanes compared as final memory; every mode through a "
-                  "permutation compared as final memory and old values (masked lanes' old values excepted); cas "
+                  "permutation compared as final memory and old values (masked lanes' old values excepted), and i64 "
+                  "add / or / xchg so; cas "
                   "on the BITS (NaN payloads, -0 against +0); colliding addf of values whose every partial sum is "
                   "exact", ("atomic_rmw_tko", "atomic_cas_tko", "get_tile_block_id"), cases)
 
