@@ -22,7 +22,7 @@ out)
 in)
   [ -e "$archive" ] || { echo "nothing aside ($archive)" >&2; exit 1; }
   tar -xf "$archive"
-  tar -tf "$archive" | tr '\n' '\0' | xargs -0 git update-index --no-skip-worktree
+  git ls-files -z -- "${paths[@]}" | xargs -0 git update-index --no-skip-worktree
   rm -f "$archive"
   git status --short | head
   ;;

@@ -46,7 +46,8 @@
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing alone
-#   scan-nt    the one-pass scan's GPU tests and timing, then nt (d128-nt without the wider tests)
+#   scan-nt    the one-pass scan's GPU tests and timing, then nt (d128-nt without the wider GPU tests and
+#              the held-out D 128 forward)
 #   d128-nt    the one-pass scan (vector_probe --only lookback), nt, the GPU tests of the one-pass scan,
 #              attention, the products and the backward kernels, the D 128 forward rule held out
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
@@ -265,7 +266,7 @@ narrow)
   (cd "$OUT" && tar -czf narrow.tgz ./*.log ./*.png 2>/dev/null && rm -f ./*.log ./*.png)
   ;;
 nt)
-  timeout 150 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
+  timeout 200 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
   ;;
 latency)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -rfE tests/test_device_kernels.py tests/test_torch_ops.py \
@@ -531,7 +532,7 @@ scan)
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   ;;
 scan-nt)
-  # the one-pass scan's GPU tests and its timing (bench/vector_probe.py --only lookback), then nt: within 340 s
+  # the one-pass scan's GPU tests and its timing (bench/vector_probe.py --only lookback), then nt: within 390 s
   timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
     2>&1 | tail -3
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
@@ -553,7 +554,7 @@ unmeasured)
   # walks, the training forward's tiles), then bench/small_m_probe.py --part nt (whether heuristics.NARROW_ROWS
   # should reach x @ W^T: linear_bf16's minimum, 0.66x at 1 x 4096 x 11008)
   gpu_suite 330
-  timeout 150 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
+  timeout 200 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
   ;;
 train-attention)
   # bench/training_device.py's attention rows (the library's backward: the rule's kernels) -> merge them

@@ -12,6 +12,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --backward --out bench/results/sass_backward_cpu.json
     # the products of 1000- and 5000-element rows beside the same products at 1008 and 5008 (rows of 16)
     PYTHONPATH=src python3 bench/sass_counts.py --pitch --out bench/results/sass_pitch_cpu.json
+    # the one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel
+    PYTHONPATH=src python3 bench/sass_counts.py --scan --out bench/results/sass_scan_cpu.json
     # the attention kernels' probabilities with flush_to_zero and an fma, beside the arithmetic before
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
 """
@@ -157,6 +159,18 @@ def _pitch_cases():
     return out
 
 
+def _scan_cases():
+    """The one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel, 2^20 elements."""
+    from tileir.kernels import scan_chunks, scan_lookback
+
+    out = []
+    for fmt, dt in (("f32", np.float32), ("i32", np.int32)):
+        x = np.zeros(1 << 20, dt)
+        out.append((f"scan_lookback {fmt}", scan_lookback, {"fmt": fmt}, [x, x, np.zeros(1025, np.int64)]))
+        out.append((f"scan_chunks {fmt}", scan_chunks, {"fmt": fmt}, [x, x, np.zeros(528, dt)]))
+    return out
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -171,7 +185,7 @@ def counts(cubin: bytes, tool: str) -> dict:
         sass = subprocess.run([tool, "-sass", f.name], capture_output=True, text=True, check=True).stdout
     got = {name: len(re.findall(pat, sass)) for name, pat in CLASSES.items()}
     got["lines"] = sass.count("\n")
-    got["instructions"] = len(re.findall(r"^\s+/\*[0-9a-f]{4}\*/\s", sass, re.M))
+    got["instructions"] = len(re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s", sass, re.M))
     # the code without its addresses and the cubin's name: two cubins of one sha ran the same instructions
     code = re.sub(r"/\*[0-9a-f]+\*/", "", sass.split("Function :", 1)[-1])
     got["sha"] = hashlib.sha256(code.encode()).hexdigest()[:12]
@@ -184,6 +198,7 @@ def main() -> None:
     p.add_argument("--walks", action="store_true", help="WALK_CASES instead of CASES")
     p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
     p.add_argument("--pitch", action="store_true", help="products of 8-element rows beside 16-element ones")
+    p.add_argument("--scan", action="store_true", help="the one-pass prefix sum beside the two-pass one's scan")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
     args = p.parse_args()
@@ -192,7 +207,7 @@ def main() -> None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
     cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
-        _pitch_cases() if args.pitch else CASES
+        _pitch_cases() if args.pitch else _scan_cases() if args.scan else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:

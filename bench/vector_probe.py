@@ -128,9 +128,10 @@ LOOKBACK_CONFIGS = ({"tile": 1024, "window": 32}, {"tile": 2048, "window": 32}, 
                     {"tile": 512, "window": 32}, {"tile": 4096, "window": 32})
 
 
-def lookbacks(rows):
+def lookbacks(rows, out=None):
     """The one-pass scan (prefix_sum_lookback) at several tiles and windows beside the library's
-    prefix_sum and torch.cumsum, f32, every answer checked against a float64 cumsum."""
+    prefix_sum and torch.cumsum, f32, every answer checked against a float64 cumsum; the file rewritten
+    after each size (a call cut short, or a look-back that hangs, keeps what it measured)."""
     from tileir.kernels import prefix_sum_lookback
 
     for n in (1 << 16, 1 << 20, 1 << 21, 1 << 23, 1 << 24, 1 << 25, 1 << 26, 1 << 28):
@@ -151,6 +152,8 @@ def lookbacks(rows):
                 row[key] = {"error": repr(e)[:300]}
         rows.append(row)
         print(rows[-1], flush=True)
+        if out:
+            write_rows(out, rows)
 
 
 def merges(rows):
@@ -252,7 +255,7 @@ def main():
                     ("lookback", lookbacks)):
         if key in only:
             try:
-                fn(rows)
+                fn(rows, a.out) if key == "lookback" else fn(rows)
             except Exception as e:  # noqa: BLE001
                 rows.append({"what": key, "error": repr(e)[:500]})
             write_rows(a.out, rows)

@@ -92,27 +92,42 @@ def test_any_published_state_gives_the_same_sum_before_the_tile(data):
 def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_before_it():
     """Kills: the wait dropped (an unpublished word read as a sum of 0), and the wait on every word of
     the window (also the words before the nearest inclusive sum, which the walk does not need). A
-    walk that waits never ends on the host, which runs one block at a time: it runs in a subprocess
-    that must still be running after 20 s, beside the same status with that word published."""
+    walk that waits never ends on the host, which runs one block at a time, so it runs in subprocesses:
+    with the unpublished word before the inclusive sum (it must end, and its answer is checked), then
+    that run again and, the program recorded, one with the word after it (still running 5 s later)."""
     import subprocess
     import sys
+    import time
 
     tile, n = 8, 8 * 9
     code = (
         "import numpy as np\n"
         "from tileir.kernels.scan_lookback import scan_lookback\n"
-        "s = np.zeros(10 + 9, np.int64); s[0] = 8\n"
-        "s[1:9] = [(1 << 32) | 5] * 8\n"  # tiles 0..7: their own sums, 5 each
-        "s[1 + 2] = (2 << 32) | 7\n"  # tile 2: the inclusive sum 7
-        "s[1 + {gap}] = 0\n"  # tile {gap} not yet published
+        "def status(gap):\n"
+        "    s = np.zeros(10 + 9, np.int64); s[0] = 8\n"
+        "    s[1:9] = [(1 << 32) | 5] * 8\n"  # tiles 0..7: their own sums, 5 each
+        "    s[1 + 2] = (2 << 32) | 7\n"  # tile 2: the inclusive sum 7
+        "    s[1 + gap] = 0\n"  # tile gap not yet published
+        "    return s\n"
         f"x = np.ones({n}, np.int32); y = np.zeros({n}, np.int32)\n"
-        f"scan_lookback.run_host(x, y, s, fmt='i32', tile={tile}, window=8)\n"
-        "print(int(y[-1]))\n"
+        f"scan_lookback.run_host(x, y, status(1), fmt='i32', tile={tile}, window=8)\n"
+        "print(int(y[-1]), flush=True)\n"
+        "print('waiting', flush=True)\n"
+        f"scan_lookback.run_host(x, y, status(5), fmt='i32', tile={tile}, window=8)\n"
+        "print('ended', flush=True)\n"
     )
-    ok = subprocess.run([sys.executable, "-c", code.format(gap=1)], capture_output=True, text=True, timeout=120)
-    assert ok.stdout.split() == [str(7 + 5 * 5 + tile)], ok.stderr  # tile 1 lies before 2's inclusive sum
-    with pytest.raises(subprocess.TimeoutExpired):
-        subprocess.run([sys.executable, "-c", code.format(gap=5)], capture_output=True, timeout=20)
+    first = code.split("print('waiting'")[0]  # the run that must end, alone: a hang there is a timeout
+    ends = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, timeout=120)
+    assert ends.stdout.split() == [str(7 + 5 * 5 + tile)], ends.stderr  # tile 1 lies before tile 2's sum
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout.readline().split() == [str(7 + 5 * 5 + tile)]
+        assert run.stdout.readline().strip() == "waiting"
+        time.sleep(5)  # the run before took well under a second
+        assert run.poll() is None, run.stdout.read()
+    finally:
+        run.kill()
+        run.wait()
 
 
 def test_a_short_status_vector_is_refused():

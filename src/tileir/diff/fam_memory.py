@@ -147,12 +147,15 @@ def _atomics():
 
     def wargs():
         r = C.rng(230)
+        perm = r.permutation(16).astype(np.int32)
+        lanes = np.argsort(perm)[:4]  # the lanes that reach words 0..3 of each mode's block
         buf = r.integers(-2**63, 2**63 - 1, 16 * len(wmodes), dtype=np.int64)
-        buf[:4] = [0xFFFFFFFF, -1, 2**32, -(2**32)]
+        buf[:4] = [0xFFFFFFFF, -1, 2**32, -(2**32)]  # adds that carry into (or borrow from) the high half
+        buf[16:20] = 0  # ors into unpublished words, as a status word's first publication
         vals = r.integers(-2**63, 2**63 - 1, 16 * len(wmodes), dtype=np.int64)
-        vals[:4] = [1, 1, -1, 2**32 - 1]
-        vals[16:20] = [2 << 32, (1 << 32) | 0xBF800000, 0, -(2**63)]
-        return [buf, vals, np.zeros(16 * len(wmodes), np.int64), r.permutation(16).astype(np.int32)]
+        vals[lanes] = [1, 1, -1, 2**32 - 1]
+        vals[16 + lanes] = [2 << 32, (1 << 32) | 0xBF800000, 0, -(2**63)]
+        return [buf, vals, np.zeros(16 * len(wmodes), np.int64), perm]
 
     def wbody():
         b, v, o = ti.param(I64, 0), ti.param(I64, 1), ti.param(I64, 2)
