@@ -45,11 +45,10 @@
 #              arithmetic before, SDPA beside); FUSED=1: bench/attention_fused_ab.py at the base shapes
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
-#   scan       the one-pass scan's GPU tests and timing alone
-#   scan-nt    the one-pass scan's GPU tests and timing, then nt (d128-nt without the wider GPU tests and
-#              the held-out D 128 forward)
-#   d128-nt    the one-pass scan (vector_probe --only lookback), nt, the GPU tests of the one-pass scan,
-#              attention, the products and the backward kernels, the D 128 forward rule held out
+#   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
+#   scan-nt    scan, then nt
+#   d128-nt    scan-nt, the GPU tests of attention, the products and the backward kernels, then the D 128
+#              forward rule held out
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
@@ -532,19 +531,15 @@ scan)
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   ;;
 scan-nt)
-  # the one-pass scan's GPU tests and its timing (bench/vector_probe.py --only lookback), then nt: within 390 s
-  timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
-    2>&1 | tail -3
-  (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
+  # the one-pass scan's GPU tests and its timing (scan), then nt: within 390 s
+  bash bench/device_plan.sh scan
   bash bench/device_plan.sh nt
   ;;
 d128-nt)
-  # the one-pass scan (bench/vector_probe.py --only lookback), x @ W^T at 1 and 16 rows (nt), the GPU tests of the
-  # one-pass scan, attention, the products and the backward kernels, then the D 128 forward rule held out
-  (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
-  bash bench/device_plan.sh nt
+  # scan-nt, the GPU tests of attention, the products and the backward kernels, then the D 128 forward rule held out
+  bash bench/device_plan.sh scan-nt
   timeout 130 python3 -m pytest -m gpu -n 16 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
-    tests/test_scan_lookback.py tests/test_device_kernels.py tests/test_torch_ops_matmul.py tests/test_backward.py \
+    tests/test_device_kernels.py tests/test_torch_ops_matmul.py tests/test_backward.py \
     > "$OUT/gpu_tests_d128_nt.log" 2>&1
   echo "rc=$?" >> "$OUT/gpu_tests_d128_nt.log"; grep -E "FAILED|ERROR| passed| failed|^rc=" "$OUT/gpu_tests_d128_nt.log" | tail -12
   timeout 120 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-260
@@ -554,7 +549,7 @@ unmeasured)
   # walks, the training forward's tiles), then bench/small_m_probe.py --part nt (whether heuristics.NARROW_ROWS
   # should reach x @ W^T: linear_bf16's minimum, 0.66x at 1 x 4096 x 11008)
   gpu_suite 330
-  timeout 200 python3 bench/small_m_probe.py --part nt --out "$OUT/small_m_nt_h200.json" 2>&1 | grep '"part"' | cut -c 1-230
+  bash bench/device_plan.sh nt
   ;;
 train-attention)
   # bench/training_device.py's attention rows (the library's backward: the rule's kernels) -> merge them

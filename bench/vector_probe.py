@@ -129,11 +129,9 @@ LOOKBACK_CONFIGS = ({"tile": 1024, "window": 32}, {"tile": 2048, "window": 32}, 
 
 
 def lookbacks(rows, out=None):
-    """The one-pass scan (prefix_sum_lookback) at several tiles and windows beside the library's
+    """The one-pass scan (prefix_sum(one_pass=True)) at several tiles and windows beside the library's
     prefix_sum and torch.cumsum, f32, every answer checked against a float64 cumsum; the file rewritten
     after each size (a call cut short, or a look-back that hangs, keeps what it measured)."""
-    from tileir.kernels import prefix_sum_lookback
-
     for n in (1 << 16, 1 << 20, 1 << 21, 1 << 23, 1 << 24, 1 << 25, 1 << 26, 1 << 28):
         x = torch.rand(n, device="cuda")
         y = torch.empty_like(x)
@@ -144,9 +142,10 @@ def lookbacks(rows, out=None):
             key = "lookback " + " ".join(f"{k}{v}" for k, v in cfg.items())
             try:
                 y.zero_()
-                prefix_sum_lookback(x, y, sync=True, **cfg)
+                prefix_sum(x, y, sync=True, one_pass=True, **cfg)
                 err = float(((y.double() - want).abs() / want.abs().clamp_min(1e-30)).max())
-                row[key] = {"ms": flushed_ms(lambda x=x, y=y, cfg=cfg: prefix_sum_lookback(x, y, sync=False, **cfg)),
+                one = dict(cfg, one_pass=True)
+                row[key] = {"ms": flushed_ms(lambda x=x, y=y, one=one: prefix_sum(x, y, sync=False, **one)),
                             "rel_err": float(f"{err:.3g}")}
             except Exception as e:  # noqa: BLE001  (a probe: a failing variant is a finding)
                 row[key] = {"error": repr(e)[:300]}

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import tileir.assemble as asm
 from tests.kernelcheck import render_matches_disassembly
-from tileir.kernels.scan_lookback import AGGREGATE, INCLUSIVE, prefix_sum_lookback, scan_lookback, status_words
+from tileir.kernels import prefix_sum
+from tileir.kernels.scan_lookback import AGGREGATE, INCLUSIVE, scan_lookback, status_words
 
 
 @pytest.mark.parametrize("n,tile,window", [(1, 1024, 32), (1000, 256, 32), (5000, 64, 4), (100_003, 1024, 32),
@@ -19,12 +20,12 @@ def test_one_pass_scan_matches_numpy(n, tile, window):
     rng = np.random.default_rng(n)
     x = (rng.random(n, dtype=np.float32) - np.float32(0.25)) * np.float32(4)  # a quarter of them negative
     want = np.cumsum(x.astype(np.float64))
-    y = prefix_sum_lookback(x, tile=tile, window=window)
+    y = prefix_sum(x, tile=tile, window=window, one_pass=True)
     tiles = -(-n // tile)
     bound = (2 * tile + tiles) * 2.0**-24 * np.cumsum(np.abs(x.astype(np.float64)))  # the module's
     assert np.all(np.abs(y - want) <= bound)
     xi = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
-    assert np.array_equal(prefix_sum_lookback(xi, tile=tile, window=window),
+    assert np.array_equal(prefix_sum(xi, tile=tile, window=window, one_pass=True),
                           np.cumsum(xi.astype(np.int64)).astype(np.int32))  # wraps, exactly
 
 
@@ -151,8 +152,8 @@ def test_one_pass_scan_on_the_gpu(n):
     torch = pytest.importorskip("torch")
     x = torch.rand(n, device="cuda")
     want = torch.cumsum(x.double(), 0)
-    y = prefix_sum_lookback(x)
+    y = prefix_sum(x, one_pass=True)
     tiles = -(-n // 1024)
     assert torch.all((y.double() - want).abs() <= (2 * 1024 + tiles) * 2.0**-24 * want)
     xi = torch.randint(-2**31, 2**31 - 1, (n,), device="cuda", dtype=torch.int32)
-    assert torch.equal(prefix_sum_lookback(xi), torch.cumsum(xi.long(), 0).to(torch.int32))
+    assert torch.equal(prefix_sum(xi, one_pass=True), torch.cumsum(xi.long(), 0).to(torch.int32))

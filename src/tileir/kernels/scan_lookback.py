@@ -27,16 +27,13 @@ scan's 2.4e-4): a long f32 scan in one pass has the error bound of a chain of ti
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import surface as ti
 from ..dtypes import I32, I64
 from ..errors import TileirError
 from ..kernel import kernel
 from ..markers import Shared, Whole
 from ..surface.elementwise import record_op
-from .launching import in_host_views, on_host, zeros
-from .prefix_sum import check_fmt, empty_like, fmt_of, last_lane, n_blocks, zero
+from .prefix_sum import check_fmt, last_lane, n_blocks, zero
 
 AGGREGATE, INCLUSIVE = 1, 2
 WINDOW = 32  # the status words a look-back step reads at once (one warp's worth)
@@ -46,7 +43,7 @@ def _grid(N, S, tile=1024):  # noqa: N803  (the run-time sizes' names)
     if S < status_words(N, tile):  # a short one would take atomics past its end on the GPU
         raise TileirError(f"{N} elements in tiles of {tile} need {status_words(N, tile)} status words, and status "
                           f"holds {S}", kernel="scan_lookback", what="status",
-                          fix=f"a zeroed i64 vector of {status_words(N, tile)} (prefix_sum_lookback makes it)")
+                          fix=f"a zeroed i64 vector of {status_words(N, tile)} (prefix_sum(one_pass=True) makes it)")
     return (n_blocks(N, tile),)
 
 
@@ -68,7 +65,7 @@ def _unpack(word, fmt: str, shape):
 def scan_lookback(x=lambda fmt="f32": Whole(fmt, ["N"]), y=lambda fmt="f32": Shared(fmt, ["N"]),
                   status=Shared(I64, ["S"]), *, fmt: str = "f32", tile: int = 1024, window: int = WINDOW):
     """y = the inclusive scan of x (N elements), one tile a block, ``status`` a ZEROED i64 vector of
-    ceil(N / tile) + 1 words (see the module's text; prefix_sum_lookback zeroes a fresh one each call:
+    ceil(N / tile) + 1 words (see the module's text; prefix_sum(one_pass=True) zeroes a fresh one a call:
     a used one hands out tickets past the last tile)."""
     check_fmt(fmt, "scan_lookback")
     n = ti.extent_of(x, 0)
@@ -122,27 +119,4 @@ def status_words(n: int, tile: int) -> int:
     return n_blocks(n, tile) + 1
 
 
-def prefix_sum_lookback(x, out=None, *, host: bool | None = None, tile: int = 1024, window: int = WINDOW,
-                        sync: bool = True):
-    """The inclusive prefix sum of the f32 or i32 vector x in one pass (``scan_lookback``), written
-    into ``out`` (a fresh array of x's library and format if None) and answered; numpy arrays and
-    CPU tensors on the host reference, CUDA tensors on the GPU (two launches on torch's current stream:
-    the status vector's zeroing, then the scan)."""
-    n = int(x.shape[0])
-    fmt = fmt_of(x)
-    check_fmt(fmt, "prefix_sum_lookback")
-    out = empty_like(x, n) if out is None else out
-    if n == 0:
-        return out
-    host = on_host(x) if host is None else host
-    if host and not isinstance(x, np.ndarray):
-        return in_host_views(lambda xv, ov: prefix_sum_lookback(xv, ov, host=True, tile=tile, window=window), x, out)
-    status = zeros(x, (status_words(n, tile),), "i64")
-    if host:
-        scan_lookback.run_host(x, out, status, fmt=fmt, tile=tile, window=window)
-    else:
-        scan_lookback(x, out, status, fmt=fmt, tile=tile, window=window, sync=sync)
-    return out
-
-
-__all__ = ["scan_lookback", "prefix_sum_lookback", "status_words", "AGGREGATE", "INCLUSIVE", "WINDOW"]
+__all__ = ["scan_lookback", "status_words", "AGGREGATE", "INCLUSIVE", "WINDOW"]
