@@ -231,13 +231,14 @@ def fmt_of(x) -> str:
 
 
 def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunks: int = MOST_CHUNKS,
-               ahead: bool = True, one_pass: bool = False, window: int = 32, sync: bool = True):
+               ahead: bool = True, one_pass: bool = False, window: int | None = None, sync: bool = True):
     """The inclusive prefix sum of the f32 or i32 vector x, written into ``out`` (a fresh array of
     x's library and format if None) and answered: scan_blocks for a single tile, else
     chunk_totals then scan_chunks over at most ``chunks`` chunks; ``one_pass``: scan_lookback (the
-    kernels.scan_lookback module: x read once, a zeroed status vector of ``window``-word look-backs;
-    not yet run on a GPU). On the host reference for a numpy x or a CPU tensor (in its memory), on
-    the GPU otherwise (``host`` overrides; ``sync``: wait for the GPU before answering)."""
+    kernels.scan_lookback module: x read once, a zeroed status vector, look-backs of ``window``
+    words, scan_lookback.WINDOW by default; not yet run on a GPU). On the host reference for a numpy
+    x or a CPU tensor (in its memory), on the GPU otherwise (``host`` overrides; ``sync``: wait for
+    the GPU before answering)."""
     n = int(x.shape[0])
     fmt = fmt_of(x)
     check_fmt(fmt)
@@ -249,13 +250,14 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
         return in_host_views(lambda xv, ov: prefix_sum(xv, ov, host=True, tile=tile, chunks=chunks, ahead=ahead,
                                                        one_pass=one_pass, window=window), x, out)
     if one_pass:
-        from .scan_lookback import scan_lookback, status_words
+        from .scan_lookback import WINDOW, scan_lookback, status_words
 
         status = zeros(x, (status_words(n, tile),), "i64")
+        cfg = {"fmt": fmt, "tile": tile, "window": window or WINDOW}
         if host:
-            scan_lookback.run_host(x, out, status, fmt=fmt, tile=tile, window=window)
+            scan_lookback.run_host(x, out, status, **cfg)
         else:  # two launches on torch's current stream: the zeroing, then the scan
-            scan_lookback(x, out, status, fmt=fmt, tile=tile, window=window, sync=sync)
+            scan_lookback(x, out, status, **cfg, sync=sync)
         return out
     single = n <= tile
     totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
