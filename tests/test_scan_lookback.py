@@ -1,4 +1,4 @@
-"""The one-pass prefix sum (kernels.scan_lookback) on the host reference: whole vectors against numpy
+"""The one-pass prefix sum (kernels.prefix_sum's scan_lookback) on the host reference: whole vectors against numpy
 (f32 within the module's bound, i32 exactly), and the look-back walk itself on status words seeded as a
 GPU could leave them -- the host runs blocks in order, so each block otherwise finds the tile before it
 finished. Layer 1 for the kernel (tileirdisasm of our bytes == render_kernel; tileiras assembles)."""
@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import tileir.assemble as asm
 from tests.kernelcheck import render_matches_disassembly
-from tileir.kernels import prefix_sum
-from tileir.kernels.scan_lookback import AGGREGATE, INCLUSIVE, scan_lookback, status_words
+from tileir.kernels.prefix_sum import AGGREGATE, INCLUSIVE, prefix_sum, scan_lookback, status_words
 
 
 @pytest.mark.parametrize("n,tile,window", [(1, 1024, 32), (1000, 256, 32), (5000, 64, 4), (100_003, 1024, 32),
@@ -103,7 +102,7 @@ def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_befor
     tile, n = 8, 8 * 9
     code = (
         "import numpy as np\n"
-        "from tileir.kernels.scan_lookback import scan_lookback\n"
+        "from tileir.kernels.prefix_sum import scan_lookback\n"
         "def status(gap):\n"
         "    s = np.zeros(10 + 9, np.int64); s[0] = 8\n"
         "    s[1:9] = [(1 << 32) | 5] * 8\n"  # tiles 0..7: their own sums, 5 each

@@ -22,9 +22,8 @@ __all__ += ["layernorm", "rmsnorm", "attention", "bmm", "transpose", "block_sum"
 from .histogram import count_values, histogram, histogram_rows, merge_rows  # noqa: E402
 from .matmul import tile_for  # noqa: E402
 from .matmul_i8 import matmul_i8  # noqa: E402
-from .prefix_sum import chunk_totals, prefix_sum, scan_blocks, scan_chunks  # noqa: E402
+from .prefix_sum import chunk_totals, prefix_sum, scan_blocks, scan_chunks, scan_lookback  # noqa: E402
 from .recurrence import recurrence, recurrence_apply, recurrence_blocks, recurrence_totals  # noqa: E402
-from .scan_lookback import scan_lookback  # noqa: E402
 
 __all__ += ["histogram", "histogram_rows", "merge_rows", "count_values", "matmul_i8", "tile_for", "prefix_sum",
             "scan_blocks", "chunk_totals", "scan_chunks", "scan_lookback",
