@@ -63,7 +63,7 @@
 #              of tileir.ops and the kernels, then the suite's f16, bf16 and tf32 products into
 #              suite_matmul_h200.json (a fresh file: merge it)
 #   nt         bench/small_m_probe.py --part nt: matmul_nt (x @ W.t()) at 1 and 16 rows on row tiles of 16
-#              against the rule's -> small_m_nt_h200.json (whether heuristics.NARROW_ROWS should reach it)
+#              against the rule's -> small_m_nt_h200.json, rename by card (whether heuristics.NARROW_ROWS should reach it)
 #   latency    the GPU tests of attention, then the suite's attention family into suite_attention_h200.json
 #              (a fresh file: merge it): heuristics.LONG_D64_LATENCY
 #   train-checks  the training attention's GPU tests, bench/norm_bwd_probe.py -> norm_bwd_hints_h200.json

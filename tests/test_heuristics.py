@@ -10,7 +10,7 @@ import pytest
 from tileir import autotune
 from tileir.errors import TileirError
 from tileir.heuristics import SMALL_OPERAND, bmm_walk, matmul_split, matmul_walk, pow2_at_least, rule
-from tileir.kernels import bmm, layernorm, matmul_bf16, matmul_f16, matmul_tf32, rmsnorm, softmax
+from tileir.kernels import bmm, layernorm, matmul_bf16, matmul_f16, matmul_nt, matmul_tf32, rmsnorm, softmax
 from tileir.kernels.attention import attention
 from tileir.kernels.gemm import even_splits, gemm, matmul_partial, matmul_split_k, plan
 from tileir.kernels.matmul_f8 import matmul_f8, reference
@@ -322,8 +322,9 @@ def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     16 with twice the K slice, the narrowest column tile of 32, 64, 128 whose blocks fit one wave. Kills: the
     rule keeping 64-row tiles there, reaching 32 rows (where 64 rows were within 10%) or a launch-bound
     1024 x 1024 B (where it lost), a K slice left at 64 / 32, a column tile that ignores the wave (32 at
-    N 5000 or 8192, 64 at 11008) or stays 64 where 32 fits (N 4096), and the narrow tile reaching 3xtf32
-    or the transposed products (unmeasured)."""
+    N 5000 or 8192, 64 at 11008) or stays 64 where 32 fits (N 4096), the narrow tile reaching 3xtf32,
+    matmul_tn or a tf32 x @ W^T (unmeasured), and x @ W^T in 16 or 32 bits left out of it
+    (bench/results/small_m_nt_h100.json)."""
     for m in (1, 7, 16):
         f16 = rule("matmul_f16", "sm_90", {"M": m, "N": 4096, "K": 11008})
         assert (f16["tm"], f16["tn"], f16["tk"]) == (16, 32, 128)  # 128 blocks of 32 columns: one wave
@@ -342,7 +343,16 @@ def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     assert rule("matmul_f16", "sm_90", {"M": 1, "N": 2048, "K": 2048})["tm"] == 16  # past it
     assert rule("matmul_tn", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
     assert rule("matmul_tf32", "sm_90", {"M": 16, "N": 4096, "K": 4096, "precision": "3xtf32"})["tm"] == 64
-    assert rule("matmul_nt", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
+    for m in (1, 16):
+        for fmt in ("f16", "bf16"):
+            nt = rule("matmul_nt", "sm_90", {"M": m, "N": 4096, "K": 11008, "fmt": fmt})
+            assert (nt["tm"], nt["tn"], nt["tk"]) == (16, 32, 128)
+            assert "group" not in nt  # matmul_nt has no grouped order
+            _valid(matmul_nt, nt)
+        wide = rule("matmul_nt", "sm_90", {"M": m, "N": 11008, "K": 4096, "fmt": "bf16"})
+        assert (wide["tm"], wide["tn"]) == (16, 128)
+    assert rule("matmul_nt", "sm_90", {"M": 32, "N": 4096, "K": 4096, "fmt": "f16"})["tm"] == 64
+    assert rule("matmul_nt", "sm_90", {"M": 16, "N": 4096, "K": 4096, "fmt": "f32"})["tm"] == 64
 
 
 def test_rows_not_a_multiple_of_16_take_k_slices_of_64(cache):

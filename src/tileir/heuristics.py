@@ -143,8 +143,8 @@ UNALIGNED_EFFICIENCY = {(128, 128): 0.78}
 # The column tile is 64 where its blocks fit one wave, else 128 (N 4096: 64 blocks of 64 won over 32
 # of 128, 19 against 22; N 11008: 86 blocks of 128 over 172 of 64, 33 against 38). At 32 rows the
 # 64-row tiles were within 10% of the best (f16 4096 x 4096 19 against 19; 4096 x 11008 39.5 against
-# 16 x 64 x 128's 37.7), so 17-64 rows keep them. Not measured for 3xtf32 or matmul_nt / matmul_tn
-# (x @ W.t(), a Linear layer), which keep the model's tiles. Nor for a B of at most
+# 16 x 64 x 128's 37.7), so 17-64 rows keep them. Not measured for 3xtf32 or matmul_tn, which keep the
+# model's tiles (matmul_nt, x @ W.t(), takes them: ``_matmul_t``). Nor for a B of at most
 # SMALL_OPERAND elements: at 1 x 1024 x 1024 the narrow tile ran 0.87-0.88x torch against the 64-row
 # tile's 1.10-1.20 (f16, bf16; bench/results/suite_h200.json, 2026-12-03), a launch-bound 7-8 us.
 NARROW_ROWS = 16
@@ -262,7 +262,7 @@ def _small(m, n, k) -> bool:
 _MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32", "matmul_f8": "f8"}
 
 
-def _matmul(gpu, name, cfg, measured, transposed=False):
+def _matmul(gpu, name, cfg, measured, transposed=False, narrow=None):
     m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
     if not (m and n and k):
         return None
@@ -274,7 +274,8 @@ def _matmul(gpu, name, cfg, measured, transposed=False):
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
-    if m <= NARROW_ROWS and n * k > SMALL_OPERAND and not transposed and precision == "tf32" and fmt in NARROW_TK:
+    narrow = (not transposed) if narrow is None else narrow
+    if m <= NARROW_ROWS and n * k > SMALL_OPERAND and narrow and precision == "tf32" and fmt in NARROW_TK:
         tn = narrow_tn(gpu, n)
         return {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "group": 0, "warps": 0}
     # (measured on the row-major products only: matmul_nt / matmul_tn keep the aligned weights)
@@ -302,7 +303,11 @@ def _matmul_t(gpu, name, cfg, measured):
     fmt = {"f32": "tf32"}.get(cfg.get("fmt", "f16"), cfg.get("fmt", "f16"))
     if fmt not in ("f16", "bf16", "tf32"):
         return None
-    got = _matmul(gpu, "matmul_" + fmt, cfg, None, transposed=True)
+    # x @ W^T (matmul_nt) of at most NARROW_ROWS rows takes the row-major product's narrow tiles: H100, f16,
+    # 1 and 16 rows (bench/results/small_m_nt_h100.json, flushed us): N 4096 16 x 32 x 128 20.9-21.0 against
+    # the 64 x 64 cells' 22.7-26.0 at K 4096 and 47.5-47.8 against 49.9-56.4 at K 11008 (torch 22.3-23.1 /
+    # 45.8-46.2); N 11008 16 x 128 x 128 44.7 against 45.5-46.6. Not measured for tf32 nor for matmul_tn.
+    got = _matmul(gpu, "matmul_" + fmt, cfg, None, transposed=True, narrow=name == "matmul_nt" and fmt != "tf32")
     if got is not None:
         got.pop("group", None)
     return got
