@@ -35,14 +35,16 @@ def _word(flag, value, fmt):
 
 @pytest.mark.parametrize("fmt", ["f32", "i32"])
 @pytest.mark.parametrize("seeded,window", [
-    # tiles 0..7 as running blocks may have left them: tile 2's inclusive sum, the others' own sums;
-    # a window of 4 steps back once (tiles 4..7), then stops at tile 2 (adding it and tile 3)
-    ({2: INCLUSIVE}, 4),
-    ({2: INCLUSIVE}, 32),  # one window holds them all
-    ({6: INCLUSIVE, 2: INCLUSIVE}, 8),  # one window holds both: the nearest (6's) ends the walk, not 2's
-    ({}, 2),  # no inclusive sum at all: the walk passes tile 0 (five windows of 2, the last before it)
+    # tiles 0..7 as running blocks may have left them: tile 2's inclusive sum, the others' own sums
+    ({2: INCLUSIVE}, 8),  # the window holds tiles 0..7: tile 2's inclusive sum and 3..7's own
+    ({2: INCLUSIVE}, 32),  # the window reaches before tile 0: still the nearest inclusive sum, tile 2's
+    ({6: INCLUSIVE, 2: INCLUSIVE}, 8),  # the nearest (6's) ends it, not 2's
+    ({5: INCLUSIVE}, 4),  # the window holds tiles 4..7 only: 5's inclusive sum, 6's and 7's own
+    ({}, 16),  # no inclusive sum at all: the window reaches before tile 0 (the inclusive sum 0)
 ])
-def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, window):
+def test_the_look_back_adds_the_sums_after_the_nearest_inclusive_one(fmt, seeded, window):
+    """Kills: the farthest inclusive sum taken for the nearest, the tiles after it left out or the
+    inclusive word's value dropped, the window's lanes off by one (tile 4 read at window 4)."""
     tile, done = 8, 8  # the ticket starts at 8: the first block takes tile 8, as if 8 blocks had started
     n = 12 * tile
     x = (np.arange(n) % 5).astype(np.float32 if fmt == "f32" else np.int32)
@@ -68,14 +70,18 @@ def test_the_walk_adds_the_sums_back_to_the_nearest_inclusive_one(fmt, seeded, w
 def test_any_published_state_gives_the_same_sum_before_the_tile(data):
     """Whatever running blocks have published -- each earlier tile's own sum, or its inclusive sum, or
     (before the nearest inclusive sum) nothing yet -- the sum before the tile is the same: the walk's
-    answer against a model of the words. Kills: the farthest inclusive sum taken for the nearest, an
-    inclusive word's value dropped or added twice, a window's lanes off by one."""
+    answer against a model of the words (the window holding an inclusive sum, or reaching before tile 0).
+    Kills: the farthest inclusive sum taken for the nearest, an inclusive word's value dropped or added
+    twice, a window's lanes off by one."""
     done = data.draw(st.integers(1, 20), "tiles before")
     window = data.draw(st.sampled_from([1, 2, 4, 8, 32]), "window")
     own = data.draw(st.lists(st.integers(-50, 50), min_size=done, max_size=done), "their sums")
     kinds = data.draw(st.lists(st.sampled_from("AI0"), min_size=done, max_size=done), "published")
+    if done > window and "I" not in kinds[done - window:]:  # an inclusive sum in the window (else it waits)
+        kinds[data.draw(st.integers(done - window, done - 1), "inclusive at")] = "I"
     last_incl = max((t for t, k in enumerate(kinds) if k == "I"), default=-1)
     kinds = [k if k != "0" or t < last_incl else "A" for t, k in enumerate(kinds)]  # no wait after it
+    kinds[0] = "I" if kinds[0] == "A" else kinds[0]  # tile 0 publishes its inclusive sum at once
     inclusive = [sum(own[:t + 1]) for t in range(done)]
     tile, n = 4, 4 * (done + 1)
     status = np.zeros(status_words(n, tile) + done, np.int64)
@@ -128,6 +134,67 @@ def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_befor
     finally:
         run.kill()
         run.wait()
+
+
+def test_a_window_without_an_inclusive_sum_waits_for_one():
+    """Tiles 4..7 published their own sums only and tile 2 its inclusive sum: a window of 4 (tiles 4..7)
+    holds no inclusive sum, so the block waits (its predecessors publish theirs in time on a GPU); a window
+    of 8 reaches tile 2 and ends. Kills: a window read as if an inclusive sum lay before it (the own sums
+    added with nothing under them), and a window that ignores where it ends."""
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import numpy as np\n"
+        "from tileir.kernels.prefix_sum import scan_lookback\n"
+        "def run(window):\n"
+        "    s = np.zeros(19, np.int64); s[0] = 8\n"
+        "    s[1:9] = [(1 << 32) | 5] * 8; s[1 + 2] = (2 << 32) | 7\n"
+        "    y = np.zeros(72, np.int32)\n"
+        "    scan_lookback.run_host(np.ones(72, np.int32), y, s, fmt='i32', tile=8, window=window)\n"
+        "    return int(y[-1])\n"
+        "print(run(8), flush=True)\n"
+        "print(run(4), flush=True)\n"
+    )
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout.readline().split() == [str(7 + 5 * 5 + 8)]  # window 8: ends
+        time.sleep(5)
+        assert run.poll() is None, run.stdout.read()  # window 4: still waiting
+    finally:
+        run.kill()
+        run.wait()
+
+
+def test_the_look_back_carries_nothing_and_prefix_sum_assembles_it_at_the_default_level(monkeypatch):
+    """The forced level (prefix_sum's LEVEL) rests on the loop carrying no data (only the memory token that
+    orders its atomics) and the kernel holding no alloca: tileiras 13.4.92's while-loop defect answered
+    stale carried values (assemble.optimiser_loops). Kills: a carried value added to the look-back, an alloca, and the level dropped from prefix_sum's call (the
+    kernel then runs at -O0, 7-9x slower: bench/results/scan_lookback_h100.json)."""
+    import importlib
+
+    from tileir.instrs import WhileLoop
+
+    module = importlib.import_module("tileir.kernels.prefix_sum")  # (the package's prefix_sum is the function)
+
+    for cfg in ({"fmt": "f32"}, {"fmt": "i32", "tile": 256, "window": 8}):
+        k = scan_lookback.kernel(**cfg)
+        loops = [i for i in asm._walk(k.body) if isinstance(i, WhileLoop)]
+        # the one value it carries is the memory token that orders its atomic reads: no data
+        assert len(loops) == 1 and all(type(t).__name__ == "Token" for t in (loops[0].carried_tys or loops[0].tys))
+        assert "AllocaPtr" not in asm.instr_kinds(k)
+        assert asm.kernel_args(k, "13.4.92", "sm_90") == ["--gpu-name", "sm_90", "--opt-level", "0"]  # unforced
+    calls = []
+
+    class Recorder:
+        def __call__(self, *args, **kw):
+            calls.append(kw)
+
+    monkeypatch.setattr(module, "scan_lookback", Recorder())
+    x = np.ones(5000, np.float32)
+    prefix_sum(x, host=False, one_pass=True)
+    assert calls and calls[0]["opt_level"] == module.LEVEL == 3
 
 
 def test_a_short_status_vector_is_refused():

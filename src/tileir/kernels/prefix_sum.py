@@ -40,11 +40,13 @@ fence orders two writes: 0 nothing yet, (AGGREGATE << 32) | bits(tile j's sum), 
 bits(the sum of tiles 0 .. j).
 
 A block on tile j scans it, publishes its sum (tile 0 its inclusive sum at once), then reads the
-``window`` words before it in one atomic read: the nearest INCLUSIVE word p in the window ends the
-walk where every word after p is published (their sums and p's are added); a window of AGGREGATE
-words is added and the walk steps a window back; a window with a word not yet published after the
-last INCLUSIVE is read again. Then it publishes its inclusive sum and writes y = its scan plus the
-sum before it.
+``window`` words before it in one atomic read, again until the nearest INCLUSIVE word p among them has
+every word after it published (tiles before tile 0 count as the inclusive sum 0); the sum before tile
+j is p's value and the sums after it. Then it publishes its inclusive sum and writes y = its scan
+plus the sum before it. A block never waits on a tile past its window: the tile before it publishes
+its inclusive sum once its own window allows, down to tile 0, so every window ends. (No walk a
+window further back: a loop that carried its position and sum from read to read would be assembled
+at -O0 for tileiras' while-loop defect, ``LEVEL``.)
 
 The i32 sum wraps modulo 2^32 whatever the order, so it is exact. An f32 element meets at most
 tile - 1 roundings in its tile's scan, tile - 1 in its tile's sum, and one a tile before it along the
@@ -218,7 +220,15 @@ def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str 
 # ---- one pass: the look-back ---------------------------------------------------------------
 
 AGGREGATE, INCLUSIVE = 1, 2
-WINDOW = 32  # the status words a look-back step reads at once (one warp's worth)
+WINDOW = 32  # the status words a look-back reads (one warp's worth): how far back an inclusive sum must lie
+# The level prefix_sum(one_pass=True) assembles scan_lookback at: tileiras' default. Its look-back is a while
+# loop, which tileiras 13.4.92's defect workaround (assemble.optimiser_loops) sends to -O0, and at -O0 the
+# kernel ran 7-9x slower than the two-pass scan (H100, 2^16-2^28: bench/results/scan_lookback_h100.json;
+# 2408 SASS instructions against 712 at -O3). That defect answers stale CARRIED values (and misaligned
+# addresses beside allocas); this loop carries no data (only the memory token that orders its atomic reads)
+# and the kernel holds no alloca (tests/test_scan_lookback.py asserts both), so the call forces the default
+# level. A direct call of scan_lookback keeps the workaround.
+LEVEL = 3
 
 
 def _grid(N, S, tile=1024):  # noqa: N803  (the run-time sizes' names)
@@ -262,36 +272,29 @@ def scan_lookback(x=lambda fmt="f32": Whole(fmt, ["N"]), y=lambda fmt="f32": Sha
     own_word = ti.reshape(ti.add_i(j, 1), [1])  # tile j's word
     ti.atomic_rmw(status, "xchg", own_word, ti.select(first, _word(INCLUSIVE, total, fmt, [1]),
                                                  _word(AGGREGATE, total, fmt, [1])))
-    # the walk: hi is the tile at the window's top, before the sum of the tiles after it; done once an
-    # INCLUSIVE word ended it (tile 0 has nothing before it)
-    hi = ti.carry(ti.sub_i(j, 1))
-    before = ti.carry(zero(fmt, []))
-    done = ti.carry(ti.select(first, ti.i_const(1), ti.i_const(0)))
+    # the look-back: the window's words, re-read until the nearest INCLUSIVE one in it has every word after
+    # it published; then their sum. No carried data (tileiras 13.4.92's while-loop defect is about carried
+    # values: see LEVEL)
     lanes = ti.arange(window)
+    low = ti.sub_i(j, window)
+    pos = ti.add_i(lanes, low)  # tiles j - window .. j - 1
+    real = ti.ge_i(pos, 0)
 
-    def step():
-        top, got, over = ti.get(hi), ti.get(before), ti.get(done)
-        low = ti.sub_i(top, window - 1)
-        pos = ti.add_i(lanes, low)  # the window's tiles, low to top
-        real = ti.ge_i(pos, 0)
-        # (the stopping iteration, whose sets are discarded, reads nothing)
-        words = ti.atomic_rmw(status, "or", ti.add_i(pos, 1), ti.full([window], 0, I64),
-                              mask=ti.and_mask(real, ti.eq_i(over, 0)))
+    def read():
+        """(the sum before tile j, whether the window's words give it yet)"""
+        words = ti.atomic_rmw(status, "or", ti.add_i(pos, 1), ti.full([window], 0, I64), mask=real)
         flag, value = _unpack(words, fmt, [window])
         flag = ti.select(real, flag, INCLUSIVE)  # before tile 0: the inclusive sum 0
         value = ti.select(real, value, zero(fmt, [window]))
-        last = ti.reduce_max(ti.select(ti.eq_i(flag, INCLUSIVE), pos, ti.sub_i(low, 1)))  # low - 1: none
-        after = ti.ge_i(pos, last)
-        waiting = ti.reduce_max(ti.select(ti.and_mask(after, ti.eq_i(flag, 0)), ti.i_const(1), 0))
-        ready = ti.and_mask(ti.eq_i(waiting, 0), ti.eq_i(over, 0))
-        ended = ti.ge_i(last, low)
-        ti.set(before, ti.select(ready, got + ti.reduce_sum(ti.select(after, value, zero(fmt, [window]))), got))
-        ti.set(done, ti.select(ti.and_mask(ready, ended), ti.i_const(1), over))
-        ti.set(hi, ti.select(ti.and_mask(ready, ti.eq_i(ended, 0)), ti.sub_i(top, window), top))
-        return ti.eq_i(over, 1)
+        nearest = ti.reduce_max(ti.select(ti.eq_i(flag, INCLUSIVE), pos, ti.sub_i(low, 1)))  # low - 1: none
+        after = ti.ge_i(pos, nearest)
+        unpublished = ti.reduce_max(ti.select(ti.and_mask(after, ti.eq_i(flag, 0)), ti.i_const(1), 0))
+        ready = ti.and_mask(ti.ge_i(nearest, low), ti.eq_i(unpublished, 0))
+        return ti.reduce_sum(ti.select(after, value, zero(fmt, [window]))), ready
 
-    ti.d_loop(step)
-    run = ti.reshape(ti.get(before), [1])
+    ti.d_loop(lambda: read()[1])
+    before = read()[0]  # words only go 0 -> own sum -> inclusive sum: what was ready stays ready
+    run = ti.reshape(before, [1])
     ti.atomic_rmw(status, "xchg", own_word, _word(INCLUSIVE, total + run, fmt, [1]))
     ti.store(y, base, s + run, mask=inside)
 
@@ -349,7 +352,7 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
     x's library and format if None) and answered: scan_blocks for a single tile, else
     chunk_totals then scan_chunks over at most ``chunks`` chunks; ``one_pass``: scan_lookback (the
     module's text: x read once, a zeroed status vector, look-backs of ``window`` words, WINDOW by
-    default; not yet run on a GPU). On the host reference for a numpy
+    default; assembled at ``LEVEL``). On the host reference for a numpy
     x or a CPU tensor (in its memory), on the GPU otherwise (``host`` overrides; ``sync``: wait for
     the GPU before answering)."""
     n = int(x.shape[0])
@@ -368,7 +371,7 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
         if host:
             scan_lookback.run_host(x, out, status, fmt=fmt, tile=tile, window=w)
         else:  # two launches on torch's current stream: the zeroing, then the scan
-            scan_lookback(x, out, status, fmt=fmt, tile=tile, window=w, sync=sync)
+            scan_lookback(x, out, status, fmt=fmt, tile=tile, window=w, sync=sync, opt_level=LEVEL)
         return out
     single = n <= tile
     totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
