@@ -170,8 +170,9 @@ def test_a_window_without_an_inclusive_sum_waits_for_one():
 def test_the_look_back_carries_nothing_and_prefix_sum_assembles_it_at_the_default_level(monkeypatch):
     """The forced level (prefix_sum's LEVEL) rests on the loop carrying no data (only the memory token that
     orders its atomics) and the kernel holding no alloca: tileiras 13.4.92's while-loop defect answered
-    stale carried values (assemble.optimiser_loops). Kills: a carried value added to the look-back, an alloca, and the level dropped from prefix_sum's call (the
-    kernel then runs at -O0, 7-9x slower: bench/results/scan_lookback_h100.json)."""
+    stale carried values (assemble.optimiser_loops). Kills: a carried value added to the look-back, an
+    alloca, and the level dropped from prefix_sum's call (the kernel then runs at -O0, 7-9x slower:
+    bench/results/scan_lookback_h100.json)."""
     import importlib
 
     from tileir.instrs import WhileLoop
