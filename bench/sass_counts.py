@@ -160,13 +160,20 @@ def _pitch_cases():
 
 
 def _scan_cases():
-    """The one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel, 2^20 elements."""
+    """The one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel, 2^20 elements: the
+    look-back as a direct call assembles it (-O0: it holds a while loop) and as prefix_sum does (LEVEL)."""
     from tileir.kernels import scan_chunks, scan_lookback
+    from tileir.kernels.prefix_sum import LEVEL
 
     out = []
     for fmt, dt in (("f32", np.float32), ("i32", np.int32)):
         x = np.zeros(1 << 20, dt)
-        out.append((f"scan_lookback {fmt}", scan_lookback, {"fmt": fmt}, [x, x, np.zeros(1025, np.int64)]))
+        for tile in (1024, 2048):
+            status = np.zeros((1 << 20) // tile + 1, np.int64)
+            for level in (None, LEVEL):
+                cfg = {"fmt": fmt, "tile": tile, **({} if level is None else {"opt_level": level})}
+                how = "-O0 (the workaround)" if level is None else f"-O{level}"
+                out.append((f"scan_lookback {fmt} tile {tile} {how}", scan_lookback, cfg, [x, x, status]))
         out.append((f"scan_chunks {fmt}", scan_chunks, {"fmt": fmt}, [x, x, np.zeros(528, dt)]))
     return out
 
@@ -174,8 +181,10 @@ def _scan_cases():
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
+    cfg = dict(cfg)
+    level = cfg.pop("opt_level", None)  # tileiras' level where a case names one (else the kernel's own)
     plan = kern.plan(kern.config(**cfg))
-    return kern.cubin("sm_90", div16=plan.div16(plan.values(arrays), arrays), **cfg)
+    return kern.cubin("sm_90", opt_level=level, div16=plan.div16(plan.values(arrays), arrays), **cfg)
 
 
 def counts(cubin: bytes, tool: str) -> dict:

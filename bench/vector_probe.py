@@ -126,8 +126,10 @@ def histograms(rows):
 
 # (tiles of 4096 are refused: an extract of one lane from a [4096] tile has 4096 slices, past tileiras 13.4.92's
 # limit; windows of 16 were the slowest at -O0, bench/results/scan_lookback_h100.json)
+# (and the default tile and window at -O0, the while-loop workaround's level: how much of the first form's
+# time was the level; prefix_sum's own is prefix_sum.LEVEL)
 LOOKBACK_CONFIGS = ({"tile": 1024, "window": 32}, {"tile": 2048, "window": 32}, {"tile": 2048, "window": 64},
-                    {"tile": 512, "window": 32})
+                    {"tile": 512, "window": 32}, {"tile": 1024, "window": 32, "opt_level": 0})
 
 
 def lookbacks(rows, out=None):

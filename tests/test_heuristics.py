@@ -323,7 +323,7 @@ def test_products_of_at_most_16_rows_take_row_tiles_of_16(cache):
     rule keeping 64-row tiles there, reaching 32 rows (where 64 rows were within 10%) or a launch-bound
     1024 x 1024 B (where it lost), a K slice left at 64 / 32, a column tile that ignores the wave (32 at
     N 5000 or 8192, 64 at 11008) or stays 64 where 32 fits (N 4096), the narrow tile reaching 3xtf32,
-    matmul_tn or a tf32 x @ W^T (unmeasured), and x @ W^T in 16 or 32 bits left out of it
+    matmul_tn or a tf32 x @ W^T (unmeasured), and an f16 / bf16 x @ W^T of 1 or 16 rows left out of it
     (bench/results/small_m_nt_h100.json)."""
     for m in (1, 7, 16):
         f16 = rule("matmul_f16", "sm_90", {"M": m, "N": 4096, "K": 11008})

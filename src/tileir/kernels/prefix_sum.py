@@ -49,11 +49,12 @@ window further back: a loop that carried its position and sum from read to read 
 at -O0 for tileiras' while-loop defect, ``LEVEL``.)
 
 The i32 sum wraps modulo 2^32 whatever the order, so it is exact. An f32 element meets at most
-tile - 1 roundings in its tile's scan, tile - 1 in its tile's sum, and one a tile before it along the
-chain of inclusive sums (each the one before it plus a window's sums), plus one adding it: L <= 2 tile
-+ ceil(N / tile), and |y[i] - exact| <= L * 2^-24 * sum_{j<=i} |x[j]| (first order): 3072 roundings
-at tile 1024 and 2^20 elements (1.8e-4 of the sum), 264192 at 2^28 (1.6e-2, against the two-pass
-scan's 2.4e-4): a long f32 scan in one pass has the error bound of a chain of tile sums.
+tile - 1 roundings in its tile's scan, tile - 1 in its tile's sum, at most window - 1 in the window's
+sum that carries its tile's sum into an inclusive one, one a tile after that along the chain of
+inclusive sums, and one adding it: L <= 2 tile + window + ceil(N / tile) + 1, and |y[i] - exact| <=
+L * 2^-24 * sum_{j<=i} |x[j]| (first order): 3105 roundings at tile 1024, window 32 and 2^20
+elements (1.9e-4 of the sum), 264225 at 2^28 (1.6e-2, against the two-pass scan's 2.4e-4): a long
+f32 scan in one pass has the error bound of a chain of tile sums.
 """
 
 from __future__ import annotations
@@ -221,13 +222,17 @@ def scan_chunks(x=_whole("N"), y=_shared("N"), totals=_whole("NB"), *, fmt: str 
 
 AGGREGATE, INCLUSIVE = 1, 2
 WINDOW = 32  # the status words a look-back reads (one warp's worth): how far back an inclusive sum must lie
-# The level prefix_sum(one_pass=True) assembles scan_lookback at: tileiras' default. Its look-back is a while
-# loop, which tileiras 13.4.92's defect workaround (assemble.optimiser_loops) sends to -O0, and at -O0 the
-# kernel ran 7-9x slower than the two-pass scan (H100, 2^16-2^28: bench/results/scan_lookback_h100.json;
-# 2408 SASS instructions against 712 at -O3). That defect answers stale CARRIED values (and misaligned
-# addresses beside allocas); this loop carries no data (only the memory token that orders its atomic reads)
-# and the kernel holds no alloca (tests/test_scan_lookback.py asserts both), so the call forces the default
-# level. A direct call of scan_lookback keeps the workaround.
+# The level prefix_sum(one_pass=True) assembles scan_lookback at unless told (opt_level=): tileiras' default.
+# Its look-back is a while loop, which tileiras 13.4.92's defect workaround (assemble.optimiser_loops) sends
+# to -O0; there the look-back's first form (a walk carrying its position and sum) ran 4.0-8.3x slower than
+# the two-pass scan at tiles of 1024 and windows of 32 (H100, 2^16-2^28: bench/results/
+# scan_lookback_h100.json), and -O0 is 1416 SASS instructions against 424 at -O3 (sass_scan_cpu.json).
+# How much of the time the level was, and how much the look-back's latency, is not measured yet. The
+# defect's evidence is stale CARRIED values (and misaligned addresses beside allocas), though its trigger is
+# not known beyond "a while loop" (docs/assembler-defect.md, the sixth); this loop carries no data (only the
+# memory token that orders its atomic reads) and the kernel holds no alloca (tests/test_scan_lookback.py
+# asserts both). So this opt-in kernel is assembled at the default level as a bet the device checks
+# (bench/vector_probe.py --only lookback times and checks both levels); a direct call keeps the workaround.
 LEVEL = 3
 
 
@@ -347,12 +352,13 @@ def fmt_of(x) -> str:
 
 
 def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunks: int = MOST_CHUNKS,
-               ahead: bool = True, one_pass: bool = False, window: int | None = None, sync: bool = True):
+               ahead: bool = True, one_pass: bool = False, window: int | None = None, opt_level: int | None = None,
+               sync: bool = True):
     """The inclusive prefix sum of the f32 or i32 vector x, written into ``out`` (a fresh array of
     x's library and format if None) and answered: scan_blocks for a single tile, else
     chunk_totals then scan_chunks over at most ``chunks`` chunks; ``one_pass``: scan_lookback (the
     module's text: x read once, a zeroed status vector, look-backs of ``window`` words, WINDOW by
-    default; assembled at ``LEVEL``). On the host reference for a numpy
+    default; assembled at ``opt_level``, ``LEVEL`` by default). On the host reference for a numpy
     x or a CPU tensor (in its memory), on the GPU otherwise (``host`` overrides; ``sync``: wait for
     the GPU before answering)."""
     n = int(x.shape[0])
@@ -371,7 +377,8 @@ def prefix_sum(x, out=None, *, host: bool | None = None, tile: int = 1024, chunk
         if host:
             scan_lookback.run_host(x, out, status, fmt=fmt, tile=tile, window=w)
         else:  # two launches on torch's current stream: the zeroing, then the scan
-            scan_lookback(x, out, status, fmt=fmt, tile=tile, window=w, sync=sync, opt_level=LEVEL)
+            scan_lookback(x, out, status, fmt=fmt, tile=tile, window=w, sync=sync,
+                          opt_level=LEVEL if opt_level is None else opt_level)
         return out
     single = n <= tile
     totals = empty_like(x, 1 if single else n_chunks(n, tile, chunks))
