@@ -78,12 +78,12 @@ def test_the_default_table_for_sm90():
                                                        "occupancy": 1}
         assert best("matmul_tf32", "sm_90", **cfg) == {"tm": 128, "tn": 256, "tk": 32, "group": 8, "warps": 8,
                                                        "occupancy": 0}
-    # the most specific entry wins: causal has its own (the same winner, measured on its own)
+    # D 128 has no entry since the rule's 64-row blocks (heuristics.HALF_ROWS_WARPS without the mask,
+    # CAUSAL_D128_SHORT_KEYS causal); causal past 1024 keys the rule gives what the causal entry held
     data = json.loads(autotune.DEFAULTS_FILE.read_text())
-    causal = [e for e in data["entries"] if e["when"] == {"D": 128, "causal": True}]
-    assert best("attention", "sm_90", S=4096, D=128, causal=True) == causal[0]["config"]
-    assert causal[0]["workload"] == "fmha_f16_causal_b4h32s4096d128"
-    # without the mask D 128 has no entry since the rule's 64-row blocks (heuristics.HALF_ROWS_WARPS)
+    assert not [e for e in data["entries"] if e["kernel"] == "attention"]
+    assert best("attention", "sm_90", B=4, H=32, S=4096, D=128, causal=True) == {"bq": 128, "bk": 128, "d_tile": 128,
+                                                                                 "warps": 8, "occupancy": 1}
     assert best("attention", "sm_90", B=4, H=32, S=4096, D=128, causal=False) == {"bq": 64, "bk": 128, "d_tile": 128,
                                                                                   "warps": 4, "occupancy": 2}
     assert best("softmax", "sm_90", R=8192, C=8192) == {"max_tile": 8192, "warps": 0, "occupancy": 4, "one_chunk": True}
@@ -252,7 +252,8 @@ def test_spellings_of_one_call_meet_one_cache_entry(cache):
         # the winner, self-complete: the tuned key the fixed configuration named (bk) comes with it
         assert autotune.best(attention, "sm_90", S=4096, D=128, **spelled) == {"bq": 64, "bk": 64}
         assert autotune.best("attention", "sm_90", S=4096, D=128, **spelled) == {"bq": 64, "bk": 64}
-    assert autotune.best(attention, "sm_90", S=4096, D=128, fmt="bf16", causal=True)["bk"] == 128  # the table
+    # another call (bf16, causal) does not meet that entry: the rule's 128 x 128 blocks
+    assert autotune.best(attention, "sm_90", B=4, H=32, S=4096, D=128, fmt="bf16", causal=True)["bk"] == 128
 
 
 def test_tune_keys_its_entry_by_the_sizes_of_its_arrays(cache):

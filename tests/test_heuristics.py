@@ -474,7 +474,9 @@ def test_attention_at_d64_and_short_sequences_takes_64_key_blocks():
     for s in (512, 1024):
         assert (cfg(s, 64)["bk"], cfg(s, 64)["occupancy"]) == (64, 2)
         assert cfg(s, 64, causal=False)["bk"] == 64
-    assert cfg(2048, 64)["bk"] == 128 and cfg(512, 128)["bk"] == 128  # not measured so / lost
+    assert cfg(2048, 64)["bk"] == 128  # not measured so
+    d128 = cfg(512, 128)
+    assert d128["bq"] == d128["bk"]  # not 128 x 64 at d 128 (0.59x SDPA there): CAUSAL_D128_SHORT_KEYS' 64 x 64
 
 
 def test_the_rule_for_attention():
@@ -514,11 +516,15 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
     ruled = autotune.best("matmul_f16", "sm_90", **sizes)
     assert ruled == rule("matmul_f16", "sm_90", sizes, autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64))
     assert ruled["tm"] == 16
-    # a specific measured entry (when names D = 128 and causal) beats the rule; without the mask the rule's
+    # D 128 attention has no measured entry any more (heuristics.HALF_ROWS_WARPS, CAUSAL_D128_SHORT_KEYS): the rule's,
+    # causal the 128 x 128 blocks the table's entry held past 1024 keys
     att = {"B": 4, "H": 32, "S": 4096, "D": 128, "H_kv": 32, "S_kv": 4096}
-    assert autotune.best("attention", "sm_90", causal=True, **att) == {"bq": 128, "bk": 128, "warps": 8, "occupancy": 1}
+    assert autotune.best("attention", "sm_90", causal=True, **att) == {"bq": 128, "bk": 128, "d_tile": 128, "warps": 8,
+                                                                       "occupancy": 1}
     plain = dict(att, causal=False)
     assert autotune.best("attention", "sm_90", **plain) == rule("attention", "sm_90", plain)
+    # a specific measured entry beats the rule (softmax's: when names nothing but the kernel is its own)
+    assert autotune.best("softmax", "sm_90", R=8192, C=8192) != rule("softmax", "sm_90", {"R": 8192, "C": 8192})
     # the cache beats everything
     autotune._write_entry(autotune.cache_key("sm_90", "matmul_f16", sizes), {"config": {"tm": 128, "tn": 64}})
     assert autotune.best("matmul_f16", "sm_90", **sizes) == {"tm": 128, "tn": 64}
@@ -550,26 +556,36 @@ def test_fp8_takes_its_own_measured_cells(cache):
         assert (one_wave["tm"], one_wave["tk"], one_wave.get("programs", 0)) == (128, 256, 0)
 
 
-def test_attention_at_d128_without_the_mask_takes_the_64_row_blocks_it_was_timed_with():
-    """At every head-dim-128 row of bench/results/attention_fwd_configs_h100.json the library's call now
-    runs exactly one of the configurations timed there: without the mask the 64 x 128 blocks two an SM
-    (heuristics.HALF_ROWS_WARPS), which answered right everywhere, beat the 128 x 128 blocks by at least 5%
-    at S 512-4096 and were within 1% at S 16384; causal the 128 x 128 blocks (the table's causal entry), the
-    64-row blocks having lost at 4096 and 16384 keys. Kills: another warp count or occupancy (never timed),
-    64-row blocks causal, or the rule ignored under the default table's entry."""
+@pytest.mark.parametrize("results,count", [("attention_fwd_configs_h100.json", 12),
+                                           ("attention_fwd_held_out_h100.json", 10)])
+def test_attention_at_d128_takes_the_blocks_it_was_timed_with(results, count):
+    """At every head-dim-128 row of the forward's two H100 files (the fitted shapes and the held-out ones) the
+    library's call runs exactly one of the configurations timed there, and it was the fastest of the two
+    the rule chose between: without the mask the 64 x 128 blocks two an SM (heuristics.HALF_ROWS_WARPS) over
+    the 128 x 128 blocks, by at least 5% at S 512-4096 where fitted; causal the 64 x 64 blocks two an SM up to
+    1024 keys (CAUSAL_D128_SHORT_KEYS) and the 128 x 128 blocks past them. Kills: another warp count or
+    occupancy (never timed), 64-row blocks causal past 1024 keys or 128-row ones below, or the rule ignored
+    under a default-table entry."""
     import json
     from pathlib import Path
 
-    rows = json.loads((Path(__file__).parents[1] / "bench/results/attention_fwd_configs_h100.json").read_text())["rows"]
-    assert len(rows) == 12
+    rows = json.loads((Path(__file__).parents[1] / "bench/results" / results).read_text())["rows"]
+    assert len(rows) == count
     for r in rows:
         b, h, h_kv, s, d = r["shape"]
         got = attention.tuned_config({"causal": r["causal"]}, "sm_90",
                                      {"B": b, "H": h, "S": s, "D": d, "H_kv": h_kv, "S_kv": s})
-        name = "rule" if r["causal"] else "bq64_occ2"  # "rule": the 128 x 128 blocks, the rule of that run
+        short = r["causal"] and s <= 1024
+        # "rule": that run's rule, the 128 x 128 blocks (causal) or, without the mask, the 64 x 128 ones
+        name = "bq64_occ2" if short or (not r["causal"] and "tiles128" not in r["configs"]) else "rule"
+        other = "rule" if name == "bq64_occ2" else ("tiles128" if not r["causal"] else "bq64_occ2")
         timed = dict(r["configs"][name])
-        got.pop("d_tile", None), got.pop("heavy_first", None), timed.pop("heavy_first", None)
+        got.pop("d_tile", None), got.pop("heavy_first", None), timed.pop("heavy_first", None), timed.pop("d_tile", None)
         assert got == timed, (r["shape"], r["causal"], got, timed)
         assert r["max_err"][name] < 2e-2
-        if not r["causal"]:
-            assert r["ms"][name] <= (0.95 if s <= 4096 else 1.01) * r["ms"]["rule"], r["shape"]
+        if not r["causal"] and s <= 4096 and results.endswith("configs_h100.json"):
+            assert r["ms"][name] <= 0.95 * r["ms"][other], r["shape"]
+        else:  # the rule's choice of the two, at most 1% behind where they tie -- but fitted S 2048 causal, where
+            # the 64-row blocks won by 1.4% and the size class keeps 128 x 128 for held-out S 1500's 2.3% the other way
+            slack = 1.015 if r["causal"] and s == 2048 else 1.01
+            assert r["ms"][name] <= slack * r["ms"][other], (r["shape"], r["causal"])

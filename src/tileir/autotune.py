@@ -331,8 +331,9 @@ def this_gpu() -> str | None:
 
 # Per kernel, the tuned keys added after the default table's sweeps ran (they measured the kernel's default
 # for them): a table entry that does not name one takes the rule's, where the rule gives one. attention's
-# heavy_first (the block order, heuristics.HEAVY_FIRST_KEYS): the d 128 entries hold every d 128 shape,
-# so without this the long causal sequences of few heads, 3-6% faster in that order, would never get it.
+# heavy_first (the block order, heuristics.HEAVY_FIRST_KEYS): a d 128 entry (the table held two until 2026-12-07)
+# holds every d 128 shape, so without this the long causal sequences of few heads, 3-6% faster in that order,
+# would never get it.
 ORDER_KEYS = {"attention": ("heavy_first",)}
 
 

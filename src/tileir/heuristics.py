@@ -570,6 +570,9 @@ def _attention(gpu, name, cfg, measured):
         bk, occupancy = 64, 2  # short sequences at d 64 (attention_short_h200.json)
     if d_tile == 128 and bq == 128 and not causal:  # 64-row blocks two an SM (HALF_ROWS_WARPS)
         bq, warps, occupancy = 64, HALF_ROWS_WARPS, 2
+    if d_tile == 128 and causal:  # the default table's causal entry, but short ones (CAUSAL_D128_SHORT_KEYS)
+        bq = bk = 64 if pow2_at_least(s_kv) <= CAUSAL_D128_SHORT_KEYS else 128
+        warps, occupancy = (0, 2) if bq == 64 else (8, 1)
     if causal and bq % bk:
         bk = bq
     out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
@@ -586,11 +589,19 @@ def _attention(gpu, name, cfg, measured):
 # default table's entry for D 128, swept on the H200 at B4 H32 S4096 among 128- and 256-row blocks only).
 # H100, f16, B*H*S = 2^18 (bench/attention_fwd_configs.py, attention_fwd_configs_h100.json, the fastest of
 # two interleaved rounds): 0.78-0.82x SDPA -> 0.86-0.90 at S 512-4096 (9-11% faster), S 16384 level (0.947
-# against 0.948), every answer checked against SDPA; not yet held out (bench/device_plan.sh d128-rule runs
-# bench/attention_fwd_configs.py --held-out, then the suite's family). Causal the same blocks (64 x 64, tileiras'
-# warps: 8 answer wrong there) were 1-12% faster up to 2048 keys and 1.6% / 11% slower at 4096 / 16384: not
-# taken (the table's causal entry holds). Not timed on the H200.
+# against 0.948), every answer checked against SDPA; held out (attention_fwd_held_out_h100.json, 5 shapes
+# S 640-8192) 0.84-0.96x against 0.81-0.91 (a tie at S 8192). Causal see CAUSAL_D128_SHORT_KEYS. Not timed
+# on the H200.
 HALF_ROWS_WARPS = 4
+
+# d 128 causal: 128 x 128 blocks with 8 warps, one an SM (what the default table's causal entry held for every
+# such shape: tune2_h200.json, B4 H32 S4096), but at most CAUSAL_D128_SHORT_KEYS keys (by the size class)
+# 64 x 64 blocks with tileiras' warps, two an SM. H100, f16, the fastest of two interleaved rounds: fitted
+# (attention_fwd_configs_h100.json) S 512 0.758 -> 0.790 and 0.733 -> 0.823x SDPA, S 1024 0.836 -> 0.843;
+# held out (attention_fwd_held_out_h100.json) S 640 0.765 -> 0.786, S 1024 0.839 -> 0.846; at 1500-16384 keys
+# they lost 2.3-11% (S 2048 fitted +1.4%, but 1500, in the same size class, -2.3%). 4 warps at 640 and 1024
+# keys timed the same as tileiras' own. Not timed on the H200.
+CAUSAL_D128_SHORT_KEYS = 1024
 
 
 # Causal attention of at least 4096 keys (32 query blocks of 128) and at most 64 heads in all (B * H) starts
