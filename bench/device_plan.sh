@@ -47,6 +47,9 @@
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
 #   scan-nt    scan, then nt
+#   linear     the GPU tests of tileir.ops' products, the suite's linear_bf16 family (x @ W^T: the narrow rows since
+#              2026-12-07) and attention family (the causal D 128 short rule) -> suite_linear_attention_h200.json
+#              (a fresh file, named for an H200: rename it by the card, merge it)
 #   d128-nt    scan-nt, the GPU tests of attention, the products and the backward kernels, then the D 128
 #              forward rule held out
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
@@ -91,7 +94,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|linear|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -529,6 +532,12 @@ scan)
   timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
     2>&1 | tail -3
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
+  ;;
+linear)
+  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_torch_ops_matmul.py 2>&1 | tail -2
+  timeout 480 python3 bench/suite.py --out "$OUT/suite_linear_attention_h200.json" --families linear_bf16,attention \
+    --budget-s 440 > "$OUT/suite_linear_attention.log" 2>&1
+  tail -4 "$OUT/suite_linear_attention.log"
   ;;
 scan-nt)
   # the one-pass scan's GPU tests and its timing (scan), then nt: within 390 s
