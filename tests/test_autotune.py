@@ -161,14 +161,13 @@ def test_a_call_fills_the_tuned_keys_it_leaves_out(cache):
     assert matmul_f16.tuned_config({}, "sm_80", sizes) == {}
     got = attention.tuned_config({"causal": True}, "sm_90", {"B": 4, "H": 32, "S": 4096, "D": 128})
     assert (got["bq"], got["bk"], got["warps"], got["occupancy"]) == (128, 128, 8, 1)
-    # the table's sweeps never varied the block order (autotune.ORDER_KEYS): the rule's heavy_first joins the
-    # measured tiles where it applies (causal, at least 4096 keys, at most 64 heads), and nowhere else. Kills:
-    # the order dropped under a table entry, or the rule's other keys overriding the entry's
+    # the rule's heavy_first joins the 128 x 128 blocks where it applies (causal, at least 4096 keys, at most 64
+    # heads), and nowhere else. Kills: the order dropped, or given where it measured slower
     assert "heavy_first" not in got  # 128 heads: the headline's shape, where the order measured 2% slower
     long = attention.tuned_config({"causal": True}, "sm_90", {"B": 2, "H": 16, "S": 8192, "D": 128})
     assert long["heavy_first"] is True and (long["bq"], long["occupancy"]) == (128, 1)
-    # a shape where the rule's own tiles differ (bq 64, tileiras' warps: 128 blocks of 128 would not fill the
-    # GPU): the entry's tiles stay, only the order comes from the rule
+    # a shape whose 128-row blocks would not fill the GPU (bq 64 and tileiras' warps without the mask): causal
+    # D 128 keeps the 128 x 128 blocks with 8 warps the table's entry held (heuristics.CAUSAL_D128_SHORT_KEYS)
     few = attention.tuned_config({"causal": True}, "sm_90", {"B": 1, "H": 4, "S": 4096, "D": 128})
     assert (few["bq"], few["warps"], few["heavy_first"]) == (128, 8, True)
     assert "heavy_first" not in attention.tuned_config({"causal": True}, "sm_90", {"B": 32, "H": 16, "S": 512,

@@ -329,19 +329,10 @@ def this_gpu() -> str | None:
     return _gpu_memo[0]
 
 
-# Per kernel, the tuned keys added after the default table's sweeps ran (they measured the kernel's default
-# for them): a table entry that does not name one takes the rule's, where the rule gives one. attention's
-# heavy_first (the block order, heuristics.HEAVY_FIRST_KEYS): a d 128 entry (the table held two until 2026-12-07)
-# holds every d 128 shape, so without this the long causal sequences of few heads, 3-6% faster in that order,
-# would never get it.
-ORDER_KEYS = {"attention": ("heavy_first",)}
-
-
 def best(kernel, gpu: str | None = None, **config) -> dict | None:
     """The configuration to use for ``kernel`` (a name or a KernelFn) on ``gpu`` (sm_XY; this
     machine's when None) under ``config``: the cache's winner for its shape bucket; else the
-    default table's most specific entry whose ``when`` names something and holds (with the rule's
-    ``ORDER_KEYS`` where the entry names none of them); else the rule
+    default table's most specific entry whose ``when`` names something and holds; else the rule
     for unmeasured shapes (heuristics.py: None for problems so small the launch dominates,
     kernels and GPUs it does not know); else the table's catch-all entry (``when`` empty); else
     None (where there is no GPU and none is named, None)."""
@@ -358,10 +349,6 @@ def best(kernel, gpu: str | None = None, **config) -> dict | None:
                       stacklevel=2)
     specific = _from_defaults(kernel, gpu, config, least=1)
     if specific is not None:
-        extra = ORDER_KEYS.get(_name(kernel), ())
-        if extra:  # keys the table's sweeps never varied: the rule's word on them, where it has one
-            order = _from_rule(kernel, gpu, config) or {}
-            specific.update({k: order[k] for k in extra if k in order and k not in specific})
         return specific
     ruled = _from_rule(kernel, gpu, config)
     if ruled is not None:

@@ -578,8 +578,7 @@ def _attention(gpu, name, cfg, measured):
     out = {"bq": bq, "bk": bk, "d_tile": d_tile, "warps": warps, "occupancy": occupancy}
     if d_tile == 64 and (bq, bk) == (128, 128):
         out["latency"] = LONG_D64_LATENCY
-    # by the size classes a call site keeps one configuration for (powers of two), and not by bq, which a
-    # default-table entry may set otherwise (autotune.ORDER_KEYS)
+    # by the size classes a call site keeps one configuration for (powers of two)
     if causal and pow2_at_least(s) >= HEAVY_FIRST_KEYS and pow2_at_least(b) * h <= HEAVY_FIRST_MOST_HEADS:
         out["heavy_first"] = True
     return out
@@ -598,9 +597,11 @@ HALF_ROWS_WARPS = 4
 # such shape: tune2_h200.json, B4 H32 S4096), but at most CAUSAL_D128_SHORT_KEYS keys (by the size class)
 # 64 x 64 blocks with tileiras' warps, two an SM. H100, f16, the fastest of two interleaved rounds: fitted
 # (attention_fwd_configs_h100.json) S 512 0.758 -> 0.790 and 0.733 -> 0.823x SDPA, S 1024 0.836 -> 0.843;
-# held out (attention_fwd_held_out_h100.json) S 640 0.765 -> 0.786, S 1024 0.839 -> 0.846; at 1500-16384 keys
-# they lost 2.3-11% (S 2048 fitted +1.4%, but 1500, in the same size class, -2.3%). 4 warps at 640 and 1024
-# keys timed the same as tileiras' own. Not timed on the H200.
+# at two more (attention_fwd_held_out_h100.json) S 640 0.765 -> 0.786, S 1024 0.839 -> 0.846; by time 0.8-10.9%
+# faster at those 5. Past 2048 keys they took 1.7-12.3% longer, and at 1500 (held out) 2.6%, where fitted S 2048
+# was 1.4% quicker: the boundary follows S 1500, in the same size class. 4 warps at 640 and 1024 keys timed the
+# same as tileiras' own. The size class of the keys (S_kv; every timed row had S = S_kv) and of D (65-128 take
+# d_tile 128, as HALF_ROWS_WARPS; only D = 128 was timed). Not timed on the H200.
 CAUSAL_D128_SHORT_KEYS = 1024
 
 
