@@ -47,6 +47,9 @@
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
 #   scan-nt    scan, then nt
+#   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
+#              calling thread (--backward-on-caller, both models), two interleaved rounds, no control ->
+#              training_curves_{engine,caller}{1,2}_h200.json (rename by the card)
 #   linear     the GPU tests of tileir.ops' products, the suite's linear_bf16 family (x @ W^T: the narrow rows since
 #              2026-12-07) and attention family (the causal D 128 short rule) -> suite_linear_attention_h200.json
 #              (a fresh file, named for an H200: rename it by the card, merge it)
@@ -94,7 +97,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|linear|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|linear|caller|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -532,6 +535,17 @@ scan)
   timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
     2>&1 | tail -3
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
+  ;;
+caller)
+  for round in 1 2; do
+    for how in engine caller; do
+      flag=""; [ "$how" = caller ] && flag="--backward-on-caller"
+      timeout 140 python3 examples/07_training.py --device cuda --no-control $flag \
+        --out "$OUT/training_curves_${how}${round}_h200.json" > "$OUT/training_${how}${round}.log" 2>&1
+      echo "$how $round: $(grep -o 'tokens/s tileir / torch [0-9.]*' "$OUT/training_${how}${round}.log")"
+    done
+  done
+  (cd "$OUT" && rm -f ./*.png)
   ;;
 linear)
   timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_torch_ops_matmul.py 2>&1 | tail -2

@@ -50,7 +50,10 @@ torch's), ``batch * seq`` tokens a step, timed between two device synchronisatio
 configuration both models are host-bound in eager mode (each op's Python and launch cost more than
 its kernel), so ``--graph`` also runs each model as torch's whole-network capture does: the steps
 after the warm-up replay one CUDA graph of the forward, backward, clipping and AdamW, which is
-what the kernels alone give.
+what the kernels alone give. ``--backward-on-caller`` runs each eager backward on the calling thread
+(``torch.autograd.set_multithreading_enabled(False)``, both models): tileir's backward formulas are
+Python, and on the engine's device thread each ran 1.5-2x slower than on the main thread, the
+hand-off to a cold core included (bench/results/autograd_thread_profile_h200.txt).
 
 The first batch's gradients of each model are also compared with the same model's in f32 torch
 (``grad_rel_err_vs_f32``: the largest relative error over the parameters), before training.
@@ -396,8 +399,13 @@ def parse(argv):
     p.add_argument("--graph", action="store_true",
                    help="replay each step after the warm-up as one CUDA graph (both backends): the kernels' speed "
                         "without the host's per-op cost")
+    p.add_argument("--backward-on-caller", action="store_true",
+                   help="run each backward on the calling thread (torch.autograd.set_multithreading_enabled(False)), "
+                        "both backends, eager steps only: no hand-off to the engine's device thread")
     p.add_argument("--out", default=None, help="the JSON record (the PNG beside it, .png)")
     args = p.parse_args(argv)
+    if args.backward_on_caller and args.graph:
+        p.error("--backward-on-caller is for the eager steps; --graph replays the captured backward")
     on_gpu = torch.cuda.is_available() and not args.cpu_smoke and args.device != "cpu"
     base = dict(SMOKE if args.cpu_smoke or not on_gpu else GPU)
     for k in base:
@@ -434,7 +442,9 @@ def main(argv=None) -> int:
           + ", ".join(f"{k} {v:.2e}" for k, v in grad_err.items()), flush=True)
     curves, rate, first = {}, {}, {}
     for name, (m, ops) in models.items():
-        losses, timed, t_first = train(m, ops, data, scored_from, dt, c["lr"], c["warmup"], device, graph=args.graph)
+        with torch.autograd.set_multithreading_enabled(not args.backward_on_caller):
+            losses, timed, t_first = train(m, ops, data, scored_from, dt, c["lr"], c["warmup"], device,
+                                           graph=args.graph)
         curves[name], first[name] = losses, t_first
         rate[name] = (c["steps"] - c["warmup"]) * tokens / timed if c["steps"] > c["warmup"] else float("nan")
         print(f"{name}: {rate[name]:,.0f} tokens/s after {count(c['warmup'], 'warm-up step')} "
@@ -454,6 +464,7 @@ def main(argv=None) -> int:
         "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu (host reference)",
         "torch": torch.__version__,
         "config": dict(c, dtype=args.dtype, seed=args.seed, graph=args.graph,
+                       backward_on_caller=args.backward_on_caller,
                        task=f"markov, {BRANCHES} successors a token",
                        params=n_params, tokens_per_step=tokens,
                        optimizer=f"AdamW(betas 0.9, 0.95; no weight decay), gradient norm clipped to {CLIP}, "

@@ -87,6 +87,35 @@ def test_training_smoke_losses_agree_step_by_step(tmp_path):
         f"{PAGE.name} shows other lines than the smoke prints (python {__file__} --write):\n{stdout}"
 
 
+def test_training_backward_on_the_calling_thread(tmp_path, monkeypatch):
+    """--backward-on-caller: each model's steps run inside set_multithreading_enabled(False), and the record
+    says so; refused with --graph. Kills: the flag parsed and not applied (or applied to one model only),
+    and the record without it."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("training_example", ROOT / "examples" / "07_training.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    seen = []
+
+    def train(*args, **kw):  # what each model's steps would see, without training
+        seen.append(torch.autograd.is_multithreading_enabled())
+        return [1.0] * 3, 1.0, 0.1
+
+    monkeypatch.setattr(example, "train", train)
+    monkeypatch.setattr(example, "grad_check", lambda *a: {"tileir": 0.0, "torch": 0.0})
+    out = tmp_path / "r.json"
+    monkeypatch.setattr(example, "plot", lambda record, path: None)
+    assert example.main(["--cpu-smoke", "--no-control", "--backward-on-caller", "--out", str(out)]) == 0
+    assert seen == [False, False] and json.loads(out.read_text())["config"]["backward_on_caller"] is True
+    seen.clear()
+    assert example.main(["--cpu-smoke", "--no-control"]) == 0
+    assert seen == [True, True]
+    with pytest.raises(SystemExit):
+        example.parse(["--cpu-smoke", "--graph", "--backward-on-caller"])
+
+
 def test_backward_tutorial_script_runs_and_the_page_shows_its_output():
     pytest.importorskip("torch")
     stdout = _run("backward_softmax.py")
