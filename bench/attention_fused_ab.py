@@ -52,8 +52,10 @@ def fused_configs(d, causal):
     """The fused kernel's configurations timed at head dimension d: the rule's first (128 x 128 ran
     9.5-12x slower at D 128, attention_fused_tiles_h200.json; 32 x 128 and 128 x 64 causal answered
     wrong, attention_fused_rule_h200.json, and are refused); causal, the heaviest key blocks first."""
-    if d > 64:  # the transposing views, and every view load at latency 1 (untimed on the backward so far)
-        out = [RULE, dict(RULE, t_views=True), dict(RULE, latency=1)]
+    if d > 64:  # the transposing views, every view load at latency 1, and (causal) the two together: the rule
+        # takes the first causal and the second without the mask (heuristics.FUSED_D128_*); both at once untimed
+        out = [RULE, dict(RULE, t_views=True), dict(RULE, latency=1)] + \
+            ([dict(RULE, t_views=True, latency=1)] if causal else [])
     else:
         out = [RULE, dict(RULE, bq=128), dict(RULE, bq=128, latency=1)]
     return out + ([dict(RULE, heavy_first=True)] if causal else [])
