@@ -46,15 +46,12 @@
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
-#   scan-nt    scan, then nt
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
 #              calling thread (--backward-on-caller, both models), two interleaved rounds, no control ->
 #              training_curves_{engine,caller}{1,2}_h200.json (rename by the card)
 #   linear     the GPU tests of tileir.ops' products, the suite's linear_bf16 family (x @ W^T: the narrow rows since
 #              2026-12-07) and attention family (the causal D 128 short rule) -> suite_linear_attention_h200.json
 #              (a fresh file, named for an H200: rename it by the card, merge it)
-#   d128-nt    scan-nt, the GPU tests of attention, the products and the backward kernels, then the D 128
-#              forward rule held out
 #   d128-rule  bench/attention_fwd_configs.py --held-out, the suite's attention family (fresh files, no card in the name)
 #   train-attention  bench/training_device.py's attention rows (merge them into training_h200.json)
 #   key-walk   the dK/dV walk's tiles without the refusals (bench/key_walk_check.py), the training attention's GPU
@@ -97,7 +94,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh scan|scan-nt|linear|caller|d128-nt|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh scan|linear|caller|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -552,20 +549,6 @@ linear)
   timeout 480 python3 bench/suite.py --out "$OUT/suite_linear_attention_h200.json" --families linear_bf16,attention \
     --budget-s 440 > "$OUT/suite_linear_attention.log" 2>&1
   tail -4 "$OUT/suite_linear_attention.log"
-  ;;
-scan-nt)
-  # the one-pass scan's GPU tests and its timing (scan), then nt: within 390 s
-  bash bench/device_plan.sh scan
-  bash bench/device_plan.sh nt
-  ;;
-d128-nt)
-  # scan-nt, the GPU tests of attention, the products and the backward kernels, then the D 128 forward rule held out
-  bash bench/device_plan.sh scan-nt
-  timeout 130 python3 -m pytest -m gpu -n 16 -q -p no:cacheprovider -p no:benchmark --timeout=100 -rfE \
-    tests/test_device_kernels.py tests/test_torch_ops_matmul.py tests/test_backward.py \
-    > "$OUT/gpu_tests_d128_nt.log" 2>&1
-  echo "rc=$?" >> "$OUT/gpu_tests_d128_nt.log"; grep -E "FAILED|ERROR| passed| failed|^rc=" "$OUT/gpu_tests_d128_nt.log" | tail -12
-  timeout 120 python3 bench/attention_fwd_configs.py --held-out --out "$OUT/attention_fwd_held_out.json" 2>&1 | cut -c 1-260
   ;;
 unmeasured)
   # what the last session could not run: the whole GPU test suite (the fused backward by rule, the refused key

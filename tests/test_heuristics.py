@@ -515,7 +515,7 @@ def test_one_bucket_one_configuration():
     assert rule("softmax", "sm_90", {"R": 3000, "C": 600}) == rule("softmax", "sm_90", {"R": 4096, "C": 1024})
 
 
-def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_all(cache):
+def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_all(cache, monkeypatch):
     sizes = {"M": 16, "N": 4096, "K": 4096}
     ruled = autotune.best("matmul_f16", "sm_90", **sizes)
     assert ruled == rule("matmul_f16", "sm_90", sizes, autotune.best("matmul_f16", "sm_90", M=64, N=64, K=64))
@@ -527,8 +527,13 @@ def test_best_asks_the_cache_then_measured_entries_then_the_rule_then_the_catch_
                                                                        "occupancy": 1}
     plain = dict(att, causal=False)
     assert autotune.best("attention", "sm_90", **plain) == rule("attention", "sm_90", plain)
-    # a specific measured entry beats the rule (softmax's: when names nothing but the kernel is its own)
-    assert autotune.best("softmax", "sm_90", R=8192, C=8192) != rule("softmax", "sm_90", {"R": 8192, "C": 8192})
+    # a specific measured entry (its when names D = 128 and causal) beats the rule; the committed table holds none
+    # now, so one is added for this call alone
+    entry = {"gpu": "sm_90", "kernel": "attention", "when": {"D": 128, "causal": True},
+             "config": {"bq": 128, "bk": 64, "warps": 8, "occupancy": 1}}
+    monkeypatch.setattr(autotune, "_defaults_memo", [autotune.defaults() + [entry]])
+    assert autotune.best("attention", "sm_90", causal=True, **att) == entry["config"]
+    assert autotune.best("attention", "sm_90", **plain) == rule("attention", "sm_90", plain)  # when fails: the rule
     # the cache beats everything
     autotune._write_entry(autotune.cache_key("sm_90", "matmul_f16", sizes), {"config": {"tm": 128, "tn": 64}})
     assert autotune.best("matmul_f16", "sm_90", **sizes) == {"tm": 128, "tn": 64}

@@ -95,16 +95,41 @@ def test_any_published_state_gives_the_same_sum_before_the_tile(data):
     assert y[done * tile] == inclusive[-1] + x[done * tile]
 
 
+def _ends(code: str) -> list[str]:
+    """The words ``code`` prints, run in a subprocess that must end within 120 s (a look-back that waits on
+    the host never ends: it runs one block at a time)."""
+    import subprocess
+    import sys
+
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    return got.stdout.split()
+
+
+def _still_running(code: str, first_lines=()) -> None:
+    """``code`` in a subprocess prints ``first_lines`` and is still running 5 s later (the runs that end took
+    well under a second)."""
+    import subprocess
+    import sys
+    import time
+
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        for want in first_lines:
+            assert run.stdout.readline().strip() == want
+        time.sleep(5)
+        assert run.poll() is None, run.stdout.read()
+    finally:
+        run.kill()
+        run.wait()
+
+
 def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_before_it():
     """Kills: the wait dropped (an unpublished word read as a sum of 0), and the wait on every word of
     the window (also the words before the nearest inclusive sum, which the walk does not need). A
     walk that waits never ends on the host, which runs one block at a time, so it runs in subprocesses:
     with the unpublished word before the inclusive sum (it must end, and its answer is checked), then
     that run again and, the program recorded, one with the word after it (still running 5 s later)."""
-    import subprocess
-    import sys
-    import time
-
     tile, n = 8, 8 * 9
     code = (
         "import numpy as np\n"
@@ -123,17 +148,8 @@ def test_the_walk_waits_for_a_tile_after_the_nearest_inclusive_sum_but_not_befor
         "print('ended', flush=True)\n"
     )
     first = code.split("print('waiting'")[0]  # the run that must end, alone: a hang there is a timeout
-    ends = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, timeout=120)
-    assert ends.stdout.split() == [str(7 + 5 * 5 + tile)], ends.stderr  # tile 1 lies before tile 2's sum
-    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    try:
-        assert run.stdout.readline().split() == [str(7 + 5 * 5 + tile)]
-        assert run.stdout.readline().strip() == "waiting"
-        time.sleep(5)  # the run before took well under a second
-        assert run.poll() is None, run.stdout.read()
-    finally:
-        run.kill()
-        run.wait()
+    assert _ends(first) == [str(7 + 5 * 5 + tile)]  # tile 1 lies before tile 2's sum
+    _still_running(code, [str(7 + 5 * 5 + tile), "waiting"])
 
 
 def test_a_window_without_an_inclusive_sum_waits_for_one():
@@ -141,10 +157,6 @@ def test_a_window_without_an_inclusive_sum_waits_for_one():
     holds no inclusive sum, so the block waits (its predecessors publish theirs in time on a GPU); a window
     of 8 reaches tile 2 and ends. Kills: a window read as if an inclusive sum lay before it (the own sums
     added with nothing under them), and a window that ignores where it ends."""
-    import subprocess
-    import sys
-    import time
-
     code = (
         "import numpy as np\n"
         "from tileir.kernels.prefix_sum import scan_lookback\n"
@@ -155,16 +167,8 @@ def test_a_window_without_an_inclusive_sum_waits_for_one():
         "    scan_lookback.run_host(np.ones(72, np.int32), y, s, fmt='i32', tile=8, window=window)\n"
         "    return int(y[-1])\n"
     )
-    ends = subprocess.run([sys.executable, "-c", code + "print(run(8))\n"], capture_output=True, text=True,
-                          timeout=120)
-    assert ends.stdout.split() == [str(7 + 5 * 5 + 8)], ends.stderr  # window 8: ends
-    run = subprocess.Popen([sys.executable, "-c", code + "print(run(4))\n"], stdout=subprocess.PIPE, text=True)
-    try:
-        time.sleep(5)  # the run before took well under a second
-        assert run.poll() is None, run.stdout.read()  # window 4: still waiting
-    finally:
-        run.kill()
-        run.wait()
+    assert _ends(code + "print(run(8))\n") == [str(7 + 5 * 5 + 8)]  # window 8: ends
+    _still_running(code + "print(run(4))\n")  # window 4: still waiting
 
 
 def test_the_look_back_carries_nothing_and_prefix_sum_assembles_it_at_the_default_level(monkeypatch):

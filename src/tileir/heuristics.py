@@ -262,7 +262,7 @@ def _small(m, n, k) -> bool:
 _MATMUL_FMT = {"matmul_f16": "f16", "matmul_bf16": "bf16", "matmul_tf32": "tf32", "matmul_f8": "f8"}
 
 
-def _matmul(gpu, name, cfg, measured, transposed=False, narrow=None):
+def _matmul(gpu, name, cfg, measured, transposed=False, narrow=True):
     m, n, k = cfg.get("M"), cfg.get("N"), cfg.get("K")
     if not (m and n and k):
         return None
@@ -274,7 +274,6 @@ def _matmul(gpu, name, cfg, measured, transposed=False, narrow=None):
     # took 15 us at 16 x 1024 x 1024 against torch's 8 (bench/results/suite_h200.json, 2026-12-02)
     if precision == "3xtf32" or name == "matmul_f8":
         measured = None  # their own tiles: see the module docstring (3xtf32) and F8_TILES
-    narrow = (not transposed) if narrow is None else narrow
     if m <= NARROW_ROWS and n * k > SMALL_OPERAND and narrow and precision == "tf32" and fmt in NARROW_TK:
         tn = narrow_tn(gpu, n)
         return {"tm": 16, "tn": tn, "tk": NARROW_TK[fmt], "group": 0, "warps": 0}
