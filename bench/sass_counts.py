@@ -14,6 +14,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --pitch --out bench/results/sass_pitch_cpu.json
     # the one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel
     PYTHONPATH=src python3 bench/sass_counts.py --scan --out bench/results/sass_scan_cpu.json
+    # fp8's 128 x 256 cell under each hint (it spills), beside its 128 x 128 cell and f16's 128 x 256
+    PYTHONPATH=src python3 bench/sass_counts.py --f8 --out bench/results/sass_f8_cpu.json
     # the attention kernels' probabilities with flush_to_zero and an fma, beside the arithmetic before
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
 """
@@ -159,6 +161,20 @@ def _pitch_cases():
     return out
 
 
+def _f8_cases():
+    """fp8 on 128 x 256 cells (the one-cell product, 8192^3) at each warp count, with promote and into f32, beside
+    its 128 x 128 cell and f16's 128 x 256: whether any hint keeps the fp8 accumulator out of local memory."""
+    big = dict(tm=128, tn=256, tk=128, group=8)
+    f32_c = _f8(8192, 8192, 8192)[:2] + [np.zeros((8192, 8192), np.float32)] + _f8(8192, 8192, 8192)[3:]
+    return [(f"matmul_f8 128x256x128 warps {w}", matmul_f8, dict(big, warps=w), _f8(8192, 8192, 8192))
+            for w in (8, 12, 16)] + [
+        ("matmul_f8 128x256x128 promote", matmul_f8, dict(big, warps=8, promote=True), _f8(8192, 8192, 8192)),
+        ("matmul_f8 128x256x128 into f32", matmul_f8, dict(big, warps=8, out="f32"), f32_c),
+        ("matmul_f8 128x256x64", matmul_f8, dict(big, tk=64, warps=8), _f8(8192, 8192, 8192)),
+        ("matmul_f8 128x128x128", matmul_f8, dict(big, tn=128, warps=8), _f8(8192, 8192, 8192)),
+        ("matmul_f16 128x256x64", matmul_f16, dict(_MM_ONE, tk=64), _mm(8192, 8192, 8192))]
+
+
 def _scan_cases():
     """The one-pass prefix sum (scan_lookback) beside the two-pass one's scanning kernel, 2^20 elements: the
     look-back as a direct call assembles it (-O0: it holds a while loop) and as prefix_sum does (LEVEL)."""
@@ -208,6 +224,7 @@ def main() -> None:
     p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
     p.add_argument("--pitch", action="store_true", help="products of 8-element rows beside 16-element ones")
     p.add_argument("--scan", action="store_true", help="the one-pass prefix sum beside the two-pass one's scan")
+    p.add_argument("--f8", action="store_true", help="fp8's 128 x 256 cell under each hint, beside 128 x 128 and f16")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
     args = p.parse_args()
@@ -216,7 +233,7 @@ def main() -> None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
     cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
-        _pitch_cases() if args.pitch else _scan_cases() if args.scan else CASES
+        _pitch_cases() if args.pitch else _scan_cases() if args.scan else _f8_cases() if args.f8 else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:
