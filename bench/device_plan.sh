@@ -46,6 +46,7 @@
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
+#   stores     bench/persistent_probe.py --part stores: the products with C written by its warps (no_tma_store)
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
 #              calling thread (--backward-on-caller, both models), two interleaved rounds, no control ->
 #              training_curves_{engine,caller}{1,2}_h200.json (rename by the card)
@@ -532,6 +533,16 @@ scan)
   timeout 60 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark --timeout=50 -rfE tests/test_scan_lookback.py \
     2>&1 | tail -3
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
+  ;;
+stores)
+  # the products with C written by the warps that hold it (no_tma_store) against the TMA store (~150 s)
+  timeout 200 python3 bench/persistent_probe.py --part stores --out "$OUT/store_probe_h200.json" 2>&1 | \
+    python3 -c "import sys, json
+for ln in sys.stdin:
+    if ln.startswith('{'):
+        r = json.loads(ln); print(r['shape'], r['variant'], round(r.get('ratio', 0), 3), r.get('ok'))
+    else:
+        print(ln.rstrip()[:300])"
   ;;
 caller)
   for round in 1 2; do

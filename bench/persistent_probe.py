@@ -29,6 +29,15 @@ bf16, at Linear shapes of 8192-16384 tokens with K 512-1024 and two controls (K 
 when this ran, and walks them since), with K slices of 64 and 32.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part nt-long --out bench/results/persistent_nt_long_h200.json
+
+``--part stores``: the same products with C written by the warps that hold it (``no_tma_store=1``: STS and
+STG) instead of staged for a TMA store, which the producer warp issues between one cell's loads and the
+next's in the walk's SASS (tileiras 13.4.92; sass of both on the CPU). The N = 5000 rows' cells cost ~5 us
+each beyond their K loop (persistent_h200.json); if that is the store in the producer's way, the walk with
+the warps' own stores overlaps it. f16, the one-cell kernel and the walks, both stores, torch beside;
+x @ W^T's walk likewise at three Linear shapes.
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part stores --out bench/results/store_probe_h200.json
 """
 
 from __future__ import annotations
@@ -107,12 +116,48 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> No
     write_rows(out_path, rows, timing="ms, torch_ms: do_bench (L2 flushed) median; ratio: torch_ms / ms")
 
 
+STORE_NT_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (8192, 2816, 512)]
+ONE_CELL = {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8}
+WALK = dict(ONE_CELL, programs=132)
+
+
+def stores(rows, out_path) -> None:
+    """--part stores: each product with the TMA store and with the warps' own (``no_tma_store``)."""
+    for m, n, k in SHAPES:
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        variants = {"gemm (the rule)": lambda a=a, b=b, c=c: gemm(a, b, c)}
+        for st in (0, 1):
+            tag = " no-TMA store" if st else ""
+            variants[f"one cell 128x256x64{tag}"] = lambda a=a, b=b, c=c, st=st: matmul_f16(a, b, c, **ONE_CELL,
+                                                                                            no_tma_store=st)
+            variants[f"walk 128x256x64 p132{tag}"] = lambda a=a, b=b, c=c, st=st: matmul_persistent(
+                a, b, c, **WALK, no_tma_store=st)
+        variants["walk 128x128x64 p132 no-TMA store"] = lambda a=a, b=b, c=c: matmul_persistent(
+            a, b, c, **dict(WALK, tn=128), no_tma_store=1)
+        sweep(rows, out_path, [m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
+    for m, n, k in STORE_NT_SHAPES:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * k ** -0.5
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        variants = {"matmul_nt (the rule)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16")}
+        for st in (0, 1):
+            variants["nt walk 128x256x64 p132" + (" no-TMA store" if st else "")] = \
+                lambda a=a, w=w, c=c, st=st: matmul_nt_persistent(a, w, c, fmt="bf16", **WALK, no_tma_store=st)
+        sweep(rows, out_path, [m, n, k, "bf16"], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
+              variants, want=a.float() @ w.float().t())
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("cells", "rule", "f8", "nt", "nt-long"), default="cells")
+    p.add_argument("--part", choices=("cells", "rule", "f8", "nt", "nt-long", "stores"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
+    if args.part == "stores":
+        stores(rows, args.out)
+        return
     if args.part in ("nt", "nt-long"):
         walks = {"walk 128x256x64 w8 p132": NT_WALK}
         if args.part == "nt-long":

@@ -22,6 +22,7 @@ def test_hints_follow_the_configuration():
     assert "optimization_hints=<default = {num_worker_warps_per_cta = 8, occupancy = 4}>" in head
     assert "num_cta_in_cga = 2" in matmul_f16.mlir(cga=2)
     assert entry_hints() == [] and entry_hints(cga=1) == [("default", (("num_cta_in_cga", 1),))]
+    assert entry_hints(no_tma_store=1) == [("default", (("view_store_no_tma", 1),))]
 
 
 @pytest.mark.parametrize("version", ["13.1", "13.4"])

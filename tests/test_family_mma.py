@@ -117,6 +117,31 @@ def test_view_load_latency_moves_onto_each_view_load(disasm):
     assert merge_hints(own, (("sm_90", (("latency", 1),)),)) == (("sm_90", (("allow_tma", False), ("latency", 1))),)
 
 
+def test_view_store_no_tma_moves_onto_each_view_store(disasm):
+    """hint_view_store_no_tma (the kernels' ``no_tma_store``) is an entry hint of this package's: the
+    lowering writes ``allow_tma = false`` on every view store and leaves the key off the entry, whose other
+    hints stay; 0 names none. Kills: the key written on the entry, a store without it, a load given it."""
+    def k_with(hints):
+        @ti.kernel(hints=hints, grid=lambda: (1,))
+        def k(a=ti.Whole(F32, [32, 64]), c=ti.Shared(F32, [32, 64])):
+            pa = ti.partition_view(ti.array_view(a), [32, 64])
+            pc = ti.partition_view(ti.array_view(c), [32, 64])
+            ti.store_view(pc, [0, 0], ti.load_view(pa, [0, 0]))
+
+        return k
+
+    k = k_with([ti.for_arch("sm_90", [ti.hint_occupancy(2), ti.hint_view_store_no_tma()])])
+    text = k.mlir()
+    assert "view_store_no_tma" not in text and "occupancy = 2" in text
+    stores = [ln for ln in text.splitlines() if "store_view_tko" in ln]
+    assert len(stores) == 1 and "allow_tma = false" in stores[0]
+    assert not any("allow_tma" in ln for ln in text.splitlines() if "load_view_tko" in ln)
+    assert normalise(disasm(k.bytecode())) == normalise(text)
+    assert k.cubin("sm_90")[:4] == b"\x7fELF"
+    off = k_with([ti.for_arch("sm_90", [ti.hint_view_store_no_tma(0)])]).mlir()
+    assert "allow_tma" not in off and "optimization_hints" not in off.splitlines()[0]
+
+
 def _small_k_product(fmt, k):
     import tileir as ti
     from tileir import F32

@@ -369,6 +369,7 @@ from .surface.hints import (
     hint_num_worker_warps_per_cta,
     hint_occupancy,
     hint_view_load_latency,
+    hint_view_store_no_tma,
 )
 from .surface.index import (
     and_mask,
@@ -570,7 +571,7 @@ __all__ = [
     "Private", "Public", "Visibility", "alloca_ptrs", "d_global", "global_ptrs", "visibility_name",
     # surface.hints
     "Hint", "Hints", "for_arch", "hint_latency", "hint_num_cta_in_cga", "hint_num_worker_warps_per_cta",
-    "hint_occupancy", "hint_view_load_latency",
+    "hint_occupancy", "hint_view_load_latency", "hint_view_store_no_tma",
     # surface.index
     "and_mask", "arange", "axis_mask", "axis_strides", "block_id", "coord", "idx_add", "idx_as_tile",
     "idx_const", "idx_div", "idx_mul", "idx_of", "idx_rem", "idx_sub", "in_range", "lanes", "lanes_strided",

@@ -268,10 +268,10 @@ def _lower_store_view(lw, op):
 
 
 def _store_hints(lw, a: StoreView) -> tuple:
-    """NO_TMA where tail_may_share_a_group says so (the program's facts gathered once a lowering)."""
-    if not HINT["store_tail"]:
-        return ()
-    return NO_TMA if tail_may_share_a_group(lw.prog, a.view, a.inbounds, _facts(lw)) else ()
+    """NO_TMA where tail_may_share_a_group says so (the program's facts gathered once a lowering), and
+    the entry's view_store_no_tma (surface/hints.py) on every store."""
+    tail = NO_TMA if HINT["store_tail"] and tail_may_share_a_group(lw.prog, a.view, a.inbounds, _facts(lw)) else ()
+    return merge_hints(tail, lw.view_store_hints)
 
 
 def _facts(lw):

@@ -123,7 +123,7 @@ def _markers(fmt):
 _F16, _BF16, _F32 = _markers(F16), _markers(BF16), _markers(F32)
 
 
-_TUNED = ("tm", "tn", "tk", "group", "warps", "occupancy", "cga")  # what a tuned matmul entry may set
+_TUNED = ("tm", "tn", "tk", "group", "warps", "occupancy", "cga", "no_tma_store")  # what a tuned matmul entry may set
 
 
 def _grid(M, N, tm, tn, group=0):  # noqa: N803  (the run-time sizes' names)
@@ -134,22 +134,23 @@ def _grid(M, N, tm, tn, group=0):  # noqa: N803  (the run-time sizes' names)
 
 @kernel(name="matmul_f16", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_f16(a=_F16[0], b=_F16[1], c=_F16[2], *, tm: int = 128, tn: int = 128, tk: int = 64, group: int = 0,
-               warps: int = 0, occupancy: int = 0, cga: int = 0):
+               warps: int = 0, occupancy: int = 0, cga: int = 0, no_tma_store: int = 0):
     """C = A @ B, f16 operands and result, f32 accumulation, any M N K. group: blocks in groups of
-    that many block rows (L2 reuse; 0: a 2-D grid); warps / occupancy / cga: entry hints."""
+    that many block rows (L2 reuse; 0: a 2-D grid); warps / occupancy / cga / no_tma_store: entry hints."""
     _matmul(a, b, c, tm, tn, tk, F16, group)
 
 
 @kernel(name="matmul_bf16", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_bf16(a=_BF16[0], b=_BF16[1], c=_BF16[2], *, tm: int = 128, tn: int = 128, tk: int = 64, group: int = 0,
-                warps: int = 0, occupancy: int = 0, cga: int = 0):
+                warps: int = 0, occupancy: int = 0, cga: int = 0, no_tma_store: int = 0):
     """C = A @ B, bf16 operands and result, f32 accumulation, any M N K."""
     _matmul(a, b, c, tm, tn, tk, BF16, group)
 
 
 @kernel(name="matmul_tf32", grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_tf32(a=_F32[0], b=_F32[1], c=_F32[2], *, precision: str = "tf32", tm: int = 128, tn: int = 128,
-                tk: int = 32, group: int = 0, warps: int = 0, occupancy: int = 0, cga: int = 0):
+                tk: int = 32, group: int = 0, warps: int = 0, occupancy: int = 0, cga: int = 0,
+                no_tma_store: int = 0):
     """C = A @ B for f32 matrices, f32 accumulation, any M N K; the products by ``precision``
     (Triton's input_precision): "tf32" (tensor cores, operands rounded to tf32), "3xtf32" (tensor
     cores, f32 accuracy from split operands) or "ieee" (f32 products; tileiras 13.4 runs them

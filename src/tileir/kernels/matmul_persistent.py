@@ -41,6 +41,9 @@ def _c(tm=128, tn=128, fmt="f16"):
     return _markers(fmt)[2](tm, tn, group=1)
 
 
+_WALK_TUNED = ("tm", "tn", "tk", "group", "programs", "warps", "occupancy", "no_tma_store")
+
+
 def _check_group(group: int, kernel: str) -> None:
     if group < 1:  # grouped_block divides by it: 0 (matmul's "no grouped order") would leave cells unwritten
         raise TileirError(f"group={group}: the persistent walk takes its cells in groups of at least one block row",
@@ -51,9 +54,10 @@ def _grid(M, N, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the run-
     return (max(1, min(cdiv(M, tm) * cdiv(N, tn), programs)),)
 
 
-@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+@kernel(grid=_grid, hints=entry_hints, tuned=_WALK_TUNED)
 def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
-                      group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+                      group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0,
+                      no_tma_store: int = 0):
     """C = A @ B (f16 or bf16 operands and result, f32 accumulation), any M N K, on at most
     ``programs`` blocks, each taking every ``programs``-th cell of C in the grouped order."""
     _check_group(group, "matmul_persistent")
@@ -76,9 +80,10 @@ def _nt_b(fmt="f16"):
     return Whole(fmt, ["N", "K"])
 
 
-@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+@kernel(grid=_grid, hints=entry_hints, tuned=_WALK_TUNED)
 def matmul_nt_persistent(a=_a, b=_nt_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
-                         group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+                         group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0,
+                         no_tma_store: int = 0):
     """C = A @ B^T for row-major A [M, K] and B [N, K] (a Linear layer's weight; f16 or bf16, f32
     accumulation), any M N K, on at most ``programs`` blocks walking C's cells in the grouped order;
     B^T's [tk, tn] tiles read through a transposing view of B, as matmul_nt's."""
@@ -104,9 +109,10 @@ def _bgrid(B, M, N, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the 
     return (max(1, min(B * cdiv(M, tm) * cdiv(N, tn), programs)),)
 
 
-@kernel(grid=_bgrid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "programs", "warps", "occupancy"))
+@kernel(grid=_bgrid, hints=entry_hints, tuned=_WALK_TUNED)
 def bmm_persistent(a=_ba, b=_bb, c=_bc, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
-                   group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+                   group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0,
+                   no_tma_store: int = 0):
     """C[i] = A[i] @ B[i] for every i of the batch (f16 or bf16, f32 accumulation), any B M N K, on at
     most ``programs`` blocks walking the batch's cells: the batches one after another, each batch's
     cells in the grouped order."""

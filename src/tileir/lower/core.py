@@ -17,7 +17,7 @@ from .. import ir
 from ..dtypes import BY_NAME
 from ..errors import TileirError
 from ..prog import TileProg
-from ..surface.hints import split_view_load_latency
+from ..surface.hints import split_view_hints
 
 RULES: dict = {}
 _ABSENT = object()
@@ -52,6 +52,7 @@ class Lowerer:
         self.param_refs: dict = {}  # buffer parameter -> its pointer with the alignment claim attached
         self.owners: dict = {}  # operation number -> the Owner of its instructions without bodies
         self.view_load_hints: tuple = ()  # every view load's own hints (the entry's view_load_latency)
+        self.view_store_hints: tuple = ()  # every view store's own hints (the entry's view_store_no_tma)
         for h, pos in prog.arg_handles.items():
             self.scopes[0].env[h] = ir.Arg(pos)
 
@@ -166,7 +167,7 @@ def lower(prog: TileProg) -> ir.Kernel:
     """The TileProg as a typed Kernel, every instruction with its Owner. An entry's
     ``view_load_latency`` (surface/hints.py) becomes each view load's ``latency``."""
     lw = Lowerer(prog)
-    entry_hints, lw.view_load_hints = split_view_load_latency(prog.hints)
+    entry_hints, lw.view_load_hints, lw.view_store_hints = split_view_hints(prog.hints)
     lw.ops(prog.ops)
     s = lw.scopes[0]
     return ir.Kernel(prog.name, tuple(prog.params), tuple(prog.globals), tuple(s.out), entry_hints,

@@ -150,6 +150,7 @@ from .hints import (  # noqa: F401,E501
                     hint_num_worker_warps_per_cta,
                     hint_occupancy,
                     hint_view_load_latency,
+                    hint_view_store_no_tma,
 )
 from .index import (  # noqa: F401
                     and_mask,

@@ -49,19 +49,33 @@ def hint_view_load_latency(n: int) -> Hint:
     return (VIEW_LOAD_LATENCY, int(n))
 
 
-def split_view_load_latency(hints) -> tuple[tuple, tuple]:
-    """(the entry's hints without ``view_load_latency``, the load hints it stands for: one
-    ``(arch, (("latency", n),))`` per architecture that named it, the last value where it named
-    several; 0 or less names none, as the library's configurations write "tileiras decides")."""
-    entry, loads = [], {}
+VIEW_STORE_NO_TMA = "view_store_no_tma"
+
+
+def hint_view_store_no_tma(on: int = 1) -> Hint:
+    """An entry hint of this package, not the dialect's: ``allow_tma = false`` on every view store of
+    the kernel (store_view / store_cell), so the warps that hold a tile write it themselves instead of
+    staging it in shared memory for a TMA store; 0 names none. Like every hint it changes the schedule,
+    never the answer (the lowering's own no-TMA stores, views.py, are the same attribute)."""
+    return (VIEW_STORE_NO_TMA, int(on))
+
+
+def split_view_hints(hints) -> tuple[tuple, tuple, tuple]:
+    """(the entry's hints without this package's view hints, the load hints ``view_load_latency``
+    stands for: one ``(arch, (("latency", n),))`` per architecture that named it, the last value where
+    it named several, and the store hints ``view_store_no_tma`` stands for: ``(arch, (("allow_tma",
+    False),))``). 0 or less names none, as the library's configurations write "tileiras decides"."""
+    entry, loads, stores = [], {}, {}
     for arch, items in hints:
-        keep = tuple(kv for kv in items if kv[0] != VIEW_LOAD_LATENCY)
+        keep = tuple(kv for kv in items if kv[0] not in (VIEW_LOAD_LATENCY, VIEW_STORE_NO_TMA))
         for k, v in items:
             if k == VIEW_LOAD_LATENCY and int(v) > 0:
                 loads[arch] = (("latency", int(v)),)
+            if k == VIEW_STORE_NO_TMA and int(v) > 0:
+                stores[arch] = (("allow_tma", False),)
         if keep:
             entry.append((arch, keep))
-    return tuple(entry), tuple(loads.items())
+    return tuple(entry), tuple(loads.items()), tuple(stores.items())
 
 
 def merge_hints(a, b) -> tuple:
