@@ -117,12 +117,22 @@ def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> No
 
 
 STORE_NT_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (8192, 2816, 512)]
+# one wave exactly (11 x 12 = 132 cells of 128 x 256) at K 64 .. 2048: a cell's time against its K loop's length,
+# whose intercept is what a cell costs beyond the loop (launch included), each store beside torch
+ONE_WAVE_SHAPES = [(1408, 3072, k) for k in (64, 128, 256, 512, 1024, 2048)]
 ONE_CELL = {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8}
 WALK = dict(ONE_CELL, programs=132)
 
 
 def stores(rows, out_path) -> None:
     """--part stores: each product with the TMA store and with the warps' own (``no_tma_store``)."""
+    for m, n, k in ONE_WAVE_SHAPES:
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
+        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        variants = {f"one cell 128x256x64{' no-TMA store' if st else ''}": lambda a=a, b=b, c=c, st=st: matmul_f16(
+            a, b, c, **ONE_CELL, no_tma_store=st) for st in (0, 1)}
+        sweep(rows, out_path, [m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
     for m, n, k in SHAPES:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
         b = torch.randn(k, n, device="cuda", dtype=torch.float16)
