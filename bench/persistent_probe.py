@@ -30,12 +30,15 @@ when this ran, and walks them since), with K slices of 64 and 32.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part nt-long --out bench/results/persistent_nt_long_h200.json
 
-``--part stores``: the same products with C written by the warps that hold it (``no_tma_store=1``: STS and
-STG) instead of staged for a TMA store, which the producer warp issues between one cell's loads and the
-next's in the walk's SASS (tileiras 13.4.92; sass of both on the CPU). The N = 5000 rows' cells cost ~5 us
-each beyond their K loop (persistent_h200.json); if that is the store in the producer's way, the walk with
-the warps' own stores overlaps it. f16, the one-cell kernel and the walks, both stores, torch beside;
-x @ W^T's walk likewise at three Linear shapes.
+``--part stores``: what a cell costs beyond its K loop, and whether the store is it. At K = 1000 a 128 x
+256 cell took ~15 us against ~10 of tensor-core time (persistent_h200.json's N = 5000 rows: one and two
+waves), and the walk saved nothing. In tileiras 13.4.92's SASS (CPU) the walk has three roles: the
+consumer warpgroups (HGMMA, then the tile staged in shared memory by STSM), a warp issuing every cell's
+TMA loads, and one issuing the TMA stores, each waiting for its copy to finish (DEPBAR) before the
+next. First one wave of cells (11 x 12) at K 64-2048, whose intercept is the cost beyond the loop; then
+the products with C written by the consumer warps themselves (``no_tma_store=1``: STS, then STG) beside
+the TMA store, one cell a block and walking; f16, torch beside; x @ W^T's walk likewise at three Linear
+shapes.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part stores --out bench/results/store_probe_h200.json
 """
