@@ -18,6 +18,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --f8 --out bench/results/sass_f8_cpu.json
     # the attention kernels' probabilities with flush_to_zero and an fma, beside the arithmetic before
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
+    # 3xtf32 in one kernel (B split in the loop) beside matmul_3xtf32 (B's halves first), plain tf32
+    PYTHONPATH=src python3 bench/sass_counts.py --tf32 --out bench/results/sass_tf32_cpu.json
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ from tileir.kernels import (
 CLASSES = {"FMUL": r"\bFMUL\b", "FADD": r"\bFADD\b", "FFMA": r"\bFFMA\b", "FSETP": r"\bFSETP\b",
            "STL": r"\bSTL\b", "LDL": r"\bLDL\b", "HGMMA": r"\bHGMMA\b", "QGMMA": r"\bQGMMA\b",
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
-           "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b", "UTMAREDG": r"\bUTMAREDG\b", "REDG": r"\bREDG\b"}
+           "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b", "UTMAREDG": r"\bUTMAREDG\b", "REDG": r"\bREDG\b",
+           # an HGMMA that waits for its own result before the next goes out
+           "HGMMA_gsb0": r"\bHGMMA\b[^;]*\bgsb0\b"}
 
 def _mm(m, n, k):
     return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
@@ -194,6 +198,18 @@ def _scan_cases():
     return out
 
 
+def _tf32_cases():
+    """3xtf32 at 4096^3 on the rule's 128 x 128 cells: the one-kernel form (matmul_tf32, B split in the loop)
+    beside matmul_3xtf32 (B's halves read as tf32 cells), and plain tf32 on its 128 x 256 cell."""
+    from tileir.kernels import matmul_3xtf32, matmul_tf32
+
+    x = np.zeros((4096, 4096), np.float32)
+    cell = {"tm": 128, "tn": 128, "tk": 32, "group": 8, "warps": 8}
+    return [("matmul_tf32 3xtf32 128x128x32", matmul_tf32, dict(cell, precision="3xtf32"), [x, x, x]),
+            ("matmul_3xtf32 128x128x32 (B's halves)", matmul_3xtf32, cell, [x, x, x, x]),
+            ("matmul_tf32 tf32 128x256x32", matmul_tf32, dict(cell, tn=256), [x, x, x])]
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -224,6 +240,7 @@ def main() -> None:
     p.add_argument("--backward", action="store_true", help="BACKWARD_CASES instead of CASES")
     p.add_argument("--pitch", action="store_true", help="products of 8-element rows beside 16-element ones")
     p.add_argument("--scan", action="store_true", help="the one-pass prefix sum beside the two-pass one's scan")
+    p.add_argument("--tf32", action="store_true", help="3xtf32's two forms beside plain tf32 (4096^3)")
     p.add_argument("--f8", action="store_true", help="fp8's 128 x 256 cell under each hint, beside 128 x 128 and f16")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
@@ -233,7 +250,8 @@ def main() -> None:
         raise SystemExit("no cuobjdump: pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm, or set CUOBJDUMP")
     rows = []
     cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
-        _pitch_cases() if args.pitch else _scan_cases() if args.scan else _f8_cases() if args.f8 else CASES
+        _pitch_cases() if args.pitch else _scan_cases() if args.scan else _f8_cases() if args.f8 else \
+        _tf32_cases() if args.tf32 else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:

@@ -1,0 +1,107 @@
+"""The 3xtf32 product with B split ahead of the loop: C = A @ B for f32 A [M, K] and B [K, N] to f32
+accuracy on the tensor cores, the same sums in the same order as ``matmul_tf32(precision="3xtf32")``
+(``matmul.mma_step``), so the host reference answers both bit for bit.
+
+1. ``tf32_halves``: B's hi = tf32(B) and lo = tf32(B - hi), each stored as f32 (exact: a tf32 value is an
+   f32 with its low 13 mantissa bits zero), one pass over B's K * N elements.
+2. ``matmul_3xtf32``: per K slice, A's slice split in registers, B's halves read as tf32 cells (no
+   conversion on the way: tileiras hands them to the tensor cores as they lie in shared memory), and
+   al.bh + ah.bl + ah.bh summed into a fresh accumulator that is then added to the f32 one.
+
+Why: in the one-kernel form every slice of B is loaded, split in registers and written back to
+shared memory for the tensor cores, and in tileiras 13.4.92's SASS every one of its 24 HGMMAs waits for
+its own result before the next goes out (``gsb0``); here the 12 HGMMAs (the loop's three 128 x 128 x 32
+products) wait 4 times, the B conversions and stores are gone from the loop, and the kernel is 1016
+instructions against 1808 (``bench/sass_counts.py --tf32``, ``sass_tf32_cpu.json``, 4096^3, no spills
+in either). It costs B's halves: 2 * K * N * 4 bytes of memory and one pass over B. Not yet timed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import surface as ti
+from ..dtypes import F32, TF32
+from ..ir import PadZero
+from ..kernel import cdiv, kernel
+from ..markers import FREE_AXIS, In, Shared, Whole, cells
+from .entry_hints import entry_hints
+from .launching import empty, launch
+from .matmul import grouped_block
+from .registry import Case, register
+
+
+@kernel(grid=lambda N, tile: (cdiv(N, tile),), hints=entry_hints)  # noqa: N803  (the run-time size's name)
+def tf32_halves(x=Whole(F32, ["N"]), hi=Shared(F32, ["N"]), lo=Shared(F32, ["N"]), *, tile: int = 1024,
+                warps: int = 0, occupancy: int = 0):
+    """hi = tf32(x) (round to nearest) and lo = tf32(x - hi), both as f32, over N elements (a matrix
+    passed flat); masked pointer loads and stores past the last full tile, as ``vadd``'s."""
+    base = ti.tile_at(ti.block_id(0), tile)
+    m = ti.tail_mask(base, [tile], ti.extent_of(x, 0))
+    v = ti.load(x, base, [tile], mask=m)
+    h = ti.to(ti.to(v, TF32), F32)
+    ti.store(hi, base, h, mask=m)
+    ti.store(lo, base, ti.to(ti.to(v - h, TF32), F32), mask=m)
+
+
+def _a(tm=128, tk=32):
+    return In(F32, cells(["M", "K"], [tm, tk], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _b(tk=32, tn=128):
+    return In(TF32, cells(["K", "N"], [tk, tn], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _grid(M, N, tm=128, tn=128):  # noqa: N803  (the run-time sizes' names)
+    return (cdiv(M, tm) * cdiv(N, tn),)
+
+
+@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "warps", "occupancy"))
+def matmul_3xtf32(a=_a, bh=_b, bl=_b, c=Shared(F32, ["M", "N"]), *, tm: int = 128, tn: int = 128, tk: int = 32,
+                  group: int = 8, warps: int = 8, occupancy: int = 0):
+    """C = A @ B to f32 accuracy from B's tf32 halves (``tf32_halves``): per K slice ah = tf32(a), al =
+    tf32(a - ah), then C += ah.bh + (ah.bl + al.bh) with the three products in a fresh accumulator, the
+    cells in groups of ``group`` block rows (``matmul.grouped_block``)."""
+    bm, bn = grouped_block(ti.blocks_of(a, 0), ti.blocks_of(bh, 1), group)
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(0, ti.blocks_of(a, 1)):
+        at = ti.load_at(a, [bm, kk])
+        ah = ti.to(at, TF32)
+        al = ti.to(at - ti.to(ah, F32), TF32)
+        b_hi = ti.load_at(bh, [kk, bn])
+        fresh = ti.mma(ah, b_hi, ti.mma(ah, ti.load_at(bl, [kk, bn]), ti.mma(al, b_hi, ti.full([tm, tn], 0.0, F32))))
+        ti.set(acc, ti.get(acc) + fresh)
+    ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
+
+
+def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None):
+    """C = A @ B (f32, row-major, any shape) to f32 accuracy: B's tf32 halves (into ``halves``, a [2, K, N]
+    f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles (its
+    defaults where None). Host arrays run on the host reference, CUDA tensors on the GPU. Answers C."""
+    k, n = (int(s) for s in b.shape)
+    if halves is None:
+        halves = empty(b, (2, k, n), "f32")
+    launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
+    launch(matmul_3xtf32, a, halves[0], halves[1], c, **(config or {}))
+    return c
+
+
+def _size(s):
+    return (s, s, s) if isinstance(s, int) else tuple(s)
+
+
+def _inputs(s, rng):
+    m, n, k = _size(s)
+    a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(np.float32)
+    return [a, rng.standard_normal((k, n)).astype(np.float32), np.zeros((m, n), np.float32)]
+
+
+def _run(args, where="host", **cfg):
+    product_3xtf32(args[0], args[1], args[2], config=cfg or None)
+
+
+register(Case("matmul_3xtf32", matmul_3xtf32, "C = A @ B to f32 accuracy on the tensor cores, B split into tf32 "
+              "halves first (two launches), any M N K", (200, 136, 300),
+              lambda s: {"tm": 64, "tn": 64, "tk": 32, "group": 2}, _inputs,
+              lambda args: args[0].astype(np.float64) @ args[1].astype(np.float64), output=2, rtol=1e-5, atol=1e-5,
+              runner=_run))

@@ -1,0 +1,82 @@
+"""matmul_3xtf32 (B's tf32 halves first, kernels/matmul_3xtf32.py): the same sums in the same order as the
+one-kernel 3xtf32 product, so the host reference answers both bit for bit; the halves themselves; and on a
+GPU the answer against an f64 product."""
+
+import numpy as np
+import pytest
+
+from tileir.kernels import matmul_tf32, product_3xtf32, tf32_halves
+from tileir.kernels.launching import launch
+
+U = 2.0 ** -24  # f32's unit roundoff
+
+
+def _operands(m, n, k, seed=0, positive=False):
+    g = np.random.default_rng(seed)
+    if positive:  # the errors pile up
+        return g.uniform(0, 1, (m, k)).astype(np.float32), g.uniform(0, 1, (k, n)).astype(np.float32)
+    return (g.standard_normal((m, k)) / np.sqrt(k)).astype(np.float32), g.standard_normal((k, n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("m,n,k,group", [(200, 136, 300, 2), (64, 64, 64, 8), (130, 70, 97, 3), (1, 40, 33, 1)])
+def test_the_halves_product_is_the_one_kernel_product_bit_for_bit(m, n, k, group):
+    """Kills: a cross term dropped or doubled, the halves swapped (lo read as hi), A's lo taken from A instead of
+    A - hi, the fresh accumulator chained into the long one, a ragged edge cell read past its padding."""
+    a, b = _operands(m, n, k)
+    cfg = dict(tm=64, tn=64, tk=32, group=group)
+    got, want = np.zeros((m, n), np.float32), np.zeros((m, n), np.float32)
+    product_3xtf32(a, b, got, config=cfg)
+    launch(matmul_tf32, a, b, want, precision="3xtf32", **cfg)
+    assert np.array_equal(got, want)
+
+
+def test_the_halves_are_tf32_and_sum_to_b():
+    """hi keeps 10 mantissa bits (the low 13 of the f32 zero), lo = tf32(b - hi), and hi + lo is b to within
+    lo's own rounding. Kills: lo taken from b (hi + lo = 2b), hi not rounded, a tail lane left unwritten."""
+    b = np.random.default_rng(1).standard_normal(3001).astype(np.float32)  # not a whole number of tiles
+    hi, lo = np.full_like(b, np.nan), np.full_like(b, np.nan)
+    launch(tf32_halves, b, hi, lo)
+    assert not (hi.view(np.uint32) & 0x1FFF).any() and not (lo.view(np.uint32) & 0x1FFF).any()
+    assert np.all(np.abs(b.astype(np.float64) - hi - lo) <= np.abs(b) * 2.0 ** -21)
+    assert np.all(np.abs(b - hi) <= np.abs(b) * 2.0 ** -11) and np.any(hi != b)
+
+
+def test_f32_accurate_where_tf32_is_not():
+    a, b = _operands(70, 50, 200, seed=2, positive=True)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = np.abs(a64) @ np.abs(b64)
+    got, tf32 = np.zeros((70, 50), np.float32), np.zeros((70, 50), np.float32)
+    product_3xtf32(a, b, got, config=dict(tm=32, tn=32, tk=16, group=2))
+    launch(matmul_tf32, a, b, tf32, precision="tf32", tm=32, tn=32, tk=16)
+    err = lambda c: float((np.abs(c - a64 @ b64) / scale).max() / U)  # noqa: E731
+    assert err(tf32) > 500 and err(got) < 8
+
+
+def test_given_halves_are_used_and_written():
+    a, b = _operands(40, 24, 48, seed=3)
+    halves = np.zeros((2, 48, 24), np.float32)
+    got = np.zeros((40, 24), np.float32)
+    product_3xtf32(a, b, got, halves=halves, config=dict(tm=32, tn=32, tk=16, group=1))
+    assert np.abs(halves[0].astype(np.float64) + halves[1] - b).max() <= np.abs(b).max() * 2.0 ** -21
+    assert not (halves[0].view(np.uint32) & 0x1FFF).any() and np.any(halves[1] != 0)
+    assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (1000, 5000, 1000), (129, 257, 511)])
+def test_on_the_gpu_against_f64(m, n, k):
+    torch = pytest.importorskip("torch")
+    a, b = (torch.from_numpy(x).cuda() for x in _operands(m, n, k, seed=4))
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    product_3xtf32(a, b, c, config=dict(tm=128, tn=128, tk=32, group=8, warps=8))
+    want = a.double() @ b.double()
+    scale = (a.double().abs() @ b.double().abs()).max()
+    # torch's f32 product (cuBLAS without tf32) for the bound: 3xtf32 is to be no worse than it, give or take 2x
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        f32 = torch.matmul(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    mine, theirs = (float((x.double() - want).abs().max() / scale) for x in (c, f32))
+    assert mine <= max(4 * U, 2 * theirs)
