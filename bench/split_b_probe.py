@@ -29,6 +29,35 @@ CELLS = {"halves 128x128x32 w8": dict(tm=128, tn=128, tk=32, group=8, warps=8),
 U = 2.0 ** -24
 
 
+def one_shape(rows: list, m: int, n: int, k: int) -> None:
+    """Every variant at one shape, torch's first (the ratios' base)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.rand(m, k, device="cuda", generator=g)  # positive: the errors pile up
+    b = torch.rand(k, n, device="cuda", generator=g)
+    c = torch.empty(m, n, device="cuda")
+    want = a.double() @ b.double()
+    scale = float((a.double().abs() @ b.double().abs()).max())
+    halves = torch.empty(2, k, n, device="cuda")
+    calls = {"torch f32": lambda: torch.matmul(a, b, out=c),
+             "gemm 3xtf32 (the library)": lambda: gemm(a, b, c, precision="3xtf32")}
+    for name, cfg in CELLS.items():
+        calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
+    torch_ms = None
+    for name, fn in calls.items():
+        row = {"shape": [m, n, k], "variant": name}
+        try:
+            fn()
+            torch.cuda.synchronize()
+            row["err_u"] = round(float((c.double() - want).abs().max()) / scale / U, 2)
+            row["ms"] = flushed_ms(fn)
+            torch_ms = row["ms"] if name == "torch f32" else torch_ms
+            row["x_torch_f32"] = round(torch_ms / row["ms"], 3) if torch_ms else None
+        except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
+            row["error"] = repr(e)[:300]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -36,31 +65,7 @@ def main() -> None:
     rows: list[dict] = []
     torch.backends.cuda.matmul.allow_tf32 = False
     for m, n, k in SHAPES:
-        g = torch.Generator(device="cuda").manual_seed(0)
-        a = torch.rand(m, k, device="cuda", generator=g)  # positive: the errors pile up
-        b = torch.rand(k, n, device="cuda", generator=g)
-        c = torch.empty(m, n, device="cuda")
-        want = a.double() @ b.double()
-        scale = float((a.double().abs() @ b.double().abs()).max())
-        halves = torch.empty(2, k, n, device="cuda")
-        calls = {"torch f32": lambda: torch.matmul(a, b, out=c),
-                 "gemm 3xtf32 (the library)": lambda: gemm(a, b, c, precision="3xtf32")}
-        for name, cfg in CELLS.items():
-            calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
-        torch_ms = None
-        for name, fn in calls.items():
-            row = {"shape": [m, n, k], "variant": name}
-            try:
-                fn()
-                torch.cuda.synchronize()
-                row["err_u"] = round(float((c.double() - want).abs().max()) / scale / U, 2)
-                row["ms"] = flushed_ms(fn)
-                torch_ms = row["ms"] if name == "torch f32" else torch_ms
-                row["x_torch_f32"] = round(torch_ms / row["ms"], 3) if torch_ms else None
-            except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
-                row["error"] = repr(e)[:300]
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+        one_shape(rows, m, n, k)
         write_rows(args.out, rows, timing="ms: do_bench (L2 flushed) median; x_torch_f32: torch f32's ms / ms; err_u: "
                                           "max |c - a @ b (f64)| / max(|a| @ |b|) / 2^-24")
 
