@@ -80,3 +80,18 @@ def test_on_the_gpu_against_f64(m, n, k):
         torch.backends.cuda.matmul.allow_tf32 = saved
     mine, theirs = (float((x.double() - want).abs().max() / scale) for x in (c, f32))
     assert mine <= max(4 * U, 2 * theirs)
+
+
+def test_gemm_runs_a_one_pass_3xtf32_from_the_halves():
+    """gemm's one-pass 3xtf32 is product_3xtf32 at heuristics.HALVES_CELL (its answer bit for bit), not the
+    one-kernel form at its default K slices (which rounds its fresh accumulator every 32, not 64: a different
+    answer here). Kills: the routing dropped, the halves run at other tiles than the rule's."""
+    from tileir.heuristics import HALVES_CELL
+    from tileir.kernels import gemm
+
+    a, b = _operands(96, 80, 640, seed=5, positive=True)
+    got, halves, one_kernel = (np.zeros((96, 80), np.float32) for _ in range(3))
+    gemm(a, b, got, precision="3xtf32")
+    product_3xtf32(a, b, halves, config=HALVES_CELL)
+    launch(matmul_tf32, a, b, one_kernel, precision="3xtf32")
+    assert np.array_equal(got, halves) and not np.array_equal(got, one_kernel)

@@ -364,6 +364,12 @@ FILL_CELL = (64, 128)  # the cell the splits fill a wave with (the probe's faste
 # splits of 128 x 128 with 8 warps 88 us against 2 splits of 64 x 128's 131 (torch fp32 97); at 16 rows
 # 64 x 128 stays the faster (72 against 84)
 WIDE_FILL_CELL = (128, 128)
+# 3xtf32 in one pass: B's tf32 halves first (kernels.product_3xtf32), then matmul_3xtf32 on these cells. H100
+# (bench/results/split_b_h100.json, do_bench flushed, torch f32 beside): 4096^3 1.82 ms against the one-kernel
+# form's 2.27 (torch 2.66: 1.46x against 1.17x), 8192^3 14.1 against 17.8, 2048 x 11008 x 4096 2.59 against
+# 3.08, 1000 x 4096 x 4096 0.52 against 0.57; K slices of 64 at or ahead of 32 at all five, 128 x 64 cells
+# slower than torch. At 128 rows the split (above) stays: 0.09 ms against the halves' 0.31.
+HALVES_CELL = {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}
 
 
 def fill_cell(fmt: str, m: int, precision: str = "tf32") -> tuple[int, int]:

@@ -15,7 +15,9 @@ the split is chosen (M small, K long). The sum over the splits is in f32 and in 
 so the answer is as accurate as the one-pass product's (its order of K differs).
 
 Where the 16-bit cells make more than 1.5 waves over a short K, one pass is ``matmul_persistent``
-(132 blocks walking the cells) instead of one block a cell (``heuristics.matmul_walk``, measured).
+(132 blocks walking the cells) instead of one block a cell (``heuristics.matmul_walk``, measured). A
+3xtf32 product in one pass splits B into its tf32 halves first (``matmul_3xtf32.product_3xtf32``:
+1.2-1.3x the one-kernel form's speed, ``heuristics.HALVES_CELL``).
 
 Host arrays (numpy, CPU tensors) run on the host reference; CUDA tensors on the GPU, on torch's
 current stream (the two launches in order).
@@ -29,7 +31,7 @@ from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
-from ..heuristics import bmm_walk, matmul_split, matmul_walk
+from ..heuristics import HALVES_CELL, bmm_walk, matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
@@ -37,6 +39,7 @@ from .bmm import bmm
 from .entry_hints import entry_hints
 from .launching import empty, fmt_of, launch, on_host
 from .matmul import check_precision, matmul_bf16, matmul_f16, matmul_tf32, mma_step
+from .matmul_3xtf32 import product_3xtf32
 from .matmul_persistent import bmm_persistent, matmul_persistent
 
 
@@ -166,6 +169,8 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
         p = {"splits": int(splits)}
     else:
         p = plan(a, b, gpu, precision or "tf32", fmt)
+    if p["splits"] <= 1 and fmt == "f32" and precision == "3xtf32":
+        return product_3xtf32(a, b, c, config=HALVES_CELL)  # B's tf32 halves first (heuristics.HALVES_CELL)
     if p["splits"] <= 1:
         kern, cfg = (_PLAIN[fmt], extra) if "walk" not in p else (matmul_persistent, dict(p["walk"], fmt=fmt))
         launch(kern, a, b, c, **cfg)  # a CUDA tensor: straight to the kernel's call
