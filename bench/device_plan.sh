@@ -549,7 +549,8 @@ halves)
 stores)
   # 3xtf32 from B's halves against the library's one kernel and torch f32 (~60 s)
   timeout 120 python3 bench/split_b_probe.py --out "$OUT/split_b_h200.json" 2>&1 | cut -c 1-300
-  # the products with C written by the warps that hold it (no_tma_store) against the TMA store (~150 s)
+  # the products with C written by the warps that hold it (no_tma_store) against the TMA store (~150 s);
+  # the files are named _h200: rename them by the card that ran them
   timeout 200 python3 bench/persistent_probe.py --part stores --out "$OUT/store_probe_h200.json" 2>&1 | \
     python3 -c "import sys, json
 for ln in sys.stdin:

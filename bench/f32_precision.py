@@ -87,7 +87,8 @@ def main(argv=None):
                     matmul_tf32(a, b, c, **cfg)
                 else:
                     row["plan"] = plan(a, b, precision=prec)
-                    cfg = matmul_tf32.tuned_config({"precision": prec}, gpu, {"M": n, "N": n, "K": n})
+                    cfg = row["plan"].get("halves") or matmul_tf32.tuned_config({"precision": prec}, gpu,
+                                                                                {"M": n, "N": n, "K": n})
                     gemm(a, b, c, precision=prec)
                     torch.cuda.synchronize()
                 row["config"] = {k: v for k, v in cfg.items() if k in matmul_tf32.tuned}

@@ -28,13 +28,13 @@ def attach(latency: int) -> None:
     value for kernels whose entry names none (the products take no ``latency`` key)."""
     from tileir.lower import core
 
-    split = core.split_view_load_latency
+    split = core.split_view_hints
 
     def with_latency(hints):
-        entry, loads = split(hints)
-        return entry, loads or (("sm_90", (("latency", latency),)),)
+        entry, loads, stores = split(hints)
+        return entry, loads or (("sm_90", (("latency", latency),)),), stores
 
-    core.split_view_load_latency = with_latency
+    core.split_view_hints = with_latency
 
 
 def cases():

@@ -154,7 +154,7 @@ def stores(rows, out_path) -> None:
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * k ** -0.5
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        variants = {"matmul_nt (the rule)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16")}
+        variants = {"matmul_nt one cell (the rule's tiles)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16")}
         for st in (0, 1):
             variants["nt walk 128x256x64 p132" + (" no-TMA store" if st else "")] = \
                 lambda a=a, w=w, c=c, st=st: matmul_nt_persistent(a, w, c, fmt="bf16", **WALK, no_tma_store=st)

@@ -42,6 +42,7 @@ def test_the_halves_are_tf32_and_sum_to_b():
 
 
 def test_f32_accurate_where_tf32_is_not():
+    """Kills: the lo halves read as zeros (the product is then tf32's, > 500 u), a cross term dropped."""
     a, b = _operands(70, 50, 200, seed=2, positive=True)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     scale = np.abs(a64) @ np.abs(b64)
@@ -53,6 +54,7 @@ def test_f32_accurate_where_tf32_is_not():
 
 
 def test_given_halves_are_used_and_written():
+    """Kills: the given halves left unwritten (a fresh pair made instead), a half written off its place."""
     a, b = _operands(40, 24, 48, seed=3)
     halves = np.zeros((2, 48, 24), np.float32)
     got = np.zeros((40, 24), np.float32)
@@ -60,6 +62,20 @@ def test_given_halves_are_used_and_written():
     assert np.abs(halves[0].astype(np.float64) + halves[1] - b).max() <= np.abs(b).max() * 2.0 ** -21
     assert not (halves[0].view(np.uint32) & 0x1FFF).any() and np.any(halves[1] != 0)
     assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
+
+
+def test_bad_halves_and_b_are_refused_by_name():
+    """A wrong shape or format, or halves with gaps (a reshape would copy them and the product read stale
+    values), is a TileirError naming ``halves``; a 1-D B names ``b``."""
+    from tileir import TileirError
+
+    a, b = _operands(8, 6, 16, seed=6)
+    c = np.zeros((8, 6), np.float32)
+    for bad in (np.zeros((2, 16, 6)), np.zeros((3, 16, 6), np.float32), np.zeros((2, 16, 12), np.float32)[:, :, :6]):
+        with pytest.raises(TileirError, match="halves"):
+            product_3xtf32(a, b, c, halves=bad)
+    with pytest.raises(TileirError, match="matrix B"):
+        product_3xtf32(a, b[0], c)
 
 
 @pytest.mark.gpu
@@ -82,16 +98,26 @@ def test_on_the_gpu_against_f64(m, n, k):
     assert mine <= max(4 * U, 2 * theirs)
 
 
-def test_gemm_runs_a_one_pass_3xtf32_from_the_halves():
-    """gemm's one-pass 3xtf32 is product_3xtf32 at heuristics.HALVES_CELL (its answer bit for bit), not the
-    one-kernel form at its default K slices (which rounds its fresh accumulator every 32, not 64: a different
-    answer here). Kills: the routing dropped, the halves run at other tiles than the rule's."""
-    from tileir.heuristics import HALVES_CELL
+def test_gemm_runs_a_one_pass_3xtf32_of_1000_rows_from_the_halves():
+    """gemm's one-pass 3xtf32 of at least HALVES_LEAST_ROWS rows on sm_90 is product_3xtf32 at
+    heuristics.HALVES_CELL (bit for bit), not the one-kernel form (whose fresh accumulator is rounded every 32
+    of K, not 64: a different answer here); fewer rows, tf32, and a call without a GPU keep the one kernel.
+    Kills: the routing dropped, the halves at other K slices than the rule's, routing by precision None or tf32,
+    routing under HALVES_LEAST_ROWS."""
+    from tileir.heuristics import HALVES_CELL, HALVES_LEAST_ROWS
     from tileir.kernels import gemm
 
-    a, b = _operands(96, 80, 640, seed=5, positive=True)
-    got, halves, one_kernel = (np.zeros((96, 80), np.float32) for _ in range(3))
-    gemm(a, b, got, precision="3xtf32")
-    product_3xtf32(a, b, halves, config=HALVES_CELL)
-    launch(matmul_tf32, a, b, one_kernel, precision="3xtf32")
+    def three(m, precision="3xtf32", gpu="sm_90"):
+        a, b = _operands(m, 24, 640, seed=5, positive=True)
+        got, halves, one_kernel = (np.zeros((m, 24), np.float32) for _ in range(3))
+        gemm(a, b, got, precision=precision, gpu=gpu)
+        product_3xtf32(a, b, halves, config=HALVES_CELL)
+        launch(matmul_tf32, a, b, one_kernel, precision=precision)
+        return got, halves, one_kernel
+
+    got, halves, one_kernel = three(HALVES_LEAST_ROWS)
     assert np.array_equal(got, halves) and not np.array_equal(got, one_kernel)
+    for m, precision, gpu in ((HALVES_LEAST_ROWS - 1, "3xtf32", "sm_90"), (HALVES_LEAST_ROWS, "3xtf32", None),
+                              (HALVES_LEAST_ROWS, "tf32", "sm_90")):
+        got, halves, one_kernel = three(m, precision, gpu)
+        assert np.array_equal(got, one_kernel) and not np.array_equal(got, halves)

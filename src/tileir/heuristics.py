@@ -367,9 +367,11 @@ WIDE_FILL_CELL = (128, 128)
 # 3xtf32 in one pass: B's tf32 halves first (kernels.product_3xtf32), then matmul_3xtf32 on these cells. H100
 # (bench/results/split_b_h100.json, do_bench flushed, torch f32 beside): 4096^3 1.82 ms against the one-kernel
 # form's 2.27 (torch 2.66: 1.46x against 1.17x), 8192^3 14.1 against 17.8, 2048 x 11008 x 4096 2.59 against
-# 3.08, 1000 x 4096 x 4096 0.52 against 0.57; K slices of 64 at or ahead of 32 at all five, 128 x 64 cells
-# slower than torch. At 128 rows the split (above) stays: 0.09 ms against the halves' 0.31.
+# 3.08, 1000 x 4096 x 4096 0.52 against 0.57 (1.09x); K slices of 64 at or ahead of 32 at all five, 128 x 64
+# cells slower than torch. At 128 rows the split (above) stays: 0.09 ms against the halves' 0.31; 129-999 rows
+# were not measured, so they keep the one-kernel form (HALVES_LEAST_ROWS, the smallest measured win).
 HALVES_CELL = {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}
+HALVES_LEAST_ROWS = 1000
 
 
 def fill_cell(fmt: str, m: int, precision: str = "tf32") -> tuple[int, int]:

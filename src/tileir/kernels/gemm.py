@@ -16,8 +16,8 @@ so the answer is as accurate as the one-pass product's (its order of K differs).
 
 Where the 16-bit cells make more than 1.5 waves over a short K, one pass is ``matmul_persistent``
 (132 blocks walking the cells) instead of one block a cell (``heuristics.matmul_walk``, measured). A
-3xtf32 product in one pass splits B into its tf32 halves first (``matmul_3xtf32.product_3xtf32``:
-1.2-1.3x the one-kernel form's speed, ``heuristics.HALVES_CELL``).
+3xtf32 product of 1000 rows or more splits B into its tf32 halves first (``matmul_3xtf32.product_3xtf32``:
+1.09-1.27x the one-kernel form's speed on the H100, ``heuristics.HALVES_CELL``).
 
 Host arrays (numpy, CPU tensors) run on the host reference; CUDA tensors on the GPU, on torch's
 current stream (the two launches in order).
@@ -31,7 +31,7 @@ from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
-from ..heuristics import HALVES_CELL, bmm_walk, matmul_split, matmul_walk
+from ..heuristics import HALVES_CELL, HALVES_LEAST_ROWS, SMS, bmm_walk, matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
@@ -138,7 +138,9 @@ def matmul_split_k(a, b, c, *, splits: int, precision: str = "tf32", config: dic
 
 def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None = None) -> dict:
     """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call),
-    {"splits": 1, "walk": matmul_persistent's configuration} (``heuristics.matmul_walk``), or
+    {"splits": 1, "walk": matmul_persistent's configuration} (``heuristics.matmul_walk``), {"splits": 1,
+    "halves": matmul_3xtf32's configuration} (a 3xtf32 product of at least ``HALVES_LEAST_ROWS`` rows on
+    an sm_90 GPU: ``product_3xtf32``), or
     {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
     ``heuristics.matmul_split`` for ``gpu`` (this machine's when None; no GPU: one pass).
     ``fmt``: A's format where the caller has it (fmt_of's)."""
@@ -150,6 +152,8 @@ def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None 
     n = b.shape[1]
     fmt = fmt or fmt_of(a)
     got = matmul_split(gpu, fmt, m, n, k, precision)
+    if got["splits"] == 1 and fmt == "f32" and precision == "3xtf32" and gpu in SMS and m >= HALVES_LEAST_ROWS:
+        return {"splits": 1, "halves": dict(HALVES_CELL)}
     if got["splits"] == 1:
         walk = matmul_walk(gpu, fmt, m, n, k)
         if walk is not None:
@@ -169,8 +173,8 @@ def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, split
         p = {"splits": int(splits)}
     else:
         p = plan(a, b, gpu, precision or "tf32", fmt)
-    if p["splits"] <= 1 and fmt == "f32" and precision == "3xtf32":
-        return product_3xtf32(a, b, c, config=HALVES_CELL)  # B's tf32 halves first (heuristics.HALVES_CELL)
+    if "halves" in p:
+        return product_3xtf32(a, b, c, config=p["halves"])
     if p["splits"] <= 1:
         kern, cfg = (_PLAIN[fmt], extra) if "walk" not in p else (matmul_persistent, dict(p["walk"], fmt=fmt))
         launch(kern, a, b, c, **cfg)  # a CUDA tensor: straight to the kernel's call

@@ -12,11 +12,11 @@ Why: in the one-kernel form every slice of B is loaded, split in registers and w
 shared memory for the tensor cores, and in tileiras 13.4.92's SASS every one of its 24 HGMMAs waits for
 its own result before the next goes out (``gsb0``); here the 12 HGMMAs (the loop's three 128 x 128 x 32
 products) wait 4 times, the B conversions and stores are gone from the loop, and the kernel is 1016
-instructions against 1808 (``bench/sass_counts.py --tf32``, ``sass_tf32_cpu.json``, 4096^3, no spills
-in either). It costs B's halves: 2 * K * N * 4 bytes of memory and one pass over B. On the H100 the two
+instructions against 1808 (``bench/sass_counts.py --tf32``, ``sass_tf32_cpu.json``, 4096^3 at K slices of
+32, no spills in either). It costs B's halves: 2 * K * N * 4 bytes of memory and one pass over B. On the H100 the two
 launches took 1.82 ms at 4096^3 against the one-kernel form's 2.27 and torch's f32 2.66
-(bench/results/split_b_h100.json; 1.2-1.3x the one kernel from 1000 rows up), so ``gemm`` runs a one-pass
-3xtf32 this way (``heuristics.HALVES_CELL``).
+(bench/results/split_b_h100.json; 1.09-1.27x the one kernel from 1000 rows up), so ``gemm`` runs a one-pass
+3xtf32 of 1000 rows or more this way (``heuristics.HALVES_CELL``, ``HALVES_LEAST_ROWS``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import surface as ti
 from ..dtypes import F32, TF32
+from ..errors import TileirError
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Shared, Whole, cells
@@ -81,12 +82,28 @@ def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_c
     """C = A @ B (f32, row-major, any shape) to f32 accuracy: B's tf32 halves (into ``halves``, a [2, K, N]
     f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles (its
     defaults where None). Host arrays run on the host reference, CUDA tensors on the GPU. Answers C."""
+    if len(b.shape) != 2:
+        raise TileirError(f"B has shape {list(b.shape)}; the product takes a matrix B [K, N]", kernel="product_3xtf32",
+                          what="b", fix="a 2-D f32 array (a batch: one call a matrix)")
     k, n = (int(s) for s in b.shape)
     if halves is None:
         halves = empty(b, (2, k, n), "f32")
+    elif tuple(halves.shape) != (2, k, n) or str(halves.dtype).replace("torch.", "") != "float32" or \
+            not _dense(halves):
+        raise TileirError(f"halves is a {halves.dtype} array of shape {list(halves.shape)}"
+                          f"{'' if _dense(halves) else ' with gaps'}; B's tf32 halves are written into a dense "
+                          f"f32 [2, {k}, {n}] array",
+                          kernel="product_3xtf32", what="halves",
+                          fix=f"halves=torch.empty(2, {k}, {n}) on B's device (or leave it out: a fresh one)")
     launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
     launch(matmul_3xtf32, a, halves[0], halves[1], c, **(config or {}))
     return c
+
+
+def _dense(x) -> bool:
+    """Row-major with no gaps: a reshape(-1) of it is a view, so what is written through it lands in x."""
+    flags = getattr(x, "flags", None)
+    return bool(flags["C_CONTIGUOUS"]) if flags is not None else bool(x.is_contiguous())
 
 
 def _size(s):

@@ -231,7 +231,7 @@ WINDOW = 32  # the status words a look-back reads (one warp's worth): how far ba
 # not known beyond "a while loop" (docs/assembler-defect.md, the sixth); this loop carries no data (only the
 # memory token that orders its atomic reads) and the kernel holds no alloca (tests/test_scan_lookback.py
 # asserts both). So this opt-in kernel is assembled at the default level, a bet the H100 upheld: right at
-# both levels, and at -O3 4.8x faster than at -O0 -- but still 1.7-3x slower than the two-pass scan at its
+# both levels, and at -O3 4-4.8x faster than at -O0 -- but still 1.2-2.9x slower than the two-pass scan at its
 # best tile and window (scan_lookback_o3_h100.json: the look-back's waits, not its traffic). A direct call
 # keeps the workaround.
 LEVEL = 3

@@ -43,7 +43,7 @@ VIEW_LOAD_LATENCY = "view_load_latency"
 def hint_view_load_latency(n: int) -> Hint:
     """An entry hint of this package, not the dialect's: ``latency`` (1 to 10) on every view load of
     the kernel (load_view / load_cell / load_at, which take no hints of their own). The lowering
-    moves it off the entry onto each load (``split_view_load_latency``); 0 names none. Measured on
+    moves it off the entry onto each load (``split_view_hints``); 0 names none. Measured on
     the H200 (bench/results/latency_attention_h200.json, latency_h200.json): 1 made attention at head
     dim 64 4-5% faster, and the f16 products 2x slower."""
     return (VIEW_LOAD_LATENCY, int(n))
