@@ -46,8 +46,8 @@
 #   ftz-rule   bench/attention_fused_ab.py at the held-out shapes alone, the suite's attention family (fresh file)
 #   d128       bench/attention_fwd_configs.py (the forward at D 128 beside the rule), the training attention rows
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
-#   halves     gemm's 3xtf32 from B's halves: its GPU tests and tileir.ops' products', the suite's 3xtf32 and
-#              linear_bf16 families -> suite_halves_linear.json (a fresh file: merge it, name the card)
+#   halves     gemm's 3xtf32 from B's halves: its GPU tests and tileir.ops' products', the suite's 3xtf32
+#              family (FAMILIES=linear_bf16 adds it) -> suite_halves.json (a fresh file: merge it, name the card)
 #   stores     bench/split_b_probe.py (3xtf32 from B's halves), bench/persistent_probe.py --part stores: the
 #              products with C written by its warps (no_tma_store) and one wave of cells at K 64-2048
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
@@ -538,12 +538,12 @@ scan)
   (cd bench && timeout 130 python3 vector_probe.py --only lookback --out "$OUT/scan_lookback.json" 2>&1 | cut -c 1-600)
   ;;
 halves)
-  # gemm's 3xtf32 from B's halves on the GPU, the suite's 3xtf32 and linear_bf16 families (~280 s)
+  # gemm's 3xtf32 from B's halves on the GPU and the suite's 3xtf32 family (~150 s; FAMILIES= adds others)
   timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_3xtf32.py \
     tests/test_torch_ops_matmul.py 2>&1 | tail -2
-  timeout 250 python3 bench/suite.py --out "$OUT/suite_halves_linear.json" --families matmul_3xtf32,linear_bf16 \
-    --budget-s 220 > "$OUT/suite_halves_linear.log" 2>&1
-  tail -8 "$OUT/suite_halves_linear.log" | cut -c 1-300
+  timeout 500 python3 bench/suite.py --out "$OUT/suite_halves.json" --families "matmul_3xtf32${FAMILIES:+,$FAMILIES}" \
+    --budget-s 440 > "$OUT/suite_halves.log" 2>&1
+  tail -8 "$OUT/suite_halves.log" | cut -c 1-300
   (cd "$OUT" && rm -f ./*.png)
   ;;
 stores)
