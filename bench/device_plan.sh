@@ -48,6 +48,7 @@
 #   scan       the one-pass scan's GPU tests and timing (vector_probe --only lookback)
 #   halves     gemm's 3xtf32 from B's halves: its GPU tests and tileir.ops' products', the suite's 3xtf32
 #              family (FAMILIES=linear_bf16 adds it) -> suite_halves.json (a fresh file: merge it, name the card)
+#   nt-small   bench/persistent_probe.py --part nt-small: x @ W^T where the walk rule keeps one cell a block
 #   stores     bench/split_b_probe.py (3xtf32 from B's halves), bench/persistent_probe.py --part stores: the
 #              products with C written by its warps (no_tma_store) and one wave of cells at K 64-2048
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
@@ -545,6 +546,10 @@ halves)
     --budget-s 440 > "$OUT/suite_halves.log" 2>&1
   tail -8 "$OUT/suite_halves.log" | cut -c 1-300
   (cd "$OUT" && rm -f ./*.png)
+  ;;
+nt-small)
+  timeout 200 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -30 | \
+    cut -c 1-200
   ;;
 stores)
   # 3xtf32 from B's halves against the library's one kernel and torch f32 (~60 s)

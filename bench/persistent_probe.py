@@ -41,6 +41,11 @@ the TMA store, one cell a block and walking; f16, torch beside; x @ W^T's walk l
 shapes.
 
     PYTHONPATH=src python3 bench/persistent_probe.py --part stores --out bench/results/store_probe_h200.json
+
+``--part nt-small``: x @ W^T where the walk rule keeps one cell a block, the rule's cell beside one cell a
+block on 128 x 256 cells and the walk on them (the stores run had the walk ahead at two such shapes).
+
+    PYTHONPATH=src python3 bench/persistent_probe.py --part nt-small --out bench/results/nt_small_h200.json
 """
 
 from __future__ import annotations
@@ -162,14 +167,40 @@ def stores(rows, out_path) -> None:
               variants, want=a.float() @ w.float().t())
 
 
+# x @ W^T where the walk rule keeps one cell a block (fewer than 2048 rows, or at most 1.5 waves of 128 x 256
+# cells): the two the stores run saw the walk ahead at (1000 x 3072 x 1024, 4096 x 1536 x 512) and held-out ones
+NT_SMALL_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (1000, 4096, 4096), (2048, 1024, 1024), (1024, 2816, 512),
+                   (512, 4096, 1024), (3000, 1536, 768), (1000, 11008, 4096)]
+
+
+NT_BIG = {"tm": 128, "tn": 256, "tk": 64, "warps": 8}
+
+
+def nt_small(rows, out_path) -> None:
+    """--part nt-small: at each shape the rule's one cell a block, one cell a block on 128 x 256 cells, and
+    the walk on them: whether what won there is the walk or the larger cell (bf16, torch beside)."""
+    for m, n, k in NT_SMALL_SHAPES:
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * k ** -0.5
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        variants = {"matmul_nt one cell (the rule's tiles)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16"),
+                    "matmul_nt one cell 128x256x64 w8": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16", **NT_BIG),
+                    "nt walk 128x256x64 p132": lambda a=a, w=w, c=c: matmul_nt_persistent(a, w, c, fmt="bf16", **WALK)}
+        sweep(rows, out_path, [m, n, k, "bf16"], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
+              variants, want=a.float() @ w.float().t())
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
-    p.add_argument("--part", choices=("cells", "rule", "f8", "nt", "nt-long", "stores"), default="cells")
+    p.add_argument("--part", choices=("cells", "rule", "f8", "nt", "nt-long", "stores", "nt-small"), default="cells")
     args = p.parse_args()
     rows: list[dict] = []
     if args.part == "stores":
         stores(rows, args.out)
+        return
+    if args.part == "nt-small":
+        nt_small(rows, args.out)
         return
     if args.part in ("nt", "nt-long"):
         walks = {"walk 128x256x64 w8 p132": NT_WALK}
