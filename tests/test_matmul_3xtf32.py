@@ -81,10 +81,14 @@ def test_bad_halves_and_b_are_refused_by_name():
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (1000, 5000, 1000), (129, 257, 511)])
 def test_on_the_gpu_against_f64(m, n, k):
+    """Kills on the device what the host cannot see: halves read with the wrong layout or rounding, a tail
+    cell of a ragged shape, a K slice dropped (each an error far past torch's f32 product's)."""
     torch = pytest.importorskip("torch")
     a, b = (torch.from_numpy(x).cuda() for x in _operands(m, n, k, seed=4))
     c = torch.empty(m, n, device="cuda", dtype=torch.float32)
-    product_3xtf32(a, b, c, config=dict(tm=128, tn=128, tk=32, group=8, warps=8))
+    from tileir.heuristics import HALVES_CELL
+
+    product_3xtf32(a, b, c, config=HALVES_CELL)  # the cells gemm runs
     want = a.double() @ b.double()
     scale = (a.double().abs() @ b.double().abs()).max()
     # torch's f32 product (cuBLAS without tf32) for the bound: 3xtf32 is to be no worse than it, give or take 2x
