@@ -95,7 +95,9 @@ NT_SHAPES = [(8192, 1536, 512), (8192, 1408, 512), (8192, 2816, 512), (16384, 30
              (4096, 4096, 1024), (8192, 4096, 4096), (2048, 1024, 1024)]
 NT_LONG_SHAPES = [(8192, 4096, 4096), (8192, 11008, 4096), (8192, 4096, 11008), (4096, 14336, 4096),
                   (16384, 2048, 2048), (2048, 4096, 4096), (4096, 4096, 14336)]
-NT_WALK = {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "group": 8, "programs": 132}
+ONE_CELL = {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8}  # the 16-bit walk's cell, one a block
+WALK = dict(ONE_CELL, programs=132)
+NT_BIG = {k: v for k, v in ONE_CELL.items() if k != "group"}  # matmul_nt has no grouped order
 F8_SHAPES = [(1024, 4096, 4096), (4096, 4096, 4096), (8192, 4096, 4096), (4096, 14336, 4096), (8192, 14336, 4096),
              (8192, 8192, 8192), (2048, 8192, 2048), (8192, 2048, 1024), (3072, 5120, 4096), (16384, 1024, 8192)]
 F8_ONE_CELL = {"tm": 128, "tn": 128, "tk": 256, "warps": 8, "group": 8}
@@ -106,6 +108,19 @@ F8_WALKS = {"walk 128x128x256 w8 p132": {"tm": 128, "tn": 128, "tk": 256, "warps
 
 
 TOLERANCE = 2e-2  # of max |want|: f16 output of an f32 accumulation
+
+
+def operands(m, n, k, dt=torch.float16, weight_t=False):
+    """A [m, k] scaled by k^-1/2, B [k, n] (or the weight [n, k] where ``weight_t``), an empty C [m, n]."""
+    a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
+    b = torch.randn(*((n, k) if weight_t else (k, n)), device="cuda", dtype=dt)
+    return a, b, torch.empty(m, n, device="cuda", dtype=dt)
+
+
+def sweep_nt(rows, out_path, m, n, k, fmt, a, w, c, variants) -> None:
+    """``sweep`` of x @ W^T variants, torch's a @ w.t() beside."""
+    sweep(rows, out_path, [m, n, k, fmt], a, w, c, lambda: torch.matmul(a, w.t(), out=c), variants,
+          want=a.float() @ w.float().t())
 
 
 def sweep(rows, out_path, shape, a, b, c, torch_call, variants, want=None) -> None:
@@ -128,23 +143,17 @@ STORE_NT_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (8192, 2816, 512)]
 # one wave exactly (11 x 12 = 132 cells of 128 x 256) at K 64 .. 2048: a cell's time against its K loop's length,
 # whose intercept is what a cell costs beyond the loop (launch included), each store beside torch
 ONE_WAVE_SHAPES = [(1408, 3072, k) for k in (64, 128, 256, 512, 1024, 2048)]
-ONE_CELL = {"tm": 128, "tn": 256, "tk": 64, "group": 8, "warps": 8}
-WALK = dict(ONE_CELL, programs=132)
 
 
 def stores(rows, out_path) -> None:
     """--part stores: each product with the TMA store and with the warps' own (``no_tma_store``)."""
     for m, n, k in ONE_WAVE_SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        a, b, c = operands(m, n, k)
         variants = {f"one cell 128x256x64{' no-TMA store' if st else ''}": lambda a=a, b=b, c=c, st=st: matmul_f16(
             a, b, c, **ONE_CELL, no_tma_store=st) for st in (0, 1)}
         sweep(rows, out_path, [m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
     for m, n, k in SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        a, b, c = operands(m, n, k)
         variants = {"gemm (the rule)": lambda a=a, b=b, c=c: gemm(a, b, c)}
         for st in (0, 1):
             tag = " no-TMA store" if st else ""
@@ -156,15 +165,12 @@ def stores(rows, out_path) -> None:
             a, b, c, **dict(WALK, tn=128), no_tma_store=1)
         sweep(rows, out_path, [m, n, k], a, b, c, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
     for m, n, k in STORE_NT_SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * k ** -0.5
-        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        a, w, c = operands(m, n, k, torch.bfloat16, weight_t=True)
         variants = {"matmul_nt one cell (the rule's tiles)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16")}
         for st in (0, 1):
             variants["nt walk 128x256x64 p132" + (" no-TMA store" if st else "")] = \
                 lambda a=a, w=w, c=c, st=st: matmul_nt_persistent(a, w, c, fmt="bf16", **WALK, no_tma_store=st)
-        sweep(rows, out_path, [m, n, k, "bf16"], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
-              variants, want=a.float() @ w.float().t())
+        sweep_nt(rows, out_path, m, n, k, "bf16", a, w, c, variants)
 
 
 # x @ W^T where the walk rule keeps one cell a block (fewer than 2048 rows, or at most 1.5 waves of 128 x 256
@@ -173,21 +179,15 @@ NT_SMALL_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (1000, 4096, 4096), (2
                    (512, 4096, 1024), (3000, 1536, 768), (1000, 11008, 4096)]
 
 
-NT_BIG = {"tm": 128, "tn": 256, "tk": 64, "warps": 8}
-
-
 def nt_small(rows, out_path) -> None:
     """--part nt-small: at each shape the rule's one cell a block, one cell a block on 128 x 256 cells, and
     the walk on them: whether what won there is the walk or the larger cell (bf16, torch beside)."""
     for m, n, k in NT_SMALL_SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16) * k ** -0.5
-        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        a, w, c = operands(m, n, k, torch.bfloat16, weight_t=True)
         variants = {"matmul_nt one cell (the rule's tiles)": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16"),
                     "matmul_nt one cell 128x256x64 w8": lambda a=a, w=w, c=c: matmul_nt(a, w, c, fmt="bf16", **NT_BIG),
                     "nt walk 128x256x64 p132": lambda a=a, w=w, c=c: matmul_nt_persistent(a, w, c, fmt="bf16", **WALK)}
-        sweep(rows, out_path, [m, n, k, "bf16"], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
-              variants, want=a.float() @ w.float().t())
+        sweep_nt(rows, out_path, m, n, k, "bf16", a, w, c, variants)
 
 
 def main() -> None:
@@ -203,21 +203,18 @@ def main() -> None:
         nt_small(rows, args.out)
         return
     if args.part in ("nt", "nt-long"):
-        walks = {"walk 128x256x64 w8 p132": NT_WALK}
+        walks = {"walk 128x256x64 w8 p132": WALK}
         if args.part == "nt-long":
-            walks["walk 128x256x32 w8 p132"] = dict(NT_WALK, tk=32)
+            walks["walk 128x256x32 w8 p132"] = dict(WALK, tk=32)
         for dt in (torch.bfloat16, torch.float16):
             fmt = {torch.bfloat16: "bf16", torch.float16: "f16"}[dt]
             for m, n, k in NT_SHAPES if args.part == "nt" else NT_LONG_SHAPES:
-                a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
-                w = torch.randn(n, k, device="cuda", dtype=dt)
-                c = torch.empty(m, n, device="cuda", dtype=dt)
+                a, w, c = operands(m, n, k, dt, weight_t=True)
                 variants = {
                     "matmul_nt (the rule, one cell a block)": lambda a=a, w=w, c=c, f=fmt: matmul_nt(a, w, c, fmt=f)}
                 for name, cfg in walks.items():
                     variants[name] = lambda a=a, w=w, c=c, f=fmt, cfg=cfg: matmul_nt_persistent(a, w, c, fmt=f, **cfg)
-                sweep(rows, args.out, [m, n, k, fmt], a, w, c, lambda a=a, w=w, c=c: torch.matmul(a, w.t(), out=c),
-                      variants, want=a.float() @ w.float().t())
+                sweep_nt(rows, args.out, m, n, k, fmt, a, w, c, variants)
         return
     if args.part == "f8":
         f8 = torch.float8_e4m3fn
@@ -237,9 +234,7 @@ def main() -> None:
     if args.part == "rule":
         for dt, one in ((torch.float16, matmul_f16), (torch.bfloat16, matmul_bf16)):
             for m, n, k in RULE_SHAPES:
-                a = torch.randn(m, k, device="cuda", dtype=dt) * k ** -0.5
-                b = torch.randn(k, n, device="cuda", dtype=dt)
-                c = torch.empty(m, n, device="cuda", dtype=dt)
+                a, b, c = operands(m, n, k, dt)
                 walks = "walk" in plan(a, b)
                 variants = {f"gemm (the rule: {'walk' if walks else 'one cell'})": lambda a=a, b=b, c=c: gemm(a, b, c),
                             "one cell a block": lambda a=a, b=b, c=c, one=one: one(a, b, c)}
@@ -247,9 +242,7 @@ def main() -> None:
                       lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), variants)
         return
     for m, n, k in SHAPES:
-        a = torch.randn(m, k, device="cuda", dtype=torch.float16) * k ** -0.5
-        b = torch.randn(k, n, device="cuda", dtype=torch.float16)
-        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        a, b, c = operands(m, n, k)
         variants = {"gemm (the rule, one cell a block)": lambda a=a, b=b, c=c: gemm(a, b, c)}
         for name, cfg in CELLS.items():
             variants[f"persistent {name}"] = lambda a=a, b=b, c=c, cfg=cfg: matmul_persistent(a, b, c, **cfg)
