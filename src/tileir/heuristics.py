@@ -369,7 +369,8 @@ WIDE_FILL_CELL = (128, 128)
 # form's 2.27 (torch 2.66: 1.46x against 1.17x), 8192^3 14.1 against 17.8, 2048 x 11008 x 4096 2.59 against
 # 3.08, 1000 x 4096 x 4096 0.52 against 0.57 (1.09x); K slices of 64 at or ahead of 32 at all five, 128 x 64
 # cells slower than torch. At 128 rows the split (above) stays: 0.09 ms against the halves' 0.31; 129-999 rows
-# were not measured, so they keep the one-kernel form (HALVES_LEAST_ROWS, the smallest measured win).
+# were not measured, so they keep the one-kernel form (HALVES_LEAST_ROWS, the smallest measured win). The cell
+# and the bound were chosen on these same shapes: not yet held out.
 HALVES_CELL = {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}
 HALVES_LEAST_ROWS = 1000
 
