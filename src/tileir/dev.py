@@ -65,8 +65,9 @@ class Dev:
         """t_scatter(param: Int, dtype: String, index: Int, shape: List[Int], v: Int, mask: Option[Int]) -> Unit"""
         raise self._unhandled("t_scatter")
 
-    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask=None):
-        """t_atomic_rmw(param: Int, dtype: String, mode: String, index: Int, shape: List[Int], v: Int, mask: Option[Int]) -> Int"""
+    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask=None, order="relaxed"):
+        """t_atomic_rmw(param: Int, dtype: String, mode: String, index: Int, shape: List[Int], v: Int, mask: Option[Int]) -> Int
+        (order: the memory ordering, relaxed | acquire | release | acq_rel; an addition to the spec's signature)"""
         raise self._unhandled("t_atomic_rmw")
 
     def t_atomic_cas(self, param, dtype, index, shape, cmp, v, mask=None):

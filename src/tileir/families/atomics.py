@@ -1,6 +1,6 @@
 """The atomics: atomic_rmw and atomic_cas addressed by an i32 index tile into a parameter --
-recorded, lowered (atomic_rmw_tko / atomic_cas_tko, relaxed ordering at device scope) and
-computed on the host.
+recorded, lowered (atomic_rmw_tko / atomic_cas_tko at device scope; atomic_rmw's memory ordering
+relaxed unless the kernel asks for acquire, release or acq_rel) and computed on the host.
 
 Device facts (the dialect's verifier, measured with tileiras 13.4): the integer modes (and, or,
 xor, add, max, min, umax, umin) take i32 and i64 only; addf takes f16, bf16, f32 and f64 (bf16
@@ -35,6 +35,7 @@ MODES = INT_MODES + ("addf", "xchg")
 INT_FORMATS = ("i32", "i64")
 ADDF_FORMATS = ("f16", "bf16", "f32", "f64")
 WORD_FORMATS = ("i32", "i64", "f32", "f64")  # xchg and cas
+ORDERS = ("relaxed", "acquire", "release", "acq_rel")  # the dialect's memory semantics an atomic may carry
 
 
 # ---- what each operation records ----------------------------------------------------------------
@@ -50,6 +51,7 @@ class AtomicRmw(Attrs, kind="atomic_rmw"):
     v: Handle
     mask: Handle | None
     tok: Handle
+    order: str = "relaxed"
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,10 @@ class AtomicRecording(Recording):
         self.memory_allowed(what)
         return shape, index, v, self._mask(mask, shape, what)
 
-    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask=None):
+    def t_atomic_rmw(self, param, dtype, mode, index, shape, v, mask=None, order="relaxed"):
+        if order not in ORDERS:
+            raise self.refuse(f"atomic_rmw order {order!r}: the orders are {', '.join(ORDERS)}",
+                              "acq_rel where other blocks' writes must be seen (a counter that hands work on)")
         if mode not in MODES:
             raise self.refuse(f"atomic_rmw mode {mode!r}: the modes are {', '.join(MODES)}",
                               "add for an integer sum, addf for a float one")
@@ -92,7 +97,7 @@ class AtomicRecording(Recording):
         r = self.new("val", dtype, shape)
         tin, tout = self.next_token()
         self.emit(AtomicRmw(param=param, dtype=dtype, mode=mode, index=index, shape=shape, v=v,
-                  mask=mask, tok=tin), (r, tout))
+                  mask=mask, tok=tin, order=order), (r, tout))
         return r
 
     def t_atomic_cas(self, param, dtype, index, shape, cmp, v, mask=None):
@@ -127,7 +132,7 @@ def _lower_rmw(lw, op):
     a = AtomicRmw.of(op)
     arg = lw.val(a.v)
     _emit_atomic(lw, op, lambda dst, tok, ptrs, mask, tin, pty, mty, vty:
-                 ir.AtomicRMWPtr(dst, tok, ptrs, a.mode, arg, mask, tin, pty, mty, vty))
+                 ir.AtomicRMWPtr(dst, tok, ptrs, a.mode, arg, mask, tin, pty, mty, vty, sem=a.order))
 
 
 @lowering("atomic_cas")
@@ -193,4 +198,4 @@ def _ref_cas(it, op):
     _run_lanes(it, op, update)
 
 
-__all__ = ["AtomicRecording", "MODES", "INT_MODES"]
+__all__ = ["AtomicRecording", "MODES", "INT_MODES", "ORDERS"]

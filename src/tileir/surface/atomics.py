@@ -20,17 +20,21 @@ def _operands(p, index, what, *vals):
 
 
 @public
-def atomic_rmw(p: Param, mode: str, index: Tile, v, mask=None) -> Tile:
+def atomic_rmw(p: Param, mode: str, index: Tile, v, mask=None, *, order: str = "relaxed") -> Tile:
     """Apply ``mode`` to element index[i, j, ..] of p and lane [i, j, ..] of ``v``, one indivisible
     transaction per lane, and answer what each element held BEFORE. ``mode``: and, or, xor, add,
     max, min, umax, umin (i32 / i64 buffers), addf (f16 bf16 f32 f64; bf16 needs sm_90), xchg (i32
     i64 f32 f64). Only the lanes ``mask`` selects take part. Two lanes may name one element; the
     order they arrive in is unspecified, so only an order-independent mode (add, and, or, xor, max,
-    min, umax, umin) has one answer there -- not xchg, and not addf, whose rounding depends on it."""
+    min, umax, umin) has one answer there -- not xchg, and not addf, whose rounding depends on it.
+    ``order`` (relaxed, acquire, release, acq_rel): what the update orders besides itself. A block that
+    writes a result and then counts itself done with ``acq_rel`` on the same parameter (one token chain)
+    makes the result visible to the block whose count finds everyone done, and that block's later loads
+    see it: how ``kernels.matmul_stream_k`` hands a cell's partial sums to the block that finishes it."""
     shape, (hv,) = _operands(p, index, "atomic_rmw", v)
     check_index(p, index, mask, "atomic_rmw")
     return Tile(dev().t_atomic_rmw(p.pos, p.dtype, mode, h(index), shape, hv,
-                                   h(mask) if mask is not None else None))
+                                   h(mask) if mask is not None else None, order))
 
 
 @public

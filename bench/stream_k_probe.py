@@ -1,0 +1,78 @@
+"""The stream-K product (kernels.stream_k: the last waves' K slices shared by 132 blocks) against what
+gemm runs today and torch.matmul, f16, do_bench with the L2 flushed, at shapes whose cells make a
+fraction of a wave over whole ones (the suite's N = 5000 rows, the 512-1000-row products into 11008 and
+14336) and two control shapes of whole waves. Each answer checked against torch's (max |diff| / max
+|torch|); a wrong one is a finding, printed and kept. Several rounds, interleaved. GPU needed.
+
+    PYTHONPATH=src python3 bench/stream_k_probe.py --out bench/results/stream_k_h200.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from timing import flushed_ms, write_rows  # noqa: E402
+
+from tileir.kernels import gemm, stream_k  # noqa: E402
+from tileir.kernels.gemm import plan  # noqa: E402
+
+SHAPES = [(1000, 5000, 1000), (512, 5000, 1000), (2048, 5000, 1000), (4096, 5000, 1000), (512, 11008, 4096),
+          (512, 14336, 4096), (1000, 11008, 4096), (1000, 4096, 4096), (3000, 3000, 768),
+          (4096, 4096, 4096), (8192, 1024, 1024)]
+CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),
+         "sk 128x128x64": dict(tm=128, tn=128, tk=64, group=8),
+         "sk 128x256x64 w8": dict(tm=128, tn=256, tk=64, group=8, warps=8)}
+
+
+def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict) -> None:
+    g = torch.Generator(device="cuda").manual_seed(rnd)
+    a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.float16) / k ** 0.5
+    b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.float16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    want = a @ b
+    top = float(want.abs().max())
+    calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c)}
+    for name, cfg in cells.items():
+        calls[name] = lambda cfg=cfg: stream_k(a, b, c, config=cfg)
+    torch_ms = None
+    for name, fn in calls.items():
+        row: dict = {"shape": [m, n, k], "round": rnd, "variant": name}
+        if name.startswith("gemm"):
+            row["plan"] = plan(a, b)
+        try:
+            c.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            row["rel_err"] = round(float((c.float() - want.float()).abs().max()) / top, 5)
+            row["ok"] = bool(row["rel_err"] < 2e-2)
+            row["ms"] = flushed_ms(fn)
+            torch_ms = row["ms"] if name == "torch" else torch_ms
+            row["x_torch"] = round(torch_ms / row["ms"], 3) if torch_ms else None
+        except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
+            row["error"] = repr(e)[:300]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--cells", default=",".join(CELLS), help="which of CELLS to run, comma-separated")
+    args = p.parse_args()
+    cells = {k: CELLS[k] for k in args.cells.split(",")}
+    rows: list = []
+    for rnd in range(args.rounds):
+        for m, n, k in SHAPES:
+            one_shape(rows, m, n, k, rnd, cells)
+    write_rows(args.out, rows)
+
+
+if __name__ == "__main__":
+    main()

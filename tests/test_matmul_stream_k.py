@@ -1,0 +1,129 @@
+"""matmul_stream_k (kernels/matmul_stream_k.py): the last waves' K slices shared out among the blocks, a
+cut cell finished by the last of its holders to arrive. On the host reference the blocks run in order;
+the workspace's slots start as NaN here, so a finishing sum that reads a slot no holder wrote poisons
+the answer, and C starts as NaN, so a cell nobody stores shows."""
+
+import numpy as np
+import pytest
+
+from tileir.errors import TileirError
+from tileir.kernels import matmul_persistent, matmul_stream_k, stream_k
+from tileir.kernels.launching import launch
+from tileir.kernels.matmul_stream_k import split_cells, workspace_words
+
+
+def _operands(m, n, k, fmt=np.float16, seed=0):
+    g = np.random.default_rng(seed)
+    return (g.standard_normal((m, k)) / np.sqrt(k)).astype(fmt), g.standard_normal((k, n)).astype(fmt)
+
+
+def _run(a, b, cfg):
+    m, n = a.shape[0], b.shape[1]
+    c = np.full((m, n), np.nan, a.dtype)
+    ws = np.full(workspace_words(m, n, cfg["tm"], cfg["tn"], cfg["programs"]), np.nan, np.float32)
+    stream_k(a, b, c, config=cfg, workspace=ws)
+    return c
+
+
+def test_split_cells_keeps_one_to_two_waves_to_share():
+    assert [split_cells(c, 132) for c in (1, 131, 132, 160, 263, 264, 300, 1000)] == [0, 0, 0, 0, 0, 132, 132, 792]
+
+
+# (m, n, k, tm, tn, tk, programs, group): cells x slices against programs -- a cell cut among three or more
+# blocks, one block holding pieces of two cells, walked waves before the shared ones, ragged edges, fewer
+# cells than blocks
+SHAPES = [(200, 136, 300, 64, 64, 32, 5, 2), (64, 64, 1000, 64, 64, 32, 4, 8), (130, 200, 500, 64, 64, 32, 7, 8),
+          (300, 260, 170, 64, 64, 32, 3, 1), (100, 70, 65, 64, 64, 32, 3, 3), (65, 129, 2048, 32, 64, 64, 9, 2)]
+
+
+@pytest.mark.parametrize("m,n,k,tm,tn,tk,programs,group", SHAPES)
+def test_the_shared_product_is_the_product(m, n, k, tm, tn, tk, programs, group):
+    """Kills: the first or last holder of a cut cell left out of the finishing sum (off by one in either
+    bound: a NaN slot or a missing partial), a slot index of a block's second cut cell taken as its first,
+    the counter compared before its own slices are added (nobody finishes: NaN), the units' split losing a
+    slice at a block's edge."""
+    a, b = _operands(m, n, k)
+    cfg = dict(tm=tm, tn=tn, tk=tk, programs=programs, group=group)
+    got = _run(a, b, cfg).astype(np.float64)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.isfinite(got).all()
+    assert np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def _whole_cells(cells, slices, programs):
+    """The cell indices (grouped order) stored by one block: walked, or shared but in one block's range."""
+    walked = split_cells(cells, programs)
+    units, first = (cells - walked) * slices, walked * slices
+    whole = set(range(walked))
+    for p in range(programs):
+        u0, u1 = first + p * units // programs, first + (p + 1) * units // programs
+        whole |= {c for c in range(walked, cells) if u0 <= c * slices and (c + 1) * slices <= u1}
+    return whole
+
+
+def test_whole_cells_are_the_walks_cells_bit_for_bit():
+    """A walked cell, or a shared one a single block holds, is one accumulator over all of K, as the
+    persistent walk's: equal bits there; the cut cells' sums are grouped otherwise, so some of their f16
+    values differ. Kills: a cell stored at another cell's place (grouped order mixed up), a cut cell
+    stored by one holder alone (far off: the tolerance), the units' cells counted from 0, not the walk's end."""
+    m, n, k, tm = 256, 320, 960, 64  # 4 x 5 = 20 cells, 30 slices, 7 blocks: 7 walked, 13 x 30 units shared
+    a, b = _operands(m, n, k, seed=4)
+    cfg = dict(tm=tm, tn=tm, tk=32, programs=7, group=1)  # group 1: cell i is block row i // 5, column i % 5
+    got = _run(a, b, cfg)
+    walk = np.zeros((m, n), np.float16)
+    launch(matmul_persistent, a, b, walk, **cfg)
+    whole = _whole_cells(20, 30, 7)
+    assert 7 < len(whole) < 20
+    tiles = [np.s_[r * tm:(r + 1) * tm, c * tm:(c + 1) * tm] for r, c in map(lambda i: divmod(i, 5), range(20))]
+    assert all(np.array_equal(got[tiles[i]], walk[tiles[i]]) for i in whole)
+    assert not all(np.array_equal(got[tiles[i]], walk[tiles[i]]) for i in set(range(20)) - whole)
+    assert np.abs(got.astype(np.float64) - walk).max() <= 1e-2 * np.abs(walk).max()
+
+
+def test_counters_are_zeroed_each_call():
+    """A workspace used once (its counters at each cell's slice count) serves the next call: stream_k zeroes
+    them. Kills: the zeroing dropped (no counter then reaches the count again: C stays NaN)."""
+    a, b = _operands(130, 200, 500, seed=1)
+    cfg = dict(tm=64, tn=64, tk=32, programs=7, group=8)
+    ws = np.full(workspace_words(130, 200, 64, 64, 7), np.nan, np.float32)
+    first, second = np.full((130, 200), np.nan, np.float16), np.full((130, 200), np.nan, np.float16)
+    stream_k(a, b, first, config=cfg, workspace=ws)
+    stream_k(a, b, second, config=cfg, workspace=ws)
+    assert np.isfinite(first).all() and np.array_equal(first, second)
+
+
+def test_bf16():
+    import ml_dtypes
+
+    a, b = _operands(200, 136, 300, fmt=ml_dtypes.bfloat16, seed=2)
+    got = _run(a, b, dict(tm=64, tn=64, tk=32, programs=5, group=2)).astype(np.float64)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(got - want).max() <= 5e-2 * np.abs(want).max()
+
+
+def test_refusals_name_the_argument():
+    a, b = _operands(64, 64, 64)
+    c = np.zeros((64, 64), np.float16)
+    with pytest.raises(TileirError, match="ws"):
+        launch(matmul_stream_k, a, b, c, np.zeros(10, np.float32), tm=64, tn=64, tk=32, programs=4)
+    with pytest.raises(TileirError, match="f16 or bf16"):
+        stream_k(a.astype(np.float32), b.astype(np.float32), c.astype(np.float32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m,n,k", [(1000, 5000, 1000), (512, 11008, 4096), (129, 257, 511), (64, 64, 4096),
+                                   (2048, 5000, 1000)])
+def test_on_the_gpu(m, n, k):
+    """Three calls a shape against torch: a finishing block that read a slot before its holder's stores
+    were visible (the acq_rel ordering not holding) would show as a wrong cell in some call."""
+    torch = pytest.importorskip("torch")
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.float16) / k ** 0.5
+    b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.float16)
+    want = (a.float() @ b.float())
+    for cfg in (dict(), dict(tm=64, tn=64, tk=32, programs=132, group=8)):
+        for _ in range(3):
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+            stream_k(a, b, c, config=cfg)
+            err = float((c.float() - want).abs().max()) / float(want.abs().max())
+            assert err < 1e-2, (cfg, err)
