@@ -1,8 +1,9 @@
 """The stream-K product (kernels.stream_k: the last waves' K slices shared by 132 blocks) against what
-gemm runs today and torch.matmul, f16, do_bench with the L2 flushed, at shapes whose cells make a
-fraction of a wave over whole ones (the suite's N = 5000 rows, the 512-1000-row products into 11008 and
-14336) and two control shapes of whole waves. Each answer checked against torch's (max |diff| / max
-|torch|); a wrong one is a finding, printed and kept. Several rounds, interleaved. GPU needed.
+the library runs today (gemm; x @ W^T: matmul_nt_any) and torch.matmul, f16 (x @ W^T bf16), do_bench
+with the L2 flushed, at shapes whose cells make a fraction of a wave over whole ones (the suite's
+N = 5000 rows, the 512-1000-row products into 11008 and 14336, the linear family's lowest rows) and
+control shapes of whole waves. Each answer checked against torch's (max |diff| / max |torch|); a wrong
+one is a finding, printed and kept. Two rounds, interleaved. GPU needed.
 
     PYTHONPATH=src python3 bench/stream_k_probe.py --out bench/results/stream_k_h200.json
 """
@@ -21,28 +22,38 @@ from timing import flushed_ms, write_rows  # noqa: E402
 
 from tileir.kernels import gemm, stream_k  # noqa: E402
 from tileir.kernels.gemm import plan  # noqa: E402
+from tileir.kernels.matmul_t import matmul_nt_any  # noqa: E402
 
 SHAPES = [(1000, 5000, 1000), (512, 5000, 1000), (2048, 5000, 1000), (4096, 5000, 1000), (512, 11008, 4096),
           (512, 14336, 4096), (1000, 11008, 4096), (1000, 4096, 4096), (3000, 3000, 768),
           (4096, 4096, 4096), (8192, 1024, 1024)]
-CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),
-         "sk 128x128x64": dict(tm=128, tn=128, tk=64, group=8),
-         "sk 128x256x64 w8": dict(tm=128, tn=256, tk=64, group=8, warps=8)}
+NT_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (512, 11008, 4096), (1000, 11008, 4096), (512, 14336, 4096),
+             (1000, 4096, 4096)]  # x @ W^T (W [N, K]): the suite's linear_bf16 rows below 0.9x
+CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),  # 128 x 256 and 4 warps spill
+         "sk 128x128x32 w8": dict(tm=128, tn=128, tk=32, group=8, warps=8),
+         "sk 128x128x64 w8 g1": dict(tm=128, tn=128, tk=64, group=1, warps=8)}
 
 
-def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict) -> None:
+def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict, weight_t: bool = False) -> None:
     g = torch.Generator(device="cuda").manual_seed(rnd)
-    a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.float16) / k ** 0.5
-    b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.float16)
-    c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+    dt = torch.bfloat16 if weight_t else torch.float16  # the suite's linear family is bf16
+    a = torch.randn(m, k, device="cuda", generator=g, dtype=dt) / k ** 0.5
+    b = torch.randn(k, n, device="cuda", generator=g, dtype=dt)
+    w = b.t().contiguous()
+    c = torch.empty(m, n, device="cuda", dtype=dt)
     want = a @ b
     top = float(want.abs().max())
-    calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c)}
+    if weight_t:
+        calls = {"torch": lambda: torch.matmul(a, w.t(), out=c),
+                 "matmul_nt_any (the library)": lambda: matmul_nt_any(a, w, c)}
+    else:
+        calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c)}
     for name, cfg in cells.items():
-        calls[name] = lambda cfg=cfg: stream_k(a, b, c, config=cfg)
+        calls[name] = lambda cfg=cfg: stream_k(a, w if weight_t else b, c, config=cfg, weight_t=weight_t)
     torch_ms = None
     for name, fn in calls.items():
-        row: dict = {"shape": [m, n, k], "round": rnd, "variant": name}
+        row: dict = {"shape": [m, n, k], "op": "x @ W^T bf16" if weight_t else "a @ b f16", "round": rnd,
+                     "variant": name}
         if name.startswith("gemm"):
             row["plan"] = plan(a, b)
         try:
@@ -71,6 +82,8 @@ def main() -> None:
     for rnd in range(args.rounds):
         for m, n, k in SHAPES:
             one_shape(rows, m, n, k, rnd, cells)
+        for m, n, k in NT_SHAPES:
+            one_shape(rows, m, n, k, rnd, cells, weight_t=True)
     write_rows(args.out, rows)
 
 

@@ -17,11 +17,11 @@ def _operands(m, n, k, fmt=np.float16, seed=0):
     return (g.standard_normal((m, k)) / np.sqrt(k)).astype(fmt), g.standard_normal((k, n)).astype(fmt)
 
 
-def _run(a, b, cfg):
-    m, n = a.shape[0], b.shape[1]
+def _run(a, b, cfg, weight_t=False):
+    m, n = a.shape[0], b.shape[0 if weight_t else 1]
     c = np.full((m, n), np.nan, a.dtype)
     ws = np.full(workspace_words(m, n, cfg["tm"], cfg["tn"], cfg["programs"]), np.nan, np.float32)
-    stream_k(a, b, c, config=cfg, workspace=ws)
+    stream_k(a, b, c, config=cfg, workspace=ws, weight_t=weight_t)
     return c
 
 
@@ -92,6 +92,17 @@ def test_counters_are_zeroed_each_call():
     assert np.isfinite(first).all() and np.array_equal(first, second)
 
 
+@pytest.mark.parametrize("m,n,k,programs", [(200, 136, 300, 5), (65, 129, 2048, 9)])
+def test_x_at_w_t(m, n, k, programs):
+    """matmul_nt_stream_k: B [N, K] read through the transposing view. Kills: B's view not transposed (the
+    shapes' N != K: a refusal or garbage), its ragged last block column unpadded (NaN past N's edge)."""
+    a, b = _operands(m, n, k, seed=5)
+    w = np.ascontiguousarray(b.T)
+    got = _run(a, w, dict(tm=64, tn=64, tk=32, programs=programs, group=2), weight_t=True).astype(np.float64)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.isfinite(got).all() and np.abs(got - want).max() <= 2e-2 * np.abs(want).max()
+
+
 def test_bf16():
     import ml_dtypes
 
@@ -121,9 +132,10 @@ def test_on_the_gpu(m, n, k):
     a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.float16) / k ** 0.5
     b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.float16)
     want = (a.float() @ b.float())
+    w = b.t().contiguous()
     for cfg in (dict(), dict(tm=64, tn=64, tk=32, programs=132, group=8)):
-        for _ in range(3):
+        for call in range(4):
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-            stream_k(a, b, c, config=cfg)
+            stream_k(a, w if call % 2 else b, c, config=cfg, weight_t=bool(call % 2))
             err = float((c.float() - want).abs().max()) / float(want.abs().max())
-            assert err < 1e-2, (cfg, err)
+            assert err < 1e-2, (cfg, call, err)

@@ -35,12 +35,13 @@ from .. import surface as ti
 from ..dtypes import BF16, F16, F32, dtype
 from ..errors import TileirError
 from ..heuristics import SMS, cdiv
+from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import Shared
 from .entry_hints import entry_hints
 from .launching import empty, fmt_of, launch
-from .matmul import grouped_block
-from .matmul_persistent import _a, _b, _c, _check_group
+from .matmul import blocks_over, grouped_block
+from .matmul_persistent import _a, _b, _c, _check_group, _nt_b
 from .registry import Case, register
 
 _TUNED = ("tm", "tn", "tk", "group", "programs", "warps", "occupancy")
@@ -98,15 +99,33 @@ def _start(q, units, programs, first):
 
 @kernel(grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_stream_k(a=_a, b=_b, c=_c, ws=_ws, *, fmt: str = "f16", tm: int = 128, tn: int = 128, tk: int = 64,
-                    group: int = 8, programs: int = SMS["sm_90"], warps: int = 0, occupancy: int = 0):
+                    group: int = 8, programs: int = SMS["sm_90"], warps: int = 8, occupancy: int = 0):
     """C = A @ B (f16 or bf16 operands and result, f32 accumulation), any M N K, on ``programs``
     blocks: the full waves but the last walked cell by cell, the rest shared out by K slice (see the
-    module's text). ``ws``: f32, ``workspace_words`` long, its counters (past the slots) zero."""
+    module's text). ``ws``: f32, ``workspace_words`` long, its counters (past the slots) zero. 8 warps
+    by default: at 128 x 128 cells tileiras' own choice spilled (294 STL, bench/sass_counts.py)."""
+    _shared_product(a, c, ws, ti.blocks_of(b, 1), lambda kk, bn: ti.load_at(b, [kk, bn]), fmt, tm, tn, group,
+                    programs)
+
+
+@kernel(grid=_grid, hints=entry_hints, tuned=_TUNED)
+def matmul_nt_stream_k(a=_a, b=_nt_b, c=_c, ws=_ws, *, fmt: str = "f16", tm: int = 128, tn: int = 128,
+                       tk: int = 64, group: int = 8, programs: int = SMS["sm_90"], warps: int = 8,
+                       occupancy: int = 0):
+    """C = A @ B^T for row-major A [M, K] and B [N, K] (a Linear layer's weight), as matmul_stream_k;
+    B^T's [tk, tn] tiles read through a transposing view of B, as matmul_nt_persistent's."""
+    bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
+    _shared_product(a, c, ws, blocks_over(b, 0, tn), lambda kk, bn: ti.load_view(bt_view, [kk, bn]), fmt, tm, tn,
+                    group, programs)
+
+
+def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs):
+    """The stream-K products' body: ``nn`` block columns, ``load_b(kk, bn)`` B's [tk, tn] tile."""
     _check_group(group, "matmul_stream_k")
     if programs < 1:
-        raise TileirError(f"programs={programs}: the walk needs at least one block", kernel="matmul_stream_k",
+        raise TileirError(f"programs={programs}: the product needs at least one block", kernel="matmul_stream_k",
                           what="programs", fix="programs=132 (one a streaming multiprocessor of an H100 / H200)")
-    nm, nn = ti.blocks_of(a, 0), ti.blocks_of(b, 1)
+    nm = ti.blocks_of(a, 0)
     slices = ti.blocks_of(a, 1)
     cells = ti.idx_mul(nm, nn)
     p = ti.block_id(0)
@@ -116,7 +135,7 @@ def matmul_stream_k(a=_a, b=_b, c=_c, ws=_ws, *, fmt: str = "f16", tm: int = 128
     def k_loop(bm, bn, lo, hi):
         acc = ti.carry(ti.full([tm, tn], 0.0, F32))
         for kk in ti.d_range(lo, hi):
-            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), ti.load_at(b, [kk, bn]), ti.get(acc)))
+            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), load_b(kk, bn), ti.get(acc)))
         return acc
 
     for cell in ti.d_range(p, whole_cells, programs):  # the walked waves
@@ -173,23 +192,25 @@ def _holder_bound(x, units, programs):
     return ti.idx_div(ti.idx_add(ti.idx_mul(x, programs), ti.idx_sub(units, 1)), units)
 
 
-def stream_k(a, b, c, *, config: dict | None = None, workspace=None):
-    """C = A @ B by ``matmul_stream_k`` (f16 or bf16; CUDA tensors on the GPU, asynchronously, on
-    torch's current stream; host arrays on the host reference): allocates the f32 workspace (or takes
-    ``workspace``, at least ``workspace_words`` long) and zeroes its counters, then one launch.
-    ``config``: the kernel's tiles and hints (its defaults where None). Answers C."""
+def stream_k(a, b, c, *, config: dict | None = None, workspace=None, weight_t: bool = False):
+    """C = A @ B by ``matmul_stream_k`` (C = A @ B^T for B [N, K] by ``matmul_nt_stream_k`` where
+    ``weight_t``; f16 or bf16; CUDA tensors on the GPU, asynchronously, on torch's current stream; host
+    arrays on the host reference): allocates the f32 workspace (or takes ``workspace``, at least
+    ``workspace_words`` long) and zeroes its counters, then one launch. ``config``: the kernel's tiles
+    and hints (its defaults where None). Answers C."""
     fmt = fmt_of(a)
     if fmt not in ("f16", "bf16"):
         raise TileirError(f"stream_k takes f16 or bf16 operands, not {fmt}", kernel="matmul_stream_k", what="a",
                           fix="kernels.gemm(a, b, c) for f32 (tf32 / 3xtf32)")
     cfg = {**{k: matmul_stream_k.static[k] for k in ("tm", "tn", "programs")}, **(config or {})}
-    m, n = int(a.shape[0]), int(b.shape[1])
+    m, n = int(a.shape[0]), int(b.shape[0] if weight_t else b.shape[1])
     words = workspace_words(m, n, cfg["tm"], cfg["tn"], cfg["programs"])
     if workspace is None:
         workspace = empty(a, (words,), "f32")
     flags = 2 * cfg["programs"] * cfg["tm"] * cfg["tn"]
     workspace[flags:words] = 0
-    launch(matmul_stream_k, a, b, c, workspace, fmt=fmt, **(config or {}))
+    kern = matmul_nt_stream_k if weight_t else matmul_stream_k
+    launch(kern, a, b, c, workspace, fmt=fmt, **(config or {}))
     return c
 
 
@@ -222,4 +243,4 @@ def _case(fmt, rtol, atol):
 _case(F16, 1e-2, 2e-2)
 _case(BF16, 2e-2, 5e-2)
 
-__all__ = ["matmul_stream_k", "stream_k", "split_cells", "workspace_words"]
+__all__ = ["matmul_stream_k", "matmul_nt_stream_k", "stream_k", "split_cells", "workspace_words"]
