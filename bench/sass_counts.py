@@ -20,6 +20,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
     # 3xtf32 in one kernel (B split in the loop) beside matmul_3xtf32 (B's halves first), plain tf32
     PYTHONPATH=src python3 bench/sass_counts.py --tf32 --out bench/results/sass_tf32_cpu.json
+    # the stream-K product at its cells and warps, beside the persistent walk's 128 x 256 cell
+    PYTHONPATH=src python3 bench/sass_counts.py --stream-k --out bench/results/sass_stream_k_cpu.json
 """
 
 from __future__ import annotations
@@ -210,6 +212,29 @@ def _tf32_cases():
             ("matmul_tf32 tf32 128x256x32", matmul_tf32, dict(cell, tn=256), [x, x, x])]
 
 
+def _stream_k_cases():
+    """The stream-K products (matmul_stream_k, matmul_nt_stream_k) at 1000 x 5000 x 1000 on 128 x 128 cells with
+    8 warps and tileiras' own, and on 128 x 256, beside the persistent
+    walk's 128 x 256: where the cells, the finishing sum's tiles and the warps spill."""
+    from tileir.kernels import matmul_nt_stream_k, matmul_stream_k
+    from tileir.kernels.matmul_stream_k import workspace_words
+
+    m, n, k = 1000, 5000, 1000
+    mm = _mm(m, n, k)
+    w = np.zeros((n, k), np.float16)
+    out = []
+    for tn, warps in ((128, 8), (128, 0), (256, 8)):
+        cfg = dict(tm=128, tn=tn, tk=64, group=8, warps=warps)
+        ws = np.zeros(workspace_words(m, n, 128, tn, 132), np.float32)
+        out.append((f"matmul_stream_k 128x{tn}x64 warps {warps}", matmul_stream_k, cfg, mm + [ws]))
+    ws = np.zeros(workspace_words(m, n, 128, 128, 132), np.float32)
+    out.append(("matmul_nt_stream_k 128x128x64 warps 8", matmul_nt_stream_k, dict(tm=128, tn=128, tk=64, group=8),
+                [mm[0], w, mm[2], ws]))
+    out.append(("matmul_persistent 128x256x64 (the walk)", matmul_persistent,
+                dict(tm=128, tn=256, tk=64, group=8, warps=8), mm))
+    return out
+
+
 def cubin_for(kern, cfg, arrays) -> bytes:
     """The cubin a launch of ``kern`` on ``arrays`` would load: its stride and alignment claims
     (``SizePlan.div16``) made as the call site makes them."""
@@ -241,6 +266,7 @@ def main() -> None:
     p.add_argument("--pitch", action="store_true", help="products of 8-element rows beside 16-element ones")
     p.add_argument("--scan", action="store_true", help="the one-pass prefix sum beside the two-pass one's scan")
     p.add_argument("--tf32", action="store_true", help="3xtf32's two forms beside plain tf32 (4096^3)")
+    p.add_argument("--stream-k", action="store_true", help="the stream-K products' cells and warps")
     p.add_argument("--f8", action="store_true", help="fp8's 128 x 256 cell under each hint, beside 128 x 128 and f16")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
@@ -251,7 +277,7 @@ def main() -> None:
     rows = []
     cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
         _pitch_cases() if args.pitch else _scan_cases() if args.scan else _f8_cases() if args.f8 else \
-        _tf32_cases() if args.tf32 else CASES
+        _tf32_cases() if args.tf32 else _stream_k_cases() if args.stream_k else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:

@@ -150,12 +150,9 @@ def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs):
     c_end = ti.idx_mul(_flag(ti.lt_i(_t(u0), _t(u1))), ti.idx_div(ti.idx_add(u1, ti.idx_sub(slices, 1)), slices))
     slot_words = tm * tn
     flags = 2 * programs * slot_words
-    # the finishing sum goes by column pieces of at most 128: a [128, 256] f32 sum beside the slot's
-    # tile spilled (600 STL at -O3, bench/sass_counts.py); 128 x 128 cells take one piece, no spills
-    parts = max(1, tn // 128)
-    slot_view = ti.tensor_view(ws, 0, [2 * programs * tm, tn], [tn, 1])
-    slots, pieces = ti.partition_view(slot_view, [tm, tn]), ti.partition_view(slot_view, [tm, tn // parts])
-    out_pieces = ti.partition_view(ti.array_view(c), [tm, tn // parts])
+    # the cut cells' slots: at 128 x 128 cells with 8 warps no spills; a 128 x 256 cell's finishing sum
+    # beside the slot's tile spilled (bench/results/sass_stream_k_cpu.json), so the kernel's default is 128
+    slots = ti.partition_view(ti.tensor_view(ws, 0, [2 * programs * tm, tn], [tn, 1]), [tm, tn])
     for cell in ti.d_range(c0, _imax(c_end, c0)):
         base = ti.idx_mul(cell, slices)
         lo = _imax(ti.idx_sub(u0, base), 0)
@@ -177,14 +174,12 @@ def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs):
                 # starting at or before base, q_last the last starting before base + slices
                 q_first = ti.idx_sub(_holder_bound(ti.idx_add(ti.idx_sub(base, first), 1), units, programs), 1)
                 q_end = _holder_bound(ti.idx_add(ti.idx_sub(base, first), slices), units, programs)
-                for part in range(parts):
-                    total = ti.carry(ti.full([tm, tn // parts], 0.0, F32))
-                    for q in ti.d_range(q_first, q_end):
-                        q_c0 = ti.idx_div(_start(q, units, programs, first), slices)
-                        q_slot = ti.idx_add(ti.idx_mul(q, 2), _flag(ti.ne_i(_t(cell), _t(q_c0))))
-                        ti.set(total, ti.get(total) + ti.load_view(pieces, [q_slot, part]))
-                    col = ti.idx_add(ti.idx_mul(bn, parts), part)
-                    ti.store_view(out_pieces, [bm, col], ti.to(ti.get(total), fmt))
+                total = ti.carry(ti.full([tm, tn], 0.0, F32))
+                for q in ti.d_range(q_first, q_end):
+                    q_c0 = ti.idx_div(_start(q, units, programs, first), slices)
+                    q_slot = ti.idx_add(ti.idx_mul(q, 2), _flag(ti.ne_i(_t(cell), _t(q_c0))))
+                    ti.set(total, ti.get(total) + ti.load_view(slots, [q_slot, 0]))
+                ti.store_view(out, [bm, bn], ti.to(ti.get(total), fmt))
 
 
 def _holder_bound(x, units, programs):
