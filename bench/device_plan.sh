@@ -549,7 +549,7 @@ halves)
   (cd "$OUT" && rm -f ./*.png)
   ;;
 stream-k)
-  # the stream-K product's GPU tests (three calls a shape: a race in the finishing sum shows) and its probe
+  # the stream-K product's GPU tests (25 calls a shape, slots poisoned, answers bit for bit) and its probe
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_stream_k.py 2>&1 | tail -3
   timeout 300 python3 bench/stream_k_probe.py --out "$OUT/stream_k_h200.json" > "$OUT/stream_k.log" 2>&1
   grep -v '"round": 1' "$OUT/stream_k.log" | cut -c 1-220 | tail -60

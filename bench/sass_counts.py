@@ -228,8 +228,8 @@ def _stream_k_cases():
         ws = np.zeros(workspace_words(m, n, 128, tn, 132), np.float32)
         out.append((f"matmul_stream_k 128x{tn}x64 warps {warps}", matmul_stream_k, cfg, mm + [ws]))
     ws = np.zeros(workspace_words(m, n, 128, 128, 132), np.float32)
-    out.append(("matmul_nt_stream_k 128x128x64 warps 8", matmul_nt_stream_k, dict(tm=128, tn=128, tk=64, group=8),
-                [mm[0], w, mm[2], ws]))
+    out.append(("matmul_nt_stream_k 128x128x64 warps 8", matmul_nt_stream_k,
+                dict(tm=128, tn=128, tk=64, group=8, warps=8), [mm[0], w, mm[2], ws]))
     out.append(("matmul_persistent 128x256x64 (the walk)", matmul_persistent,
                 dict(tm=128, tn=256, tk=64, group=8, warps=8), mm))
     return out

@@ -29,7 +29,7 @@ SHAPES = [(1000, 5000, 1000), (512, 5000, 1000), (2048, 5000, 1000), (4096, 5000
           (4096, 4096, 4096), (8192, 1024, 1024)]
 NT_SHAPES = [(1000, 3072, 1024), (4096, 1536, 512), (512, 11008, 4096), (1000, 11008, 4096), (512, 14336, 4096),
              (1000, 4096, 4096)]  # x @ W^T (W [N, K]): the suite's linear_bf16 rows below 0.9x
-CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),  # 128 x 256 and 4 warps spill
+CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),  # 128 x 256 and tileiras' own warps spill
          "sk 128x128x32 w8": dict(tm=128, tn=128, tk=32, group=8, warps=8),
          "sk 128x128x64 w8 g1": dict(tm=128, tn=128, tk=64, group=1, warps=8)}
 

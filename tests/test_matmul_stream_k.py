@@ -33,7 +33,9 @@ def test_split_cells_keeps_one_to_two_waves_to_share():
 # blocks, one block holding pieces of two cells, walked waves before the shared ones, ragged edges, fewer
 # cells than blocks
 SHAPES = [(200, 136, 300, 64, 64, 32, 5, 2), (64, 64, 1000, 64, 64, 32, 4, 8), (130, 200, 500, 64, 64, 32, 7, 8),
-          (300, 260, 170, 64, 64, 32, 3, 1), (100, 70, 65, 64, 64, 32, 3, 3), (65, 129, 2048, 32, 64, 64, 9, 2)]
+          (300, 260, 170, 64, 64, 32, 3, 1), (100, 70, 65, 64, 64, 32, 3, 3), (65, 129, 2048, 32, 64, 64, 9, 2),
+          # fewer units than blocks: 2 units on 4 blocks, 6 on 9, 3 x 4 = 12 on 40
+          (64, 64, 64, 64, 64, 32, 4, 8), (70, 64, 190, 64, 64, 64, 9, 1), (200, 64, 100, 64, 64, 32, 40, 2)]
 
 
 @pytest.mark.parametrize("m,n,k,tm,tn,tk,programs,group", SHAPES)
@@ -41,7 +43,8 @@ def test_the_shared_product_is_the_product(m, n, k, tm, tn, tk, programs, group)
     """Kills: the first or last holder of a cut cell left out of the finishing sum (off by one in either
     bound: a NaN slot or a missing partial), a slot index of a block's second cut cell taken as its first,
     the counter compared before its own slices are added (nobody finishes: NaN), the units' split losing a
-    slice at a block's edge."""
+    slice at a block's edge, fewer units than blocks shared among all the blocks (an empty block inside a
+    cut cell's holder range: its NaN slot read)."""
     a, b = _operands(m, n, k)
     cfg = dict(tm=tm, tn=tn, tk=tk, programs=programs, group=group)
     got = _run(a, b, cfg).astype(np.float64)
@@ -117,25 +120,71 @@ def test_refusals_name_the_argument():
     c = np.zeros((64, 64), np.float16)
     with pytest.raises(TileirError, match="ws"):
         launch(matmul_stream_k, a, b, c, np.zeros(10, np.float32), tm=64, tn=64, tk=32, programs=4)
-    with pytest.raises(TileirError, match="f16 or bf16"):
-        stream_k(a.astype(np.float32), b.astype(np.float32), c.astype(np.float32))
+    for x in (np.float32, np.float64):
+        with pytest.raises(TileirError, match="float16 or bfloat16"):
+            stream_k(a.astype(x), b.astype(x), c.astype(x))
+    with pytest.raises(TileirError, match="programs"):
+        stream_k(a, b, c, config=dict(programs=0))
+    cfg = dict(tm=64, tn=64, tk=32, programs=4)
+    short = np.full(workspace_words(64, 64, 64, 64, 4) - 1, 7.0, np.float32)
+    for ws in (short, np.zeros(workspace_words(64, 64, 64, 64, 4), np.float16)):
+        with pytest.raises(TileirError, match="workspace"):
+            stream_k(a, b, c, config=cfg, workspace=ws)
+    assert (short == 7.0).all()  # refused before its counters were touched
+
+
+def test_the_default_call_takes_the_kernel_defaults():
+    """stream_k with no config: 128 x 128 cells on 132 blocks, the workspace laid out for them (a tuned
+    table's tm / tn / programs would not match it: the wrapper passes its own). 300 x 260: 6 cells, fewer
+    than the blocks, 4 slices each."""
+    a, b = _operands(300, 260, 256, seed=6)
+    c = np.full((300, 260), np.nan, np.float16)
+    stream_k(a, b, c)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(c - want).max() <= 2e-2 * np.abs(want).max()
+
+
+def test_the_counter_update_is_acq_rel():
+    """The cut cell's counter carries acq_rel to the dialect (relaxed would let the finishing block read a
+    slot before its holder's stores are seen); other orders are refused by name."""
+    text = matmul_stream_k.mlir(tm=64, tn=64, tk=32, programs=4)
+    assert [line for line in text.splitlines() if "atomic_rmw_tko" in line and "acq_rel device" in line]
+    from tileir import atomic_rmw, kernel
+    from tileir.dtypes import I32
+    from tileir.markers import Shared
+
+    @kernel(grid=lambda: (1,))
+    def bad(x=Shared(I32, ["N"])):
+        atomic_rmw(x, "add", __import__("tileir").full([1], 0, I32), 1, order="seq_cst")
+
+    with pytest.raises(TileirError, match="order"):
+        bad.mlir()
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("m,n,k", [(1000, 5000, 1000), (512, 11008, 4096), (129, 257, 511), (64, 64, 4096),
                                    (2048, 5000, 1000)])
 def test_on_the_gpu(m, n, k):
-    """Three calls a shape against torch: a finishing block that read a slot before its holder's stores
-    were visible (the acq_rel ordering not holding) would show as a wrong cell in some call."""
+    """Against torch, then 24 more calls with the workspace's slots poisoned with NaN before each, every
+    answer bit for bit the first (the sum order is fixed, whoever arrives last): a finishing block that
+    read a slot before its holder's stores were seen (the acq_rel ordering not holding) would read NaN or
+    differ. Odd calls take the x @ W^T form. 1000 x 5000 x 1000 has 120 cut cells a call."""
     torch = pytest.importorskip("torch")
     g = torch.Generator(device="cuda").manual_seed(0)
     a = torch.randn(m, k, device="cuda", generator=g, dtype=torch.float16) / k ** 0.5
     b = torch.randn(k, n, device="cuda", generator=g, dtype=torch.float16)
     want = (a.float() @ b.float())
     w = b.t().contiguous()
-    for cfg in (dict(), dict(tm=64, tn=64, tk=32, programs=132, group=8)):
-        for call in range(4):
+    for cfg in (dict(tm=128, tn=128, programs=132), dict(tm=64, tn=64, tk=32, programs=132, group=8)):
+        words = workspace_words(m, n, cfg["tm"], cfg["tn"], cfg["programs"])
+        ws = torch.empty(words, device="cuda")
+        first: dict = {}
+        for call in range(25):
+            ws.fill_(float("nan"))
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-            stream_k(a, w if call % 2 else b, c, config=cfg, weight_t=bool(call % 2))
-            err = float((c.float() - want).abs().max()) / float(want.abs().max())
-            assert err < 1e-2, (cfg, call, err)
+            stream_k(a, w if call % 2 else b, c, config=cfg, workspace=ws, weight_t=bool(call % 2))
+            if call % 2 not in first:  # each form's first answer (A @ B, A @ W^T)
+                err = float((c.float() - want).abs().max()) / float(want.abs().max())
+                assert err < 1e-2, (cfg, err)
+                first[call % 2] = c
+            assert torch.equal(c, first[call % 2]), (cfg, call)

@@ -83,10 +83,11 @@ def grouped_block(nm, nn, group, pid=None):
     return ti.idx_add(first, ti.idx_rem(in_group, height)), ti.idx_div(in_group, height)
 
 
-def walked_cells(nm, nn, group):
+def walked_cells(nm, nn, group, upto=None):
     """The (block row, block column) of every cell this block walks on a persistent grid: cells
-    block_id, block_id + num_blocks, ... of nm x nn in the grouped order (``grouped_block``)."""
-    for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn), ti.num_blocks(0)):
+    block_id, block_id + num_blocks, ... of nm x nn (of the first ``upto`` where given) in the grouped
+    order (``grouped_block``)."""
+    for pid in ti.d_range(ti.block_id(0), ti.idx_mul(nm, nn) if upto is None else upto, ti.num_blocks(0)):
         yield grouped_block(nm, nn, group, pid)
 
 

@@ -65,15 +65,28 @@ def matmul_persistent(a=_a, b=_b, c=_c, *, fmt: str = "f16", tm: int = 128, tn: 
     _walk(a, c, nm, nn, lambda kk, bn: ti.load_at(b, [kk, bn]), fmt, tm, tn, group)
 
 
-def _walk(a, c, nm, nn, load_b, fmt, tm, tn, group):
-    """The persistent products' walk: every cell of C this block takes (``walked_cells``), its K loop
-    over A's cells and ``load_b(kk, bn)``'s tiles of B, stored through C's partition view."""
+def _walk(a, c, nm, nn, load_b, fmt, tm, tn, group, upto=None):
+    """The persistent products' walk: every cell of C this block takes (``walked_cells``; the first
+    ``upto`` cells of the grouped order where given), its K loop (``cell_sum``), stored through C's
+    partition view."""
     out = ti.partition_view(ti.array_view(c), [tm, tn])
-    for bm, bn in walked_cells(nm, nn, group):
-        acc = ti.carry(ti.full([tm, tn], 0.0, F32))
-        for kk in ti.d_range(0, ti.blocks_of(a, 1)):
-            ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), load_b(kk, bn), ti.get(acc)))
-        ti.store_view(out, [bm, bn], ti.to(ti.get(acc), fmt))
+    for bm, bn in walked_cells(nm, nn, group, upto):
+        ti.store_view(out, [bm, bn], ti.to(ti.get(cell_sum(a, load_b, bm, bn, 0, ti.blocks_of(a, 1), tm, tn)), fmt))
+
+
+def cell_sum(a, load_b, bm, bn, lo, hi, tm, tn):
+    """The f32 carry of cell (bm, bn)'s sum over K slices [lo, hi): A's cells and ``load_b(kk, bn)``'s
+    tiles of B."""
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    for kk in ti.d_range(lo, hi):
+        ti.set(acc, ti.mma(ti.load_at(a, [bm, kk]), load_b(kk, bn), ti.get(acc)))
+    return acc
+
+
+def transposed_b(b, tk, tn):
+    """``load_b`` for a B [N, K] (a Linear layer's weight): B^T's [tk, tn] tiles through a transposing view."""
+    bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
+    return lambda kk, bn: ti.load_view(bt_view, [kk, bn])
 
 
 def _nt_b(fmt="f16"):
@@ -88,9 +101,7 @@ def matmul_nt_persistent(a=_a, b=_nt_b, c=_c, *, fmt: str = "f16", tm: int = 128
     accumulation), any M N K, on at most ``programs`` blocks walking C's cells in the grouped order;
     B^T's [tk, tn] tiles read through a transposing view of B, as matmul_nt's."""
     _check_group(group, "matmul_nt_persistent")
-    nm, nn = ti.blocks_of(a, 0), blocks_over(b, 0, tn)
-    bt_view = ti.partition_view(ti.array_view(b), [tk, tn], dim_map=[1, 0], padding=PadZero)
-    _walk(a, c, nm, nn, lambda kk, bn: ti.load_view(bt_view, [kk, bn]), fmt, tm, tn, group)
+    _walk(a, c, ti.blocks_of(a, 0), blocks_over(b, 0, tn), transposed_b(b, tk, tn), fmt, tm, tn, group)
 
 
 def _ba(tm=128, tk=64, fmt="f16"):
