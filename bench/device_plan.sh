@@ -51,6 +51,7 @@
 #   nt-small   bench/persistent_probe.py --part nt-small: x @ W^T where the walk rule keeps one cell a block
 #   stores     bench/split_b_probe.py (3xtf32 from B's halves), bench/persistent_probe.py --part stores: the
 #              products with C written by its warps (no_tma_store) and one wave of cells at K 64-2048
+#   stream-k-suite  stream-k, nt-small, the halves' GPU tests, the suite's product families -> suite_stream_k.json
 #   stream-k   tests/test_matmul_stream_k.py on the GPU, bench/stream_k_probe.py -> stream_k_h200.json (rename by card)
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
 #              calling thread (--backward-on-caller, both models), two interleaved rounds, no control ->
@@ -100,7 +101,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh stream-k|scan|linear|caller|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh stream-k-suite|stream-k|scan|linear|caller|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -551,8 +552,20 @@ halves)
 stream-k)
   # the stream-K product's GPU tests (25 calls a shape, slots poisoned, answers bit for bit) and its probe
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_stream_k.py 2>&1 | tail -3
-  timeout 300 python3 bench/stream_k_probe.py --out "$OUT/stream_k_h200.json" > "$OUT/stream_k.log" 2>&1
+  timeout 240 python3 bench/stream_k_probe.py --out "$OUT/stream_k_h200.json" > "$OUT/stream_k.log" 2>&1
   grep -v '"round": 1' "$OUT/stream_k.log" | cut -c 1-220 | tail -60
+  ;;
+stream-k-suite)
+  # everything pending at once (2026-12-07 late): stream-K's tests and probe, the nt-small probe, the 3xtf32 halves'
+  # GPU tests, then the suite's product families (f16, bf16, linear_bf16, 3xtf32) with the stream-K rule
+  bash bench/device_plan.sh stream-k
+  timeout 150 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -12 | cut -c 1-200
+  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_3xtf32.py \
+    tests/test_torch_ops_matmul.py 2>&1 | tail -2
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_stream_k.json" \
+    --families matmul_f16,matmul_bf16,linear_bf16,matmul_3xtf32 --budget-s 180 > "$OUT/suite_stream_k.log" 2>&1
+  tail -8 "$OUT/suite_stream_k.log" | cut -c 1-300
+  (cd "$OUT" && rm -f ./*.png)
   ;;
 nt-small)
   timeout 200 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -30 | \

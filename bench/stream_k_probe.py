@@ -20,6 +20,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import flushed_ms, write_rows  # noqa: E402
 
+from tileir.autotune import this_gpu  # noqa: E402
+from tileir.heuristics import matmul_walk, stream_k_plan  # noqa: E402
 from tileir.kernels import gemm, stream_k  # noqa: E402
 from tileir.kernels.gemm import plan  # noqa: E402
 from tileir.kernels.matmul_t import matmul_nt_any  # noqa: E402
@@ -45,9 +47,11 @@ def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict, weight_
     top = float(want.abs().max())
     if weight_t:
         calls = {"torch": lambda: torch.matmul(a, w.t(), out=c),
-                 "matmul_nt_any (the library)": lambda: matmul_nt_any(a, w, c)}
+                 "matmul_nt_any (the library)": lambda: matmul_nt_any(a, w, c),
+                 "without stream-K": lambda: matmul_nt_any(a, w, c, stream_k=False)}
     else:
-        calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c)}
+        calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c),
+                 "without stream-K": lambda: gemm(a, b, c, stream_k=False)}
     for name, cfg in cells.items():
         calls[name] = lambda cfg=cfg: stream_k(a, w if weight_t else b, c, config=cfg, weight_t=weight_t)
     torch_ms = None
@@ -56,6 +60,9 @@ def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict, weight_
                      "variant": name}
         if name.startswith("gemm"):
             row["plan"] = plan(a, b)
+        elif name.startswith("matmul_nt_any"):
+            row["plan"] = {"stream_k": stream_k_plan(this_gpu(), "bf16", m, n, k, weight_t=True,
+                                                     walk=matmul_walk(this_gpu(), "bf16", m, n, k, weight_t=True))}
         try:
             c.fill_(float("nan"))
             fn()
