@@ -220,7 +220,8 @@ def _case(fmt, rtol, atol):
         m, n, k = _size(s)
         a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
         b = rng.standard_normal((k, n)).astype(npd)
-        ws = np.zeros(workspace_words(m, n, 64, 64, 5), np.float32)
+        ws = np.full(workspace_words(m, n, 64, 64, 5), np.nan, np.float32)  # a slot read unwritten: NaN
+        ws[2 * 5 * 64 * 64:] = 0  # the counters
         return [a, b, np.zeros((m, n), npd), ws]
 
     def expected(args):
