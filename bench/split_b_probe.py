@@ -10,14 +10,13 @@ own pass over B is inside the timed call. GPU needed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import flushed_ms, write_rows  # noqa: E402
+from timing import time_variants, write_rows  # noqa: E402
 
 from tileir.kernels import gemm, product_3xtf32  # noqa: E402
 
@@ -42,20 +41,8 @@ def one_shape(rows: list, m: int, n: int, k: int) -> None:
              "gemm 3xtf32 (the library)": lambda: gemm(a, b, c, precision="3xtf32")}
     for name, cfg in CELLS.items():
         calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
-    torch_ms = None
-    for name, fn in calls.items():
-        row = {"shape": [m, n, k], "variant": name}
-        try:
-            fn()
-            torch.cuda.synchronize()
-            row["err_u"] = round(float((c.double() - want).abs().max()) / scale / U, 2)
-            row["ms"] = flushed_ms(fn)
-            torch_ms = row["ms"] if name == "torch f32" else torch_ms
-            row["x_torch_f32"] = round(torch_ms / row["ms"], 3) if torch_ms else None
-        except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
-            row["error"] = repr(e)[:300]
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    time_variants(rows, {"shape": [m, n, k]}, calls,
+                  lambda: {"err_u": round(float((c.double() - want).abs().max()) / scale / U, 2)}, "x_torch_f32")
 
 
 def main() -> None:

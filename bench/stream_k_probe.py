@@ -11,14 +11,13 @@ one is a finding, printed and kept. Two rounds, interleaved. GPU needed.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from timing import flushed_ms, write_rows  # noqa: E402
+from timing import time_variants, write_rows  # noqa: E402
 
 from tileir.autotune import this_gpu  # noqa: E402
 from tileir.heuristics import matmul_walk, stream_k_plan  # noqa: E402
@@ -54,28 +53,21 @@ def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict, weight_
                  "without stream-K": lambda: gemm(a, b, c, stream_k=False)}
     for name, cfg in cells.items():
         calls[name] = lambda cfg=cfg: stream_k(a, w if weight_t else b, c, config=cfg, weight_t=weight_t)
-    torch_ms = None
-    for name, fn in calls.items():
-        row: dict = {"shape": [m, n, k], "op": "x @ W^T bf16" if weight_t else "a @ b f16", "round": rnd,
-                     "variant": name}
+
+    def plan_of(name):  # what the library chose, on its rows
         if name.startswith("gemm"):
-            row["plan"] = plan(a, b)
-        elif name.startswith("matmul_nt_any"):
-            row["plan"] = {"stream_k": stream_k_plan(this_gpu(), "bf16", m, n, k, weight_t=True,
-                                                     walk=matmul_walk(this_gpu(), "bf16", m, n, k, weight_t=True))}
-        try:
-            c.fill_(float("nan"))
-            fn()
-            torch.cuda.synchronize()
-            row["rel_err"] = round(float((c.float() - want.float()).abs().max()) / top, 5)
-            row["ok"] = bool(row["rel_err"] < 2e-2)
-            row["ms"] = flushed_ms(fn)
-            torch_ms = row["ms"] if name == "torch" else torch_ms
-            row["x_torch"] = round(torch_ms / row["ms"], 3) if torch_ms else None
-        except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
-            row["error"] = repr(e)[:300]
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+            return {"plan": plan(a, b)}
+        if name.startswith("matmul_nt_any"):
+            walk = matmul_walk(this_gpu(), "bf16", m, n, k, weight_t=True)
+            return {"plan": {"stream_k": stream_k_plan(this_gpu(), "bf16", m, n, k, weight_t=True, walk=walk)}}
+        return {}
+
+    def error():
+        err = round(float((c.float() - want.float()).abs().max()) / top, 5)
+        return {"rel_err": err, "ok": bool(err < 2e-2)}
+
+    head = {"shape": [m, n, k], "op": "x @ W^T bf16" if weight_t else "a @ b f16", "round": rnd}
+    time_variants(rows, head, calls, error, "x_torch", extra=plan_of, prepare=lambda: c.fill_(float("nan")))
 
 
 def main() -> None:

@@ -75,6 +75,33 @@ def flushed_ms(fn) -> float:
     return float(do_bench(fn, warmup=10, rep=40, return_mode="median"))
 
 
+def time_variants(rows: list, head: dict, calls: dict, error, ratio_key: str, extra=None, prepare=None) -> None:
+    """Each of ``calls`` (name -> fn; the first is the ratios' base) run once (after ``prepare()``), its
+    error fields (``error()``, read after the run), its ``flushed_ms`` time and the first's time over it
+    as ``ratio_key``: one row each (``head``, the variant's name, ``extra(name)``'s fields), appended and
+    printed. A variant that raises is a row with its error: a probe records and goes on."""
+    import json
+
+    import torch
+
+    base = None
+    for name, fn in calls.items():
+        row = {**head, "variant": name, **(extra(name) if extra else {})}
+        try:
+            if prepare:
+                prepare()
+            fn()
+            torch.cuda.synchronize()
+            row.update(error())
+            row["ms"] = flushed_ms(fn)
+            base = row["ms"] if base is None else base
+            row[ratio_key] = round(base / row["ms"], 3)
+        except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
+            row["error"] = repr(e)[:300]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
 def checked_ms(call, out, want, torch_ms: float, part=None) -> dict:
     """One configuration of a probe: ``call`` run once into a zeroed ``out``, its largest error
     against ``want`` (of ``part(out)`` where given: a few heads of a large output), then its time
