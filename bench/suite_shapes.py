@@ -88,24 +88,6 @@ def _tuned_keys(kern, cfg):
     return {k: v for k, v in cfg.items() if k in kern.tuned}
 
 
-def _stream_k_launch(gpu, fmt, m, n, k, walk, arrays, weight_t):
-    """The stream-K product's launch and description where ``heuristics.stream_k_plan`` takes the shape
-    (as gemm's plan and matmul_nt_any do), else None. Its workspace is made here, beside the arrays."""
-    from tileir.heuristics import stream_k_plan
-    from tileir.kernels import matmul_nt_stream_k, matmul_stream_k
-    from tileir.kernels.matmul_stream_k import workspace_words
-
-    p = stream_k_plan(gpu, fmt, m, n, k, weight_t=weight_t, walk=walk) if gpu and fmt in ("f16", "bf16") else None
-    if p is None:
-        return None
-    kern = matmul_nt_stream_k if weight_t else matmul_stream_k
-    a, b, c = arrays
-    ws = _empty((workspace_words(int(a.shape[0]), int(c.shape[1]), p["tm"], p["tn"], p["programs"]),),
-                torch.float32, a.device)
-    cfg = kern.config(fmt=fmt, **p)
-    return [(kern, cfg, [a, b, c, ws])], {"kernel": kern.name, "splits": 1, **_tuned_keys(kern, cfg)}
-
-
 def _gemm_launches(fmt, precision, like):
     from tileir.heuristics import matmul_split, matmul_walk
     from tileir.kernels import matmul_bf16, matmul_f16, matmul_persistent, matmul_tf32
@@ -129,9 +111,6 @@ def _gemm_launches(fmt, precision, like):
                 "kernel": "matmul_partial + splitk_reduce", "splits": s, "partial": _tuned_keys(matmul_partial, pc),
                 "reduce": _tuned_keys(splitk_reduce, rc)}
         walk = matmul_walk(gpu, fmt, lm, ln, lk) if gpu else None
-        shared = _stream_k_launch(gpu, fmt, lm, ln, lk, walk, [a, b, c], False)
-        if shared is not None:  # gemm's plan: the stream-K product (heuristics.stream_k_plan)
-            return shared
         if walk is not None:  # gemm's plan: the persistent walk (heuristics.matmul_walk)
             cfg = matmul_persistent.config(fmt=fmt, **walk)
             return [(matmul_persistent, cfg, [a, b, c])], {"kernel": matmul_persistent.name, "splits": 1,
@@ -219,9 +198,6 @@ def linear_shapes(like_map=None):
             a, w, c = ins[:3]
             lm, ln, lk = (like["M"], like["N"], like["K"]) if like else (a.shape[0], w.shape[0], a.shape[1])
             walk = matmul_walk(gpu, "bf16", lm, ln, lk, weight_t=True) if gpu else None
-            shared = _stream_k_launch(gpu, "bf16", lm, ln, lk, walk, [a, w, c], True)
-            if shared is not None:  # matmul_nt_any's choice: the stream-K product
-                return shared
             kern = matmul_nt if walk is None else matmul_nt_persistent
             cfg = kern.config(fmt="bf16", **walk) if walk else _tuned(kern, {"fmt": "bf16"}, [a, w, c], gpu, like)
             return [(kern, cfg, [a, w, c])], {"kernel": kern.name, **_tuned_keys(kern, cfg)}

@@ -189,8 +189,7 @@ def _as_on(gpu):
     """gemm's plan as on ``gpu`` for host tensors too (the rule answers one pass without a GPU)."""
     real = gemm_mod.plan
     return mock.patch.object(gemm_mod, "plan",
-                             lambda a, b, g=None, precision="tf32", fmt=None, stream_k=True:
-                             real(a, b, gpu, precision, fmt, stream_k))
+                             lambda a, b, g=None, precision="tf32", fmt=None: real(a, b, gpu, precision, fmt))
 
 
 @pytest.mark.parametrize("dtype, shape, tol", [

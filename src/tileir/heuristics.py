@@ -511,35 +511,6 @@ def bmm_walk(gpu: str | None, fmt: str, b: int, m: int, n: int, k: int) -> dict 
 
 _BMM_WALKS: dict[tuple, dict | None] = {}
 
-# The stream-K product (kernels.matmul_stream_k): its cell, and when it runs instead of the one-pass choice.
-# The model: the one-pass choice takes ceil(cells / SMS) waves of its cell at that cell's TILE_EFFICIENCY;
-# stream-K takes its 128 x 128 cells' work in fractional waves, plus STREAM_K_FIXUP waves of them for the
-# cut cells (each holder's partial stored, the last holder's sum of them). Stream-K where that is under
-# STREAM_K_GAIN of the one pass. Only at a wave of its cells or more: below, it is a split-K (the rule's
-# own split plan decides those). Not yet timed on a GPU: bench/stream_k_probe.py is the check.
-STREAM_K_CELL = {"tm": 128, "tn": 128, "tk": 64, "group": 8, "warps": 8}
-STREAM_K_FIXUP = 0.3
-STREAM_K_GAIN = 0.9
-
-
-def stream_k_plan(gpu: str | None, fmt: str, m: int, n: int, k: int, *, weight_t: bool = False,
-                  walk: dict | None = None) -> dict | None:
-    """matmul_stream_k's (``weight_t``: matmul_nt_stream_k's) configuration for a one-pass 16-bit
-    [m, k] x [k, n] product on ``gpu`` where the model above gives it under ``STREAM_K_GAIN`` of the
-    one-pass choice (``walk``: the persistent walk's configuration where that is the choice, else the
-    one-cell rule's tiles), else None."""
-    if gpu not in SMS or fmt not in _WALK_FORMATS:
-        return None
-    sms, tm, tn = SMS[gpu], STREAM_K_CELL["tm"], STREAM_K_CELL["tn"]
-    cells = cdiv(m, tm) * cdiv(n, tn)
-    if cells < sms:
-        return None
-    one = walk or rule("matmul_nt" if weight_t else f"matmul_{fmt}", gpu, {"M": m, "N": n, "K": k}) or {}
-    dm, dn = one.get("tm", 128), one.get("tn", 128)
-    one_pass = math.ceil(cdiv(m, dm) * cdiv(n, dn) / sms) * dm * dn / TILE_EFFICIENCY.get((dm, dn), 0.5)
-    shared = (cells / sms + STREAM_K_FIXUP) * tm * tn / TILE_EFFICIENCY[(tm, tn)]
-    return dict(STREAM_K_CELL, programs=sms) if shared < STREAM_K_GAIN * one_pass else None
-
 # ---- rows ----------------------------------------------------------------------------------------
 
 ROW_LANES = 8192  # the measured chunk (tune_defaults.json: softmax, layernorm at 8192 x 8192)

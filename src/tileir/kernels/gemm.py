@@ -31,7 +31,7 @@ from .. import autotune
 from .. import surface as ti
 from ..dtypes import F32, dtype
 from ..errors import TileirError
-from ..heuristics import HALVES_CELL, HALVES_LEAST_ROWS, SMS, bmm_walk, matmul_split, matmul_walk, stream_k_plan
+from ..heuristics import HALVES_CELL, HALVES_LEAST_ROWS, SMS, bmm_walk, matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
 from ..markers import FREE_AXIS, In, Out, Shared, cells
@@ -41,7 +41,6 @@ from .launching import empty, fmt_of, launch, on_host
 from .matmul import check_precision, matmul_bf16, matmul_f16, matmul_tf32, mma_step
 from .matmul_3xtf32 import product_3xtf32
 from .matmul_persistent import bmm_persistent, matmul_persistent
-from .matmul_stream_k import stream_k as run_stream_k
 
 
 def _pa(fmt="f16", tm=128, tk=64):
@@ -137,12 +136,9 @@ def matmul_split_k(a, b, c, *, splits: int, precision: str = "tf32", config: dic
     return c
 
 
-def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None = None,
-         stream_k: bool = True) -> dict:
+def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None = None) -> dict:
     """How ``gemm`` runs A @ B: {"splits": 1} (the one-pass kernel, its tiles found by the call),
     {"splits": 1, "walk": matmul_persistent's configuration} (``heuristics.matmul_walk``), {"splits": 1,
-    "stream_k": matmul_stream_k's configuration} (``heuristics.stream_k_plan``, unless ``stream_k`` is
-    False), {"splits": 1,
     "halves": matmul_3xtf32's configuration} (a 3xtf32 product of at least ``HALVES_LEAST_ROWS`` rows on
     an sm_90 GPU: ``product_3xtf32``), or
     {"splits": S, "config": matmul_partial's tiles, "reduce": splitk_reduce's}, by the rule in
@@ -160,30 +156,23 @@ def plan(a, b, gpu: str | None = None, precision: str = "tf32", fmt: str | None 
         return {"splits": 1, "halves": dict(HALVES_CELL)}
     if got["splits"] == 1:
         walk = matmul_walk(gpu, fmt, m, n, k)
-        shared = stream_k_plan(gpu, fmt, m, n, k, walk=walk) if stream_k else None
-        if shared is not None:
-            return {"splits": 1, "stream_k": shared}
         if walk is not None:
             return {"splits": 1, "walk": walk}
     return got
 
 
-def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, splits: int | None = None,
-         stream_k: bool = True):
+def gemm(a, b, c, *, precision: str | None = None, gpu: str | None = None, splits: int | None = None):
     """C = A @ B for row-major A [M, K] and B [K, N] of f16, bf16 or f32 (``precision`` as
-    matmul_tf32's), any shape: one pass, or split-K where the rule (or ``splits``) says so, or the
-    stream-K product (``plan``; ``stream_k=False``: never, e.g. to A/B it). CUDA tensors run on the GPU
-    (asynchronously), host arrays on the host reference; ``gpu`` names the target whose rule is
-    followed (this machine's by default). Answers C."""
+    matmul_tf32's), any shape: one pass, or split-K where the rule (or ``splits``) says so. CUDA
+    tensors run on the GPU (asynchronously), host arrays on the host reference; ``gpu`` names the
+    target whose rule is followed (this machine's by default). Answers C."""
     fmt = fmt_of(a)
     extra: dict[str, Any] = {"precision": precision} if fmt == "f32" and precision is not None else {}
     p: dict  # plan's: {"splits": S} and, split, the two kernels' configurations
     if splits is not None:
         p = {"splits": int(splits)}
     else:
-        p = plan(a, b, gpu, precision or "tf32", fmt, stream_k)
-    if "stream_k" in p:
-        return run_stream_k(a, b, c, config=p["stream_k"])
+        p = plan(a, b, gpu, precision or "tf32", fmt)
     if "halves" in p:
         return product_3xtf32(a, b, c, config=p["halves"])
     if p["splits"] <= 1:

@@ -25,7 +25,7 @@ import numpy as np
 from .. import autotune
 from .. import surface as ti
 from ..dtypes import BF16, F16, F32, TF32, dtype
-from ..heuristics import matmul_split, matmul_walk, stream_k_plan
+from ..heuristics import matmul_split, matmul_walk
 from ..ir import PadZero
 from ..kernel import kernel
 from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
@@ -33,7 +33,6 @@ from .entry_hints import entry_hints
 from .gemm import even_splits, splitk_reduce
 from .launching import empty, fmt_of, launch, on_host
 from .matmul_persistent import matmul_nt_persistent
-from .matmul_stream_k import stream_k as run_stream_k
 from .registry import Case, register
 
 
@@ -112,22 +111,17 @@ def matmul_tn_partial(a=lambda fmt="f16": Whole(fmt, ["K", "M"]),
     ti.store_view(out, [z, bm, bn], ti.reshape(ti.get(acc), [1, tm, tn]))
 
 
-def matmul_nt_any(a, b, c, *, gpu: str | None = None, stream_k: bool = True):
+def matmul_nt_any(a, b, c, *, gpu: str | None = None):
     """C = A @ B^T (A [M, K], B [N, K]) for every shape: ``matmul_nt`` one cell a block, or, where
     ``heuristics.matmul_walk`` says so for ``gpu`` (this machine's when None; 16-bit, more than 1.5
     waves of 128 x 256 cells, any K), ``matmul_nt_persistent``'s walk: H200, x @ W^T at 8192-16384
     tokens, K 512-1024, 0.68-0.93x torch -> 0.86-1.08x, K 2048-14336 +1-18%
-    (bench/results/persistent_nt_h200.json, persistent_nt_long_h200.json); or where
-    ``heuristics.stream_k_plan`` says so (and ``stream_k``), ``matmul_nt_stream_k``.
+    (bench/results/persistent_nt_h200.json, persistent_nt_long_h200.json).
     Host arrays: one cell a block on the host reference."""
     fmt = fmt_of(a)
     m, k = (int(x) for x in a.shape)
-    n = int(b.shape[0])
     target = gpu or (None if on_host(a) else autotune.this_gpu())
-    walk = matmul_walk(target, fmt, m, n, k, weight_t=True) if target is not None else None
-    shared = stream_k_plan(target, fmt, m, n, k, weight_t=True, walk=walk) if stream_k and target else None
-    if shared is not None:
-        return run_stream_k(a, b, c, config=shared, weight_t=True)
+    walk = matmul_walk(target, fmt, m, int(b.shape[0]), k, weight_t=True) if target is not None else None
     kern, cfg = (matmul_nt, {"fmt": fmt}) if walk is None else (matmul_nt_persistent, dict(walk, fmt=fmt))
     launch(kern, a, b, c, **cfg)
     return c
