@@ -557,15 +557,18 @@ stream-k)
   ;;
 stream-k-suite)
   # everything pending at once (2026-12-08), most wanted first: the suite's 3xtf32 and linear_bf16 families, the
-  # 3xtf32 halves' GPU tests, stream-K's tests and probe, the nt-small probe
-  timeout 200 python3 bench/suite.py --out "$OUT/suite_stream_k.json" \
-    --families matmul_3xtf32,linear_bf16 --budget-s 150 > "$OUT/suite_stream_k.log" 2>&1
+  # 3xtf32 halves' GPU tests, stream-K's probe (its GPU tests: STREAM_K_TESTS=1), the nt-small probe (NT_SMALL=1)
+  timeout 170 python3 bench/suite.py --out "$OUT/suite_stream_k.json" \
+    --families matmul_3xtf32,linear_bf16 --budget-s 130 > "$OUT/suite_stream_k.log" 2>&1
   tail -8 "$OUT/suite_stream_k.log" | cut -c 1-300
   (cd "$OUT" && rm -f ./*.png)
-  timeout 90 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_3xtf32.py \
+  timeout 80 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_3xtf32.py \
     tests/test_torch_ops_matmul.py 2>&1 | tail -2
-  bash bench/device_plan.sh stream-k
-  timeout 120 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -12 | cut -c 1-200
+  if [ -n "${STREAM_K_TESTS:-}" ]; then bash bench/device_plan.sh stream-k; else
+    timeout 120 python3 bench/stream_k_probe.py --out "$OUT/stream_k_h200.json" 2>&1 | cut -c 1-220 | tail -40; fi
+  if [ -n "${NT_SMALL:-}" ]; then
+    timeout 120 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -12 | cut -c 1-200
+  fi
   ;;
 nt-small)
   timeout 200 python3 bench/persistent_probe.py --part nt-small --out "$OUT/nt_small_h200.json" 2>&1 | tail -30 | \
