@@ -89,8 +89,8 @@ def _tuned_keys(kern, cfg):
 
 
 def _gemm_launches(fmt, precision, like):
-    from tileir.heuristics import matmul_split, matmul_walk
-    from tileir.kernels import matmul_bf16, matmul_f16, matmul_persistent, matmul_tf32
+    from tileir.heuristics import HALVES_CELL, HALVES_LEAST_ROWS, SMS, matmul_split, matmul_walk
+    from tileir.kernels import matmul_3xtf32, matmul_bf16, matmul_f16, matmul_persistent, matmul_tf32, tf32_halves
     from tileir.kernels.gemm import even_splits, matmul_partial, splitk_reduce
 
     plain = {"f16": matmul_f16, "bf16": matmul_bf16, "f32": matmul_tf32}[fmt]
@@ -110,6 +110,13 @@ def _gemm_launches(fmt, precision, like):
             return [(matmul_partial, pc, [a, b, w]), (splitk_reduce, rc, [w, c])], {
                 "kernel": "matmul_partial + splitk_reduce", "splits": s, "partial": _tuned_keys(matmul_partial, pc),
                 "reduce": _tuned_keys(splitk_reduce, rc)}
+        if gpu in SMS and fmt == "f32" and precision == "3xtf32" and lm >= HALVES_LEAST_ROWS:
+            # gemm's plan: B's tf32 halves, then matmul_3xtf32 (kernels.product_3xtf32)
+            h = _empty((2, k, n), torch.float32, a.device)
+            hc, pc = tf32_halves.config(), matmul_3xtf32.config(**HALVES_CELL)
+            return [(tf32_halves, hc, [b.reshape(-1), h[0].reshape(-1), h[1].reshape(-1)]),
+                    (matmul_3xtf32, pc, [a, h[0], h[1], c])], {
+                "kernel": "tf32_halves + matmul_3xtf32", "splits": 1, **_tuned_keys(matmul_3xtf32, pc)}
         walk = matmul_walk(gpu, fmt, lm, ln, lk) if gpu else None
         if walk is not None:  # gemm's plan: the persistent walk (heuristics.matmul_walk)
             cfg = matmul_persistent.config(fmt=fmt, **walk)

@@ -52,6 +52,10 @@ def test_every_shape_builds_its_inputs_and_configuration():
     assert walked == {"matmul_f16 M=8192 N=1024 K=1024": "matmul_persistent",
                       "matmul_f16 M=1000 N=5000 K=1000": "matmul_f16",
                       "bmm B=64 M=512 N=512 K=512": "bmm_persistent", "bmm B=8 M=512 N=512 K=512": "bmm"}
+    # and 3xtf32 from B's tf32 halves where gemm's plan does (1000 rows and more on sm_90), split-K below
+    three = {s.name: s.launches(s.make("meta"), "sm_90")[1]["kernel"] for s in shapes if s.family == "matmul_3xtf32"}
+    assert three["matmul_3xtf32 M=4096 N=4096 K=4096"] == "tf32_halves + matmul_3xtf32"
+    assert three["matmul_3xtf32 M=128 N=4096 K=4096"] == "matmul_partial + splitk_reduce"
 
 
 @pytest.mark.parametrize("times, want", [([1.0, 5.0, 1.2, 1.1], (1.0, 1.1, 4)),  # torch's first median stalled
