@@ -57,7 +57,9 @@ CLASSES = {"FMUL": r"\bFMUL\b", "FADD": r"\bFADD\b", "FFMA": r"\bFFMA\b", "FSETP
            "UTMALDG": r"\bUTMALDG\b", "UTMASTG": r"\bUTMASTG\b", "LDG": r"\bLDG\b", "STG": r"\bSTG\b",
            "STS": r"\bSTS\b", "MUFU": r"\bMUFU\b", "UTMAREDG": r"\bUTMAREDG\b", "REDG": r"\bREDG\b",
            # an HGMMA that waits for its own result before the next goes out
-           "HGMMA_gsb0": r"\bHGMMA\b[^;]*\bgsb0\b"}
+           "HGMMA_gsb0": r"\bHGMMA\b[^;]*\bgsb0\b",
+           # waits for the tensor cores' results, and CTA-wide barriers
+           "WARPGROUP_DEPBAR": r"\bWARPGROUP\.DEPBAR\b", "BAR_SYNC": r"\bBAR\.SYNC\b"}
 
 def _mm(m, n, k):
     return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
@@ -232,6 +234,8 @@ def _stream_k_cases():
                 dict(tm=128, tn=128, tk=64, group=8, warps=8), [mm[0], w, mm[2], ws]))
     out.append(("matmul_persistent 128x256x64 (the walk)", matmul_persistent,
                 dict(tm=128, tn=256, tk=64, group=8, warps=8), mm))
+    out.append(("matmul_persistent 128x128x64 warps 8 (the walk on stream-K's cell)", matmul_persistent,
+                dict(tm=128, tn=128, tk=64, group=8, warps=8), mm))
     return out
 
 
