@@ -59,7 +59,10 @@ CLASSES = {"FMUL": r"\bFMUL\b", "FADD": r"\bFADD\b", "FFMA": r"\bFFMA\b", "FSETP
            # an HGMMA that waits for its own result before the next goes out
            "HGMMA_gsb0": r"\bHGMMA\b[^;]*\bgsb0\b",
            # waits for the tensor cores' results, and CTA-wide barriers
-           "WARPGROUP_DEPBAR": r"\bWARPGROUP\.DEPBAR\b", "BAR_SYNC": r"\bBAR\.SYNC\b"}
+           "WARPGROUP_DEPBAR": r"\bWARPGROUP\.DEPBAR\b", "BAR_SYNC": r"\bBAR\.SYNC\b",
+           # a GPU-scope fence, a global atomic, an L1 invalidation (an acq_rel atomic's three), async copies
+           "MEMBAR_GPU": r"\bMEMBAR\.ALL\.GPU\b", "ATOMG": r"\bATOMG\b", "CCTL_IVALL": r"\bCCTL\.IVALL\b",
+           "LDGSTS": r"\bLDGSTS\b"}
 
 def _mm(m, n, k):
     return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]

@@ -78,24 +78,26 @@ def flushed_ms(fn) -> float:
 def time_variants(rows: list, head: dict, calls: dict, error, ratio_key: str, extra=None, prepare=None) -> None:
     """Each of ``calls`` (name -> fn; the first is the ratios' base) run once (after ``prepare()``), its
     error fields (``error()``, read after the run), its ``flushed_ms`` time and the first's time over it
-    as ``ratio_key``: one row each (``head``, the variant's name, ``extra(name)``'s fields), appended and
-    printed. A variant that raises is a row with its error: a probe records and goes on."""
+    as ``ratio_key`` (None where the first failed): one row each (``head``, the variant's name,
+    ``extra(name)``'s fields), appended and printed. A variant that raises is a row with its error: a
+    probe records and goes on."""
     import json
 
     import torch
 
-    base = None
+    base, first = None, next(iter(calls), None)
     for name, fn in calls.items():
-        row = {**head, "variant": name, **(extra(name) if extra else {})}
+        row = {**head, "variant": name}
         try:
+            row.update(extra(name) if extra else {})
             if prepare:
                 prepare()
             fn()
             torch.cuda.synchronize()
             row.update(error())
             row["ms"] = flushed_ms(fn)
-            base = row["ms"] if base is None else base
-            row[ratio_key] = round(base / row["ms"], 3)
+            base = row["ms"] if name == first else base
+            row[ratio_key] = round(base / row["ms"], 3) if base else None
         except Exception as e:  # noqa: BLE001  (a variant that fails is a finding; go on)
             row["error"] = repr(e)[:300]
         rows.append(row)

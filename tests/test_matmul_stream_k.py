@@ -125,6 +125,8 @@ def test_refusals_name_the_argument():
             stream_k(a.astype(x), b.astype(x), c.astype(x))
     with pytest.raises(TileirError, match="programs"):
         stream_k(a, b, c, config=dict(programs=0))
+    with pytest.raises(TileirError, match="fmt"):
+        stream_k(a, b, c, config=dict(fmt="f16"))
     cfg = dict(tm=64, tn=64, tk=32, programs=4)
     short = np.full(workspace_words(64, 64, 64, 64, 4) - 1, 7.0, np.float32)
     for ws in (short, np.zeros(workspace_words(64, 64, 64, 64, 4), np.float16)):
@@ -135,8 +137,8 @@ def test_refusals_name_the_argument():
 
 def test_the_default_call_takes_the_kernel_defaults():
     """stream_k with no config: 128 x 128 cells on 132 blocks, the workspace laid out for them (a tuned
-    table's tm / tn / programs would not match it: the wrapper passes its own). 300 x 260: 6 cells, fewer
-    than the blocks, 4 slices each."""
+    table's tm / tn / programs would not match it: the wrapper passes its own). 300 x 260: 9 cells of 4
+    slices, 36 units on 132 blocks (fewer units than blocks)."""
     a, b = _operands(300, 260, 256, seed=6)
     c = np.full((300, 260), np.nan, np.float16)
     stream_k(a, b, c)

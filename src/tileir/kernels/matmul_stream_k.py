@@ -1,5 +1,7 @@
 """A stream-K matrix product: C = A @ B (row-major, f16 or bf16, f32 accumulation) on ``programs``
-blocks that share the last waves' K slices evenly, so no SM idles through a partial last wave.
+blocks that share the last waves' K slices evenly, meant to keep SMs from idling through a partial last
+wave. Opt-in: no rule routes a product here, because on an H100 it answered right but ran 2-3.6x slower
+than the library's choice at every shape timed (bench/results/stream_k_h100.json, docs/speed.md).
 
 Why it exists: where a product's [tm, tn] cells make a little over a whole number of waves, the last
 wave runs with most SMs idle -- 1000 x 5000 x 1000 on 128 x 256 cells is 160 cells for 132 SMs, two
@@ -70,7 +72,7 @@ def _grid(M, N, W, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the r
         raise TileirError(f"ws holds {W} f32 words; a {M} x {N} product on {programs} blocks of {tm} x {tn} "
                           f"cells needs {need}", kernel="matmul_stream_k", what="ws",
                           fix="stream_k(a, b, c) allocates it (the counters zeroed), or an f32 vector of "
-                              "workspace_words(M, N, tm, tn, programs) with its counters zeroed")
+                              "kernels.stream_k_workspace_words(M, N, tm, tn, programs) with its counters zeroed")
     return (programs,)
 
 
@@ -184,13 +186,17 @@ def stream_k(a, b, c, *, config: dict | None = None, workspace=None, weight_t: b
     arrays on the host reference): allocates the f32 workspace (or takes ``workspace``: f32, at least
     ``workspace_words`` long, used by one call at a time) and zeroes its counters, then one launch.
     ``config``: the kernel's tiles and hints (its defaults where None; the workspace's layout follows
-    them, so the tuned table never picks tm, tn or programs here). Answers C."""
+    them, so the tuned table never picks tm, tn or programs here). Opt-in, measured slower than ``gemm``
+    (see the module's text). Answers C."""
     kern = matmul_nt_stream_k if weight_t else matmul_stream_k
     name = str(getattr(a, "dtype", "")).replace("torch.", "")
     if name not in ("float16", "bfloat16"):
         raise TileirError(f"stream_k takes float16 or bfloat16 operands, not {name}", kernel=kern.name, what="a",
                           fix="kernels.gemm(a, b, c) for float32 (tf32 / 3xtf32)")
     fmt = fmt_of(a)
+    if "fmt" in (config or {}):
+        raise TileirError("config names fmt; the format is the operands'", kernel=kern.name, what="config",
+                          fix="leave fmt out of config: stream_k reads it off a")
     cfg = {**{k: kern.static[k] for k in ("tm", "tn", "programs")}, **(config or {})}
     m, n = int(a.shape[0]), int(b.shape[0] if weight_t else b.shape[1])
     words = workspace_words(m, n, cfg["tm"], cfg["tn"], cfg["programs"])
@@ -201,7 +207,8 @@ def stream_k(a, b, c, *, config: dict | None = None, workspace=None, weight_t: b
         raise TileirError(f"the workspace is {workspace.dtype} {list(workspace.shape)}; a {m} x {n} product on "
                           f"{cfg['programs']} blocks of {cfg['tm']} x {cfg['tn']} cells needs a float32 vector of "
                           f"at least {words}", kernel=kern.name, what="workspace",
-                          fix="workspace=None (a fresh one a call), or workspace_words(M, N, tm, tn, programs)")
+                          fix="workspace=None (a fresh one a call), or "
+                              "kernels.stream_k_workspace_words(M, N, tm, tn, programs)")
     flags = 2 * cfg["programs"] * cfg["tm"] * cfg["tn"]
     workspace[flags:words] = 0
     launch(kern, a, b, c, workspace, fmt=fmt, **cfg)
