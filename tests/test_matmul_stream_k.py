@@ -190,3 +190,22 @@ def test_on_the_gpu(m, n, k):
                 assert err < 1e-2, (cfg, err)
                 first[call % 2] = c
             assert torch.equal(c, first[call % 2]), (cfg, call)
+
+
+def test_the_parts_make_the_whole():
+    """parts=WALKED then parts=SHARED into one C answer what both in one launch do, bit for bit, and each alone
+    leaves the other's cells as they were (NaN): what bench/stream_k_probe.py times apart. Kills: a part that
+    writes the other's cells, a shared part that depends on the walked one having run."""
+    from tileir.kernels.matmul_stream_k import SHARED, WALKED
+
+    a, b = _operands(256, 320, 960, seed=8)
+    cfg = dict(tm=64, tn=64, tk=32, programs=7, group=1)
+    whole = _run(a, b, cfg)
+    c = np.full((256, 320), np.nan, np.float16)
+    words = workspace_words(256, 320, 64, 64, 7)
+    stream_k(a, b, c, config=dict(cfg, parts=WALKED), workspace=np.full(words, np.nan, np.float32))
+    assert 0 < np.isnan(c).mean() < 1  # the walked cells only
+    stream_k(a, b, c, config=dict(cfg, parts=SHARED), workspace=np.full(words, np.nan, np.float32))
+    assert np.array_equal(c, whole)
+    with pytest.raises(TileirError, match="parts"):
+        stream_k(a, b, c, config=dict(cfg, parts=0))

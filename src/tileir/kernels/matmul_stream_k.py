@@ -47,7 +47,8 @@ from .matmul import blocks_over, grouped_block
 from .matmul_persistent import _a, _b, _c, _check_group, _nt_b, _walk, cell_sum, transposed_b
 from .registry import Case, register
 
-_TUNED = ("tm", "tn", "tk", "group", "programs", "warps", "occupancy")
+_TUNED = ("tm", "tn", "tk", "group", "programs", "warps", "occupancy")  # not parts: a probe's choice
+WALKED, SHARED = 1, 2  # ``parts``: the walked waves, the shared cells (both: 3; one alone times that part)
 
 
 def split_cells(cells: int, programs: int) -> int:
@@ -101,34 +102,42 @@ def _start(q, units, share, first):
 
 @kernel(grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_stream_k(a=_a, b=_b, c=_c, ws=Shared(F32, ["W"]), *, fmt: str = "f16", tm: int = 128, tn: int = 128,
-                    tk: int = 64, group: int = 8, programs: int = SMS["sm_90"], warps: int = 8, occupancy: int = 0):
+                    tk: int = 64, group: int = 8, programs: int = SMS["sm_90"], warps: int = 8, occupancy: int = 0,
+                    parts: int = WALKED | SHARED):
     """C = A @ B (f16 or bf16 operands and result, f32 accumulation), any M N K, on ``programs``
     blocks: the full waves but the last walked cell by cell, the rest shared out by K slice (see the
     module's text). ``ws``: f32, ``workspace_words`` long, its counters (past the slots) zero. 8 warps
-    by default: at 128 x 128 cells tileiras' own choice spilled (699 STL, bench/results/sass_stream_k_cpu.json)."""
+    by default: at 128 x 128 cells tileiras' own choice spilled (699 STL, bench/results/sass_stream_k_cpu.json).
+    ``parts``: WALKED, SHARED or both (the default); one alone writes only its cells (to time each part)."""
     _shared_product(a, c, ws, ti.blocks_of(b, 1), lambda kk, bn: ti.load_at(b, [kk, bn]), fmt, tm, tn, group,
-                    programs)
+                    programs, parts)
 
 
 @kernel(grid=_grid, hints=entry_hints, tuned=_TUNED)
 def matmul_nt_stream_k(a=_a, b=_nt_b, c=_c, ws=Shared(F32, ["W"]), *, fmt: str = "f16", tm: int = 128, tn: int = 128,
                        tk: int = 64, group: int = 8, programs: int = SMS["sm_90"], warps: int = 8,
-                       occupancy: int = 0):
+                       occupancy: int = 0, parts: int = WALKED | SHARED):
     """C = A @ B^T for row-major A [M, K] and B [N, K] (a Linear layer's weight), as matmul_stream_k;
     B^T's [tk, tn] tiles read through a transposing view of B, as matmul_nt_persistent's."""
-    _shared_product(a, c, ws, blocks_over(b, 0, tn), transposed_b(b, tk, tn), fmt, tm, tn, group, programs)
+    _shared_product(a, c, ws, blocks_over(b, 0, tn), transposed_b(b, tk, tn), fmt, tm, tn, group, programs, parts)
 
 
-def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs):
+def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs, parts):
     """The stream-K products' body: ``nn`` block columns, ``load_b(kk, bn)`` B's [tk, tn] tile."""
     _check_group(group, "matmul_stream_k")
     split_cells(0, programs)  # refuses programs < 1
+    if parts not in (WALKED, SHARED, WALKED | SHARED):
+        raise TileirError(f"parts={parts}: the parts are WALKED (1), SHARED (2) or both (3)", kernel="matmul_stream_k",
+                          what="parts", fix="parts=3 (the whole product; 1 or 2 time one part)")
     nm = ti.blocks_of(a, 0)
     slices = ti.blocks_of(a, 1)
     cells = ti.idx_mul(nm, nn)
     p = ti.block_id(0)
     whole_cells = ti.idx_mul(_imax(ti.idx_sub(ti.idx_div(cells, programs), 1), 0), programs)
-    _walk(a, c, nm, nn, load_b, fmt, tm, tn, group, upto=whole_cells)  # the walked waves
+    if parts & WALKED:
+        _walk(a, c, nm, nn, load_b, fmt, tm, tn, group, upto=whole_cells)  # the walked waves
+    if not parts & SHARED:
+        return
     out = ti.partition_view(ti.array_view(c), [tm, tn])
 
     # the shared units: cells whole_cells.. cut into their K slices, block p's share [u0, u1)
