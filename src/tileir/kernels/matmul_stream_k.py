@@ -60,11 +60,16 @@ def split_cells(cells: int, programs: int) -> int:
     return max(0, cells // programs - 1) * programs
 
 
+def counters_at(tm: int, tn: int, programs: int) -> int:
+    """Where ``ws``'s counters start: past two [tm, tn] slots a block."""
+    return 2 * programs * tm * tn
+
+
 def workspace_words(m: int, n: int, tm: int, tn: int, programs: int) -> int:
     """The f32 words of ``ws`` for an m x n product: two [tm, tn] slots a block, then one counter a
     shared cell."""
     cells = cdiv(m, tm) * cdiv(n, tn)
-    return 2 * programs * tm * tn + cells - split_cells(cells, programs)
+    return counters_at(tm, tn, programs) + cells - split_cells(cells, programs)
 
 
 def _grid(M, N, W, tm=128, tn=128, programs=SMS["sm_90"]):  # noqa: N803  (the run-time sizes' names)
@@ -151,7 +156,7 @@ def _shared_product(a, c, ws, nn, load_b, fmt, tm, tn, group, programs, parts):
     c0 = ti.idx_div(u0, slices)
     c_end = ti.idx_mul(_flag(ti.lt_i(_t(u0), _t(u1))), ti.idx_div(ti.idx_add(u1, ti.idx_sub(slices, 1)), slices))
     slot_words = tm * tn
-    flags = 2 * programs * slot_words
+    flags = counters_at(tm, tn, programs)
     # the cut cells' slots, by pointer stores and loads (STG, and LDGSTS into shared memory: the generic
     # proxy, which the atomic's MEMBAR.ALL.GPU / CCTL.IVALL order; bench/results/sass_stream_k_cpu.json). At
     # 128 x 128 cells with 8 warps nothing spills; 128 x 256 cells did (608 STL), so the default is 128
@@ -218,8 +223,7 @@ def stream_k(a, b, c, *, config: dict | None = None, workspace=None, weight_t: b
                           f"at least {words}", kernel=kern.name, what="workspace",
                           fix="workspace=None (a fresh one a call), or "
                               "kernels.stream_k_workspace_words(M, N, tm, tn, programs)")
-    flags = 2 * cfg["programs"] * cfg["tm"] * cfg["tn"]
-    workspace[flags:words] = 0
+    workspace[counters_at(cfg["tm"], cfg["tn"], cfg["programs"]):words] = 0
     launch(kern, a, b, c, workspace, fmt=fmt, **cfg)
     return c
 
@@ -237,7 +241,7 @@ def _case(fmt, rtol, atol):
         a = (rng.standard_normal((m, k)) / np.sqrt(k)).astype(npd)
         b = rng.standard_normal((k, n)).astype(npd)
         ws = np.full(workspace_words(m, n, 64, 64, 5), np.nan, np.float32)  # a slot read unwritten: NaN
-        ws[2 * 5 * 64 * 64:] = 0  # the counters
+        ws[counters_at(64, 64, 5):] = 0
         return [a, b, np.zeros((m, n), npd), ws]
 
     def expected(args):
