@@ -18,14 +18,42 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import time_variants, write_rows  # noqa: E402
 
-from tileir.kernels import gemm, product_3xtf32  # noqa: E402
+from tileir.kernels import gemm, product_3xtf32, tf32_halves  # noqa: E402
+from tileir.kernels.launching import launch  # noqa: E402
+from tileir.kernels.matmul_3xtf32 import matmul_3xtf32_nt, tf32_halves_t  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 4096, 4096), (2048, 11008, 4096), (4096, 4096, 11008),
           (128, 4096, 4096)]
 CELLS = {"halves 128x128x32 w8": dict(tm=128, tn=128, tk=32, group=8, warps=8),
          "halves 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),
          "halves 128x64x32 w8": dict(tm=128, tn=64, tk=32, group=8, warps=8)}
+# both operands' halves read along K (matmul_3xtf32_nt): the cell, and the accumulators (1: every term on the
+# tensor cores' one; 2: the cross terms apart)
+K_MAJOR = {"k-major 128x128x32 acc1": dict(tm=128, tn=128, tk=32, group=8, warps=8),
+           "k-major 128x256x32 acc1": dict(tm=128, tn=256, tk=32, group=8, warps=8),
+           "k-major 128x128x64 acc1": dict(tm=128, tn=128, tk=64, group=8, warps=8),
+           "k-major 128x128x32 acc2": dict(tm=128, tn=128, tk=32, group=8, warps=8, accumulators=2)}
 U = 2.0 ** -24
+
+
+def k_major_calls(a, b, c, cfg: dict, kernel_only: bool = False):
+    """A's halves and B's transposed halves (two launches), then the product on them; kernel_only: the
+    product alone on halves made once."""
+    m, k = a.shape
+    n = b.shape[1]
+    ah, bh = torch.empty(2, m, k, device="cuda"), torch.empty(2, n, k, device="cuda")
+
+    def halves():
+        launch(tf32_halves, a.reshape(-1), ah[0].reshape(-1), ah[1].reshape(-1))
+        launch(tf32_halves_t, b, bh[0], bh[1])
+
+    def product():
+        launch(matmul_3xtf32_nt, ah[0], ah[1], bh[0], bh[1], c, **cfg)
+
+    if kernel_only:
+        halves()
+        return product
+    return lambda: (halves(), product())
 
 
 def one_shape(rows: list, m: int, n: int, k: int) -> None:
@@ -41,8 +69,23 @@ def one_shape(rows: list, m: int, n: int, k: int) -> None:
              "gemm 3xtf32 (the library)": lambda: gemm(a, b, c, precision="3xtf32")}
     for name, cfg in CELLS.items():
         calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
+    for name, cfg in K_MAJOR.items():
+        calls[name] = k_major_calls(a, b, c, cfg)
+    calls["k-major 128x128x32 acc1, the product alone"] = k_major_calls(a, b, c, K_MAJOR["k-major 128x128x32 acc1"],
+                                                                       kernel_only=True)
+    calls["torch tf32 (one product, no split)"] = tf32_product(a, b, c)
     time_variants(rows, {"shape": [m, n, k]}, calls,
                   lambda: {"err_u": round(float((c.double() - want).abs().max()) / scale / U, 2)}, "x_torch_f32")
+
+
+def tf32_product(a, b, c):
+    def run():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            torch.matmul(a, b, out=c)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    return run
 
 
 def main() -> None:

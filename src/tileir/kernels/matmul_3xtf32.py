@@ -28,10 +28,10 @@ from ..dtypes import F32, TF32
 from ..errors import TileirError
 from ..ir import PadZero
 from ..kernel import cdiv, kernel
-from ..markers import FREE_AXIS, In, Shared, Whole, cells
+from ..markers import FREE_AXIS, In, Out, Shared, Whole, cells
 from .entry_hints import entry_hints
 from .launching import empty, launch
-from .matmul import grouped_block
+from .matmul import blocks_over, grouped_block
 from .registry import Case, register
 
 
@@ -50,6 +50,10 @@ def tf32_halves(x=Whole(F32, ["N"]), hi=Shared(F32, ["N"]), lo=Shared(F32, ["N"]
 
 def _a(tm=128, tk=32):
     return In(F32, cells(["M", "K"], [tm, tk], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
+
+
+def _a_tf32(tm=128, tk=32):
+    return In(TF32, cells(["M", "K"], [tm, tk], along=[FREE_AXIS, FREE_AXIS], pad=PadZero))
 
 
 def _b(tk=32, tn=128):
@@ -76,6 +80,48 @@ def matmul_3xtf32(a=_a, bh=_b, bl=_b, c=Shared(F32, ["M", "N"]), *, tm: int = 12
         fresh = ti.mma(ah, b_hi, ti.mma(ah, ti.load_at(bl, [kk, bn]), ti.mma(al, b_hi, ti.full([tm, tn], 0.0, F32))))
         ti.set(acc, ti.get(acc) + fresh)
     ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
+
+
+def _hl(tm=64, tn=64):
+    return Out(F32, cells(["N", "K"], [tn, tm], along=[1, 0]))
+
+
+@kernel(hints=entry_hints)
+def tf32_halves_t(x=lambda tm=64, tn=64: In(F32, cells(["K", "N"], [tm, tn])), hi=_hl, lo=_hl, *, tm: int = 64,
+                  tn: int = 64, warps: int = 0, occupancy: int = 0):
+    """B's tf32 halves transposed: hi = tf32(x)^T and lo = tf32(x - hi)^T, [N, K] for x [K, N] (as
+    ``tf32_halves``, each cell moved in registers as ``transpose`` moves it), so the product reads both of
+    its operands' slices along K (``matmul_3xtf32_nt``)."""
+    v = ti.load_cell(x)
+    h = ti.to(ti.to(v, TF32), F32)
+    ti.store_cell(hi, ti.permute_tile(h, [1, 0]))
+    ti.store_cell(lo, ti.permute_tile(ti.to(ti.to(v - h, TF32), F32), [1, 0]))
+
+
+def _bt():
+    return Whole(TF32, ["N", "K"])
+
+
+@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "warps", "occupancy", "accumulators"))
+def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M", "N"]), *, tm: int = 128,
+                     tn: int = 128, tk: int = 32, group: int = 8, warps: int = 8, occupancy: int = 0,
+                     accumulators: int = 1):
+    """C = A @ B to f32 accuracy from A's tf32 halves ([M, K] each, ``tf32_halves``) and B's transposed
+    ([N, K] each, ``tf32_halves_t``): every operand is a tf32 cell read along K, as the tensor cores take
+    tf32 (no transposes, no conversions in the loop). accumulators 1: C += ah.bh + ah.bl + al.bh on the
+    tensor cores' accumulator; 2: the cross terms in an accumulator of their own, added at the end."""
+    bm, bn = grouped_block(ti.blocks_of(ah, 0), blocks_over(bh, 0, tn), group)
+    hv = ti.partition_view(ti.array_view(bh), [tk, tn], dim_map=[1, 0], padding=PadZero)
+    lv = ti.partition_view(ti.array_view(bl), [tk, tn], dim_map=[1, 0], padding=PadZero)
+    big = ti.carry(ti.full([tm, tn], 0.0, F32))
+    small = ti.carry(ti.full([tm, tn], 0.0, F32)) if accumulators == 2 else big
+    for kk in ti.d_range(0, ti.blocks_of(ah, 1)):
+        a_h, a_l = ti.load_at(ah, [bm, kk]), ti.load_at(al, [bm, kk])
+        b_h, b_l = ti.load_view(hv, [kk, bn]), ti.load_view(lv, [kk, bn])
+        ti.set(small, ti.mma(a_h, b_l, ti.mma(a_l, b_h, ti.get(small))))
+        ti.set(big, ti.mma(a_h, b_h, ti.get(big)))
+    out = ti.get(big) + ti.get(small) if accumulators == 2 else ti.get(big)
+    ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], out)
 
 
 def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None):
