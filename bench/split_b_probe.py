@@ -18,9 +18,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from timing import time_variants, write_rows  # noqa: E402
 
-from tileir.kernels import gemm, product_3xtf32, tf32_halves  # noqa: E402
+from tileir.kernels import gemm, product_3xtf32  # noqa: E402
 from tileir.kernels.launching import launch  # noqa: E402
-from tileir.kernels.matmul_3xtf32 import matmul_3xtf32_nt, tf32_halves_t  # noqa: E402
+from tileir.kernels.matmul_3xtf32 import matmul_3xtf32_nt  # noqa: E402
 
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 4096, 4096), (2048, 11008, 4096), (4096, 4096, 11008),
           (128, 4096, 4096)]
@@ -37,23 +37,15 @@ U = 2.0 ** -24
 
 
 def k_major_calls(a, b, c, cfg: dict, kernel_only: bool = False):
-    """A's halves and B's transposed halves (two launches), then the product on them; kernel_only: the
-    product alone on halves made once."""
+    """product_3xtf32(k_major=True): A's halves and B's transposed halves (two launches), then the product on
+    them; kernel_only: the product alone on halves made once."""
     m, k = a.shape
-    n = b.shape[1]
-    ah, bh = torch.empty(2, m, k, device="cuda"), torch.empty(2, n, k, device="cuda")
-
-    def halves():
-        launch(tf32_halves, a.reshape(-1), ah[0].reshape(-1), ah[1].reshape(-1))
-        launch(tf32_halves_t, b, bh[0], bh[1])
-
-    def product():
-        launch(matmul_3xtf32_nt, ah[0], ah[1], bh[0], bh[1], c, **cfg)
-
-    if kernel_only:
-        halves()
-        return product
-    return lambda: (halves(), product())
+    ah, bh = torch.empty(2, m, k, device="cuda"), torch.empty(2, b.shape[1], k, device="cuda")
+    whole = lambda: product_3xtf32(a, b, c, k_major=True, a_halves=ah, halves=bh, config=cfg)  # noqa: E731
+    if not kernel_only:
+        return whole
+    whole()
+    return lambda: launch(matmul_3xtf32_nt, ah[0], ah[1], bh[0], bh[1], c, **cfg)
 
 
 def one_shape(rows: list, m: int, n: int, k: int) -> None:

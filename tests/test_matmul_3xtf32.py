@@ -125,3 +125,73 @@ def test_gemm_runs_a_one_pass_3xtf32_of_1000_rows_from_the_halves():
                               (HALVES_LEAST_ROWS, "tf32", "sm_90")):
         got, halves, one_kernel = three(m, precision, gpu)
         assert np.array_equal(got, one_kernel) and not np.array_equal(got, halves)
+
+
+def test_transposed_halves_are_b_halves_transposed():
+    """tf32_halves_t writes [N, K] hi and lo that are tf32_halves' [K, N] ones transposed, every cell of a
+    ragged shape included. Kills: the halves not transposed, a ragged edge cell left unwritten (NaN), lo taken
+    from x instead of x - hi."""
+    from tileir.kernels.matmul_3xtf32 import tf32_halves_t
+
+    b = np.random.default_rng(7).standard_normal((97, 70)).astype(np.float32)
+    hi, lo = np.full_like(b, np.nan), np.full_like(b, np.nan)
+    launch(tf32_halves, b.reshape(-1), hi.reshape(-1), lo.reshape(-1))
+    hit, lot = np.full(b.T.shape, np.nan, np.float32), np.full(b.T.shape, np.nan, np.float32)
+    launch(tf32_halves_t, b, hit, lot, tm=32, tn=64)
+    assert np.array_equal(hit, hi.T) and np.array_equal(lot, lo.T)
+
+
+@pytest.mark.parametrize("accumulators", [1, 2])
+@pytest.mark.parametrize("m,n,k", [(130, 70, 97), (64, 64, 64), (1, 40, 33)])
+def test_k_major_form_is_f32_accurate(m, n, k, accumulators):
+    """product_3xtf32(k_major=True): A's halves, B's transposed, matmul_3xtf32_nt; on the host reference
+    within 8 u of sum |a||b| of the f64 product on positive operands (where errors pile up) at ragged shapes,
+    where plain tf32 is past 500 u. Kills: a cross term dropped (the error is then tf32's), A's or B's lo read
+    as hi, B's halves read untransposed (a wrong product), the second accumulator not added at the end."""
+    a, b = _operands(m, n, k, seed=8, positive=True)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    scale = np.abs(a64) @ np.abs(b64)
+    got = np.full((m, n), np.nan, np.float32)
+    product_3xtf32(a, b, got, k_major=True, config=dict(tm=64, tn=64, tk=32, group=2, accumulators=accumulators))
+    assert float((np.abs(got - a64 @ b64) / scale).max() / U) < 8
+
+
+def test_k_major_workspaces_are_used_and_checked():
+    """Given a_halves [2, M, K] and halves [2, N, K] are written (A's halves and B's transposed); a
+    [2, K, N] halves in the k-major form is refused by name. Kills: fresh workspaces made instead of the
+    given ones, the transposed halves' shape not checked."""
+    from tileir import TileirError
+
+    a, b = _operands(40, 24, 48, seed=9)
+    ah, bh = np.zeros((2, 40, 48), np.float32), np.zeros((2, 24, 48), np.float32)
+    got = np.zeros((40, 24), np.float32)
+    product_3xtf32(a, b, got, k_major=True, a_halves=ah, halves=bh, config=dict(tm=32, tn=32, tk=16, group=1))
+    assert np.abs(ah[0].astype(np.float64) + ah[1] - a).max() <= np.abs(a).max() * 2.0 ** -21
+    assert np.abs(bh[0].astype(np.float64) + bh[1] - b.T).max() <= np.abs(b).max() * 2.0 ** -21
+    assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
+    with pytest.raises(TileirError, match="halves"):
+        product_3xtf32(a, b, got, k_major=True, halves=np.zeros((2, 48, 24), np.float32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("accumulators", [1, 2])
+@pytest.mark.parametrize("m,n,k", [(4096, 4096, 4096), (1000, 5000, 1000), (129, 257, 511)])
+def test_k_major_on_the_gpu_against_f64(m, n, k, accumulators):
+    """The k-major form on the device, positive operands: within 2x torch's f32 product's error (or 4 u).
+    Kills what the host cannot see: the tensor cores' accumulator rounding past torch's f32 error, a transposed
+    view read with the wrong layout, a ragged tail cell."""
+    torch = pytest.importorskip("torch")
+    a, b = (torch.from_numpy(x).cuda() for x in _operands(m, n, k, seed=4, positive=True))
+    c = torch.empty(m, n, device="cuda", dtype=torch.float32)
+    product_3xtf32(a, b, c, k_major=True, config=dict(tm=128, tn=128, tk=32, group=8, warps=8,
+                                                      accumulators=accumulators))
+    want = a.double() @ b.double()
+    scale = (a.double().abs() @ b.double().abs()).max()
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        f32 = torch.matmul(a, b)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    mine, theirs = (float((x.double() - want).abs().max() / scale) for x in (c, f32))
+    assert mine <= max(4 * U, 2 * theirs)

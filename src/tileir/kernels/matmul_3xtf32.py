@@ -124,26 +124,44 @@ def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M",
     ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], out)
 
 
-def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None):
-    """C = A @ B (f32, row-major, any shape) to f32 accuracy: B's tf32 halves (into ``halves``, a [2, K, N]
-    f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles (its
-    defaults where None). Host arrays run on the host reference, CUDA tensors on the GPU. Answers C."""
-    if len(b.shape) != 2:
-        raise TileirError(f"B has shape {list(b.shape)}; the product takes a matrix B [K, N]", kernel="product_3xtf32",
-                          what="b", fix="a 2-D f32 array (a batch: one call a matrix)")
-    k, n = (int(s) for s in b.shape)
-    if halves is None:
-        halves = empty(b, (2, k, n), "f32")
-    elif tuple(halves.shape) != (2, k, n) or str(halves.dtype).replace("torch.", "") != "float32" or \
-            not _dense(halves):
-        raise TileirError(f"halves is a {halves.dtype} array of shape {list(halves.shape)}"
-                          f"{'' if _dense(halves) else ' with gaps'}; B's tf32 halves are written into a dense "
-                          f"f32 [2, {k}, {n}] array",
-                          kernel="product_3xtf32", what="halves",
-                          fix=f"halves=torch.empty(2, {k}, {n}) on B's device (or leave it out: a fresh one)")
-    launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
-    launch(matmul_3xtf32, a, halves[0], halves[1], c, **(config or {}))
+def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None,
+                   k_major: bool = False, a_halves=None):
+    """C = A @ B (f32, row-major, any shape) to f32 accuracy. B's tf32 halves first (into ``halves``, a
+    [2, K, N] f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles
+    (its defaults where None). ``k_major``: A's halves too (into ``a_halves``, [2, M, K]) and B's
+    transposed (``halves`` is then [2, N, K]), then ``matmul_3xtf32_nt``, whose operands all lie along K
+    as the tensor cores take tf32. Host arrays run on the host reference, CUDA tensors on the GPU.
+    Answers C."""
+    if len(b.shape) != 2 or len(a.shape) != 2:
+        name, x, dims = ("b", b, "B [K, N]") if len(b.shape) != 2 else ("a", a, "A [M, K]")
+        raise TileirError(f"{name.upper()} has shape {list(x.shape)}; the product takes a matrix {dims}",
+                          kernel="product_3xtf32", what=name, fix="a 2-D f32 array (a batch: one call a matrix)")
+    (m, k), n = (int(s) for s in a.shape), int(b.shape[1])
+    if not k_major:
+        halves = _workspace(halves, b, (2, k, n), "halves", "B's tf32 halves")
+        launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
+        launch(matmul_3xtf32, a, halves[0], halves[1], c, **(config or {}))
+        return c
+    a_halves = _workspace(a_halves, a, (2, m, k), "a_halves", "A's tf32 halves")
+    halves = _workspace(halves, b, (2, n, k), "halves", "B's tf32 halves, transposed,")
+    launch(tf32_halves, a.reshape(-1), a_halves[0].reshape(-1), a_halves[1].reshape(-1), **(halves_config or {}))
+    launch(tf32_halves_t, b, halves[0], halves[1])
+    launch(matmul_3xtf32_nt, a_halves[0], a_halves[1], halves[0], halves[1], c, **(config or {}))
     return c
+
+
+def _workspace(given, like, shape: tuple, name: str, what: str):
+    """``given`` where it is a dense f32 array of ``shape`` (a TileirError naming ``name`` where not), else a
+    fresh one beside ``like``."""
+    if given is None:
+        return empty(like, shape, "f32")
+    if tuple(given.shape) != shape or str(given.dtype).replace("torch.", "") != "float32" or not _dense(given):
+        dims = ", ".join(str(d) for d in shape)
+        raise TileirError(f"{name} is a {given.dtype} array of shape {list(given.shape)}"
+                          f"{'' if _dense(given) else ' with gaps'}; {what} are written into a dense f32 [{dims}] "
+                          "array", kernel="product_3xtf32", what=name,
+                          fix=f"{name}=torch.empty({dims}) on the operand's device (or leave it out: a fresh one)")
+    return given
 
 
 def _dense(x) -> bool:
