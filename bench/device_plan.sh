@@ -51,6 +51,7 @@
 #   nt-small   bench/persistent_probe.py --part nt-small: x @ W^T where the walk rule keeps one cell a block
 #   stores     bench/split_b_probe.py (3xtf32 from B's halves), bench/persistent_probe.py --part stores: the
 #              products with C written by its warps (no_tma_store) and one wave of cells at K 64-2048
+#   k-major    3xtf32 from both operands' halves along K: its GPU tests, split_b_probe, the suite's attention family
 #   stream-k-suite  stream-k, nt-small, the halves' GPU tests, the suite's 3xtf32 and linear_bf16 -> suite_stream_k.json
 #   stream-k   tests/test_matmul_stream_k.py on the GPU, bench/stream_k_probe.py -> stream_k_h200.json (rename by card)
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
@@ -101,7 +102,7 @@
 # Lessons from 2026-12-01: never `pkill -f` a word that is in this command line (it kills the call
 # itself); a pytest cut by `timeout` prints no summary, so -v writes each result as it comes.
 set -u
-STEP=${1:?usage: bench/device_plan.sh stream-k-suite|stream-k|scan|linear|caller|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
+STEP=${1:?usage: bench/device_plan.sh k-major|stream-k-suite|stream-k|scan|linear|caller|ftz|ftz-rule|d128|d128-rule|unmeasured|train-attention|key-walk|fused-rule|walk-attention|nt|latency|narrow|layout|training-attention|small-m|splits|train-checks|graph|short|softmax|gaps|rules|order|headline|order-long|persistent|tests|speed|host|launch|examples|training|training-rows|matmul|campaign-suite|hostpath|fused|changed|vector|suite1|suite2|suite3}
 OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)  # absolute: some steps run from bench/
@@ -554,6 +555,23 @@ stream-k)
   timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_stream_k.py 2>&1 | tail -3
   timeout 150 python3 bench/stream_k_probe.py --out "$OUT/stream_k_h200.json" > "$OUT/stream_k.log" 2>&1
   grep -v '"round": 1' "$OUT/stream_k.log" | cut -c 1-220 | tail -60
+  ;;
+k-major)
+  # 3xtf32 with both operands' halves along K (product_3xtf32(k_major=True)): its GPU tests (the tensor cores'
+  # accumulator against torch's f32 error), bench/split_b_probe.py beside the B-halves form and torch, then the
+  # suite's attention family into a fresh file (rename both by the card)
+  timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider -p no:benchmark -rfE tests/test_matmul_3xtf32.py 2>&1 | tail -4
+  timeout 200 python3 bench/split_b_probe.py --out "$OUT/split_b_k_major_h200.json" 2>&1 | python3 -c "import sys, json
+for ln in sys.stdin:
+    if ln.startswith('{'):
+        r = json.loads(ln); print(r['shape'], r['variant'][:42], r.get('ms'), r.get('x_torch_f32'), r.get('err_u'),
+                                  r.get('error', '')[:160])
+    else:
+        print(ln.rstrip()[:300])"
+  timeout 250 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 220 \
+    > "$OUT/suite_attention.log" 2>&1
+  tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
+  (cd "$OUT" && rm -f ./*.png)
   ;;
 stream-k-suite)
   # everything pending at once (2026-12-08), most wanted first: the suite's 3xtf32 and linear_bf16 families, the
