@@ -20,6 +20,8 @@ stores (STS), the special-function unit (MUFU: exp2). Needs tileiras, not a GPU.
     PYTHONPATH=src python3 bench/sass_counts.py --ftz --out bench/results/sass_ftz_cpu.json
     # 3xtf32 in one kernel (B split in the loop) beside matmul_3xtf32 (B's halves first), plain tf32
     PYTHONPATH=src python3 bench/sass_counts.py --tf32 --out bench/results/sass_tf32_cpu.json
+    # 3xtf32 from both operands' halves along K (matmul_3xtf32_nt) beside gemm's B-halves kernel
+    PYTHONPATH=src python3 bench/sass_counts.py --k-major --out bench/results/sass_k_major_cpu.json
     # the stream-K product at its cells and warps, beside the persistent walk's 128 x 256 cell
     PYTHONPATH=src python3 bench/sass_counts.py --stream-k --out bench/results/sass_stream_k_cpu.json
 """
@@ -62,7 +64,10 @@ CLASSES = {"FMUL": r"\bFMUL\b", "FADD": r"\bFADD\b", "FFMA": r"\bFFMA\b", "FSETP
            "WARPGROUP_DEPBAR": r"\bWARPGROUP\.DEPBAR\b", "BAR_SYNC": r"\bBAR\.SYNC\b",
            # a GPU-scope fence, a global atomic, an L1 invalidation (an acq_rel atomic's three), async copies
            "MEMBAR_GPU": r"\bMEMBAR\.ALL\.GPU\b", "ATOMG": r"\bATOMG\b", "CCTL_IVALL": r"\bCCTL\.IVALL\b",
-           "LDGSTS": r"\bLDGSTS\b"}
+           "LDGSTS": r"\bLDGSTS\b",
+           # shared-memory matrix loads and stores (a tile moved between layouts), and a wait for every
+           # tensor-core op in flight (none left to overlap with what follows)
+           "LDSM": r"\bLDSM\b", "STSM": r"\bSTSM\b", "DEPBAR_ALL": r"\bWARPGROUP\.DEPBAR\.LE gsb0, 0x0\b"}
 
 def _mm(m, n, k):
     return [np.zeros((m, k), np.float16), np.zeros((k, n), np.float16), np.zeros((m, n), np.float16)]
@@ -205,6 +210,22 @@ def _scan_cases():
     return out
 
 
+def _k_major_cases():
+    """3xtf32 at 4096^3: matmul_3xtf32 at gemm's cell (B's halves as [K, N] tiles, A split in the loop, the
+    fresh accumulator) beside matmul_3xtf32_nt (every operand's halves along K) with one and two accumulators."""
+    from tileir.heuristics import HALVES_CELL
+    from tileir.kernels import matmul_3xtf32
+    from tileir.kernels.matmul_3xtf32 import matmul_3xtf32_nt
+
+    x = np.zeros((4096, 4096), np.float32)
+    cell = dict(tm=128, tn=128, tk=32, group=8, warps=8)
+    return [("matmul_3xtf32 (gemm's cell)", matmul_3xtf32, dict(HALVES_CELL), [x] * 4),
+            ("matmul_3xtf32_nt 128x128x32 acc1", matmul_3xtf32_nt, cell, [x] * 5),
+            ("matmul_3xtf32_nt 128x128x32 acc2", matmul_3xtf32_nt, dict(cell, accumulators=2), [x] * 5),
+            ("matmul_3xtf32_nt 128x256x32 acc1", matmul_3xtf32_nt, dict(cell, tn=256), [x] * 5),
+            ("matmul_3xtf32_nt 128x128x64 acc1", matmul_3xtf32_nt, dict(cell, tk=64), [x] * 5)]
+
+
 def _tf32_cases():
     """3xtf32 at 4096^3 on the rule's 128 x 128 cells: the one-kernel form (matmul_tf32, B split in the loop)
     beside matmul_3xtf32 (B's halves read as tf32 cells), and plain tf32 on its 128 x 256 cell."""
@@ -274,6 +295,7 @@ def main() -> None:
     p.add_argument("--scan", action="store_true", help="the one-pass prefix sum beside the two-pass one's scan")
     p.add_argument("--tf32", action="store_true", help="3xtf32's two forms beside plain tf32 (4096^3)")
     p.add_argument("--stream-k", action="store_true", help="the stream-K products' cells and warps")
+    p.add_argument("--k-major", action="store_true", help="3xtf32 from both operands' halves along K (4096^3)")
     p.add_argument("--f8", action="store_true", help="fp8's 128 x 256 cell under each hint, beside 128 x 128 and f16")
     p.add_argument("--ftz", action="store_true", help="the attention kernels beside their twins of the arithmetic "
                                                       "before flush_to_zero (bench/ftz_ab.py)")
@@ -284,7 +306,8 @@ def main() -> None:
     rows = []
     cases = WALK_CASES if args.walks else BACKWARD_CASES if args.backward else _ftz_cases() if args.ftz else \
         _pitch_cases() if args.pitch else _scan_cases() if args.scan else _f8_cases() if args.f8 else \
-        _tf32_cases() if args.tf32 else _stream_k_cases() if args.stream_k else CASES
+        _tf32_cases() if args.tf32 else _stream_k_cases() if args.stream_k else \
+        _k_major_cases() if args.k_major else CASES
     for label, kern, cfg, arrays in cases:
         row = {"label": label, "kernel": kern.name, "config": cfg, "shapes": [list(a.shape) for a in arrays]}
         try:
