@@ -188,6 +188,10 @@ def _f8_cases():
         ("matmul_f8 128x256x128 into f32", matmul_f8, dict(big, warps=8, out="f32"), f32_c),
         ("matmul_f8 128x256x64", matmul_f8, dict(big, tk=64, warps=8), _f8(8192, 8192, 8192)),
         ("matmul_f8 128x128x128", matmul_f8, dict(big, tn=128, warps=8), _f8(8192, 8192, 8192)),
+        ("matmul_f8 128x128x128 walked (the rule's)", matmul_f8, dict(big, tn=128, warps=8, programs=132),
+         _f8(8192, 8192, 8192)),
+        ("matmul_f8 128x128x128 walked, promote", matmul_f8, dict(big, tn=128, warps=8, programs=132, promote=True),
+         _f8(8192, 8192, 8192)),
         ("matmul_f16 128x256x64", matmul_f16, dict(_MM_ONE, tk=64), _mm(8192, 8192, 8192))]
 
 
