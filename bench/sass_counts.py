@@ -215,19 +215,23 @@ def _scan_cases():
 
 
 def _k_major_cases():
-    """3xtf32 at 4096^3: matmul_3xtf32 at gemm's cell (B's halves as [K, N] tiles, A split in the loop, the
-    fresh accumulator) beside matmul_3xtf32_nt (every operand's halves along K) with one and two accumulators."""
+    """3xtf32 at 4096^3: matmul_3xtf32 at gemm's cell (B's halves as [K, N] tiles, A split in the loop, a fresh
+    accumulator a slice) beside matmul_3xtf32_nt (every operand's halves along K) with ``fresh`` slices an
+    iteration (1-4; 3 and 4 spill) and on the tensor cores' one accumulator (0)."""
     from tileir.heuristics import HALVES_CELL
     from tileir.kernels import matmul_3xtf32
     from tileir.kernels.matmul_3xtf32 import matmul_3xtf32_nt
 
     x = np.zeros((4096, 4096), np.float32)
-    cell = dict(tm=128, tn=128, tk=32, group=8, warps=8)
-    return [("matmul_3xtf32 (gemm's cell)", matmul_3xtf32, dict(HALVES_CELL), [x] * 4),
-            ("matmul_3xtf32_nt 128x128x32 acc1", matmul_3xtf32_nt, cell, [x] * 5),
-            ("matmul_3xtf32_nt 128x128x32 acc2", matmul_3xtf32_nt, dict(cell, accumulators=2), [x] * 5),
-            ("matmul_3xtf32_nt 128x256x32 acc1", matmul_3xtf32_nt, dict(cell, tn=256), [x] * 5),
-            ("matmul_3xtf32_nt 128x128x64 acc1", matmul_3xtf32_nt, dict(cell, tk=64), [x] * 5)]
+    cell = dict(tm=128, tn=128, tk=64, group=8, warps=8)
+    rows = [("matmul_3xtf32 (gemm's cell)", matmul_3xtf32, dict(HALVES_CELL), [x] * 4)]
+    for tk in (64, 32):
+        for fresh in (2, 1, 3, 4, 0):
+            rows.append((f"matmul_3xtf32_nt 128x128x{tk} fresh {fresh}", matmul_3xtf32_nt,
+                         dict(cell, tk=tk, fresh=fresh), [x] * 5))
+    rows.append(("matmul_3xtf32_nt 128x256x32 fresh 0", matmul_3xtf32_nt, dict(cell, tn=256, tk=32, fresh=0),
+                 [x] * 5))
+    return rows
 
 
 def _tf32_cases():

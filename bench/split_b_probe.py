@@ -27,12 +27,14 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (1000, 4096, 4096), (2048, 110
 CELLS = {"halves 128x128x32 w8": dict(tm=128, tn=128, tk=32, group=8, warps=8),
          "halves 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),
          "halves 128x64x32 w8": dict(tm=128, tn=64, tk=32, group=8, warps=8)}
-# both operands' halves read along K (matmul_3xtf32_nt): the cell, and the accumulators (1: every term on the
-# tensor cores' one; 2: the cross terms apart)
-K_MAJOR = {"k-major 128x128x32 acc1": dict(tm=128, tn=128, tk=32, group=8, warps=8),
-           "k-major 128x256x32 acc1": dict(tm=128, tn=256, tk=32, group=8, warps=8),
-           "k-major 128x128x64 acc1": dict(tm=128, tn=128, tk=64, group=8, warps=8),
-           "k-major 128x128x32 acc2": dict(tm=128, tn=128, tk=32, group=8, warps=8, accumulators=2)}
+# both operands' halves read along K (matmul_3xtf32_nt): the cell, and ``fresh`` (1: each slice's products in a
+# fresh accumulator added in f32, one slice an iteration; 2: two; 0: every product on the tensor cores' one
+# accumulator, whose error is then theirs)
+K_MAJOR = {"k-major 128x128x64 fresh 1": dict(tm=128, tn=128, tk=64, group=8, warps=8, fresh=1),
+           "k-major 128x128x32 fresh 2": dict(tm=128, tn=128, tk=32, group=8, warps=8, fresh=2),
+           "k-major 128x128x64 fresh 2": dict(tm=128, tn=128, tk=64, group=8, warps=8, fresh=2),
+           "k-major 128x128x32 fresh 0": dict(tm=128, tn=128, tk=32, group=8, warps=8, fresh=0),
+           "k-major 128x256x32 fresh 0": dict(tm=128, tn=256, tk=32, group=8, warps=8, fresh=0)}
 U = 2.0 ** -24
 
 
@@ -63,8 +65,8 @@ def one_shape(rows: list, m: int, n: int, k: int) -> None:
         calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
     for name, cfg in K_MAJOR.items():
         calls[name] = k_major_calls(a, b, c, cfg)
-    calls["k-major 128x128x32 acc1, the product alone"] = k_major_calls(a, b, c, K_MAJOR["k-major 128x128x32 acc1"],
-                                                                       kernel_only=True)
+    calls["k-major 128x128x64 fresh 1, the product alone"] = k_major_calls(
+        a, b, c, K_MAJOR["k-major 128x128x64 fresh 1"], kernel_only=True)
     calls["torch tf32 (one product, no split)"] = tf32_product(a, b, c)
     time_variants(rows, {"shape": [m, n, k]}, calls,
                   lambda: {"err_u": round(float((c.double() - want).abs().max()) / scale / U, 2)}, "x_torch_f32")

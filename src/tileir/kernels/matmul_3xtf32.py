@@ -102,26 +102,42 @@ def _bt():
     return Whole(TF32, ["N", "K"])
 
 
-@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "warps", "occupancy", "accumulators"))
+@kernel(grid=_grid, hints=entry_hints, tuned=("tm", "tn", "tk", "group", "warps", "occupancy", "fresh"))
 def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M", "N"]), *, tm: int = 128,
-                     tn: int = 128, tk: int = 32, group: int = 8, warps: int = 8, occupancy: int = 0,
-                     accumulators: int = 1):
+                     tn: int = 128, tk: int = 64, group: int = 8, warps: int = 8, occupancy: int = 0, fresh: int = 1):
     """C = A @ B to f32 accuracy from A's tf32 halves ([M, K] each, ``tf32_halves``) and B's transposed
     ([N, K] each, ``tf32_halves_t``): every operand is a tf32 cell read along K, as the tensor cores take
-    tf32 (no transposes, no conversions in the loop). accumulators 1: C += ah.bh + ah.bl + al.bh on the
-    tensor cores' accumulator; 2: the cross terms in an accumulator of their own, added at the end."""
+    tf32 (no transposes, no conversions in the loop). Each K slice's al.bh + ah.bl + ah.bh goes into a
+    fresh accumulator that is added to the f32 one in f32 registers, as ``matmul_3xtf32``'s (the same sums
+    in the same order: the host reference answers both alike), ``fresh`` slices an iteration (past K the
+    slices read the views' zeros). In tileiras 13.4.92's SASS at 128 x 128 (sass_k_major_cpu.json): one slice
+    of 64 an iteration issues its 24 HGMMAs in three groups with one whole wait and no spills; two of 32 wait
+    6 times for 48; three or more spill. fresh=0: every product accumulates on the tensor cores over the
+    whole K (no adds in the loop, and the tensor cores' own rounding of a K-long sum)."""
     bm, bn = grouped_block(ti.blocks_of(ah, 0), blocks_over(bh, 0, tn), group)
     hv = ti.partition_view(ti.array_view(bh), [tk, tn], dim_map=[1, 0], padding=PadZero)
     lv = ti.partition_view(ti.array_view(bl), [tk, tn], dim_map=[1, 0], padding=PadZero)
-    big = ti.carry(ti.full([tm, tn], 0.0, F32))
-    small = ti.carry(ti.full([tm, tn], 0.0, F32)) if accumulators == 2 else big
-    for kk in ti.d_range(0, ti.blocks_of(ah, 1)):
-        a_h, a_l = ti.load_at(ah, [bm, kk]), ti.load_at(al, [bm, kk])
-        b_h, b_l = ti.load_view(hv, [kk, bn]), ti.load_view(lv, [kk, bn])
-        ti.set(small, ti.mma(a_h, b_l, ti.mma(a_l, b_h, ti.get(small))))
-        ti.set(big, ti.mma(a_h, b_h, ti.get(big)))
-    out = ti.get(big) + ti.get(small) if accumulators == 2 else ti.get(big)
-    ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], out)
+    acc = ti.carry(ti.full([tm, tn], 0.0, F32))
+    nk = ti.blocks_of(ah, 1)
+
+    def three(kk, into):  # the slice's three products, the small ones first
+        a_h, b_h = ti.load_at(ah, [bm, kk]), ti.load_view(hv, [kk, bn])
+        return ti.mma(a_h, b_h, ti.mma(a_h, ti.load_view(lv, [kk, bn]), ti.mma(ti.load_at(al, [bm, kk]), b_h, into)))
+
+    if not fresh:
+        for kk in ti.d_range(0, nk):
+            ti.set(acc, three(kk, ti.get(acc)))
+    else:
+        # iterations of ``fresh`` slices; past K the slices read zeros (the views' padding)
+        its = ti.idx_div(ti.idx_add(nk, ti.idx_const(fresh - 1)), ti.idx_const(fresh))
+        for it in ti.d_range(0, its):
+            sums = [three(ti.idx_add(ti.idx_mul(it, ti.idx_const(fresh)), ti.idx_const(j)),
+                          ti.full([tm, tn], 0.0, F32)) for j in range(fresh)]
+            total = ti.get(acc)
+            for one in sums:
+                total = total + one
+            ti.set(acc, total)
+    ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
 
 
 def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None,
@@ -129,9 +145,9 @@ def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_c
     """C = A @ B (f32, row-major, any shape) to f32 accuracy. B's tf32 halves first (into ``halves``, a
     [2, K, N] f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles
     (its defaults where None). ``k_major``: A's halves too (into ``a_halves``, [2, M, K]) and B's
-    transposed (``halves`` is then [2, N, K]), then ``matmul_3xtf32_nt``, whose operands all lie along K
-    as the tensor cores take tf32. Host arrays run on the host reference, CUDA tensors on the GPU.
-    Answers C."""
+    transposed (``halves`` is then [2, N, K]), then ``matmul_3xtf32_nt`` (``config`` its tiles), whose
+    operands all lie along K as the tensor cores take tf32. Host arrays run on the host reference, CUDA
+    tensors on the GPU. Answers C."""
     if len(b.shape) != 2 or len(a.shape) != 2:
         name, x, dims = ("b", b, "B [K, N]") if len(b.shape) != 2 else ("a", a, "A [M, K]")
         raise TileirError(f"{name.upper()} has shape {list(x.shape)}; the product takes a matrix {dims}",
