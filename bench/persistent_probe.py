@@ -79,7 +79,10 @@ CELLS = {"128x256x64 p132": {"tm": 128, "tn": 256, "tk": 64, "warps": 8, "progra
          "128x256x32 p132": {"tm": 128, "tn": 256, "tk": 32, "warps": 8, "programs": 132},
          "128x128x64 p132": {"tm": 128, "tn": 128, "tk": 64, "warps": 8, "programs": 132},
          "128x128x64 p264 occ2": {"tm": 128, "tn": 128, "tk": 64, "warps": 8, "programs": 264, "occupancy": 2},
-         "64x256x64 p264 occ2": {"tm": 64, "tn": 256, "tk": 64, "warps": 4, "programs": 264, "occupancy": 2}}
+         "64x256x64 p264 occ2": {"tm": 64, "tn": 256, "tk": 64, "warps": 4, "programs": 264, "occupancy": 2},
+         # one warpgroup: at 8 warps tileiras makes this walk's every HGMMA wait (sass_persistent_cpu.json)
+         "128x128x64 p132 w4": {"tm": 128, "tn": 128, "tk": 64, "warps": 4, "programs": 132},
+         "128x128x64 p264 occ2 w4": {"tm": 128, "tn": 128, "tk": 64, "warps": 4, "programs": 264, "occupancy": 2}}
 # bmm_persistent: the suite's batches and held-out ones (bmm_tiles_h200.json's), the one-cell bmm's rule beside
 BMM_SHAPES = [(64, 512, 512, 512), (8, 1024, 1024, 1024), (64, 1024, 1024, 1024), (64, 2048, 2048, 2048),
               (16, 1000, 1000, 1000), (128, 256, 256, 256), (32, 512, 512, 512)]

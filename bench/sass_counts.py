@@ -97,6 +97,10 @@ CASES = [
     ("persistent 128x256x64", matmul_persistent, {"tm": 128, "tn": 256, "tk": 64, "warps": 8}, _mm(1000, 5000, 1000)),
     ("persistent 128x256x32", matmul_persistent, {"tm": 128, "tn": 256, "tk": 32, "warps": 8}, _mm(4096, 4096, 4096)),
     ("persistent 128x128x64", matmul_persistent, {"tm": 128, "tn": 128, "tk": 64, "warps": 8}, _mm(1000, 5000, 1000)),
+    # the same walk on one warpgroup (4 warps; tileiras' own choice is the same code): its K loop keeps one group
+    # in flight, where at 8 warps every HGMMA waits
+    ("persistent 128x128x64 warps 4", matmul_persistent, {"tm": 128, "tn": 128, "tk": 64, "warps": 4},
+     _mm(1000, 5000, 1000)),
     ("persistent 64x256x64", matmul_persistent, {"tm": 64, "tn": 256, "tk": 64, "warps": 4}, _mm(1000, 5000, 1000)),
     ("matmul_f8 128x128x256", matmul_f8, {"tm": 128, "tn": 128, "tk": 256, "group": 8, "warps": 8},
      _f8(8192, 8192, 8192)),
