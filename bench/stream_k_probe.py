@@ -30,7 +30,13 @@ NT_SHAPES = [(1000, 3072, 1024), (512, 11008, 4096)]  # x @ W^T (W [N, K]): line
 CELLS = {"sk 128x128x64 w8": dict(tm=128, tn=128, tk=64, group=8, warps=8),  # 128 x 256 and tileiras' own warps spill
          # each part alone (kernels.matmul_stream_k's parts): which one is slow
          "sk walked part": dict(tm=128, tn=128, tk=64, group=8, warps=8, parts=1),
-         "sk shared part": dict(tm=128, tn=128, tk=64, group=8, warps=8, parts=2)}
+         "sk shared part": dict(tm=128, tn=128, tk=64, group=8, warps=8, parts=2),
+         # at 8 warps tileiras makes the walked part's every HGMMA wait; at 4 it does not (and the shared part
+         # spills there): the walked part on one warpgroup
+         "sk walked part w4": dict(tm=128, tn=128, tk=64, group=8, warps=4, parts=1)}
+# the whole product as two launches: the walked waves at 4 warps, then the shared cells at 8
+TWO_LAUNCHES = (dict(tm=128, tn=128, tk=64, group=8, warps=4, parts=1),
+                dict(tm=128, tn=128, tk=64, group=8, warps=8, parts=2))
 WALK_128 = dict(fmt="f16", tm=128, tn=128, tk=64, group=8, warps=8, programs=132)
 
 
@@ -49,9 +55,12 @@ def one_shape(rows: list, m: int, n: int, k: int, rnd: int, cells: dict, weight_
     else:
         calls = {"torch": lambda: torch.matmul(a, b, out=c), "gemm (the library)": lambda: gemm(a, b, c),
                  # the stream-K kernel's cell walked one cell at a time: what the cell costs without the sharing
-                 "walk 128x128x64 w8": lambda: launch(matmul_persistent, a, b, c, **WALK_128)}
+                 "walk 128x128x64 w8": lambda: launch(matmul_persistent, a, b, c, **WALK_128),
+                 "walk 128x128x64 w4": lambda: launch(matmul_persistent, a, b, c, **dict(WALK_128, warps=4))}
     for name, cfg in cells.items():
         calls[name] = lambda cfg=cfg: stream_k(a, w if weight_t else b, c, config=cfg, weight_t=weight_t)
+    calls["sk two launches (walked w4, shared w8)"] = lambda: [
+        stream_k(a, w if weight_t else b, c, config=cfg, weight_t=weight_t) for cfg in TWO_LAUNCHES]
 
     def plan_of(name):  # what the library chose, on its rows
         return {"plan": plan(a, b)} if name.startswith("gemm") else {}
