@@ -60,7 +60,7 @@ __all__ += ["softmax_bwd", "layernorm_fwd_stats", "layernorm_bwd", "layernorm_ba
 
 # split-K products and their dispatch, the fp8 product
 from .gemm import batched_product, gemm, matmul_partial, matmul_split_k, splitk_reduce  # noqa: E402
-from .matmul_3xtf32 import matmul_3xtf32, product_3xtf32, tf32_halves  # noqa: E402
+from .matmul_3xtf32 import matmul_3xtf32, matmul_3xtf32_nt, product_3xtf32, tf32_halves, tf32_halves_t  # noqa: E402
 from .matmul_f8 import matmul_f8  # noqa: E402
 from .matmul_persistent import bmm_persistent, matmul_nt_persistent, matmul_persistent  # noqa: E402
 from .matmul_stream_k import matmul_nt_stream_k, matmul_stream_k, stream_k  # noqa: E402
@@ -68,7 +68,7 @@ from .matmul_stream_k import workspace_words as stream_k_workspace_words  # noqa
 
 __all__ += ["gemm", "batched_product", "matmul_partial", "matmul_split_k", "splitk_reduce", "matmul_f8",
             "matmul_persistent", "matmul_nt_persistent", "bmm_persistent", "matmul_3xtf32", "product_3xtf32",
-            "tf32_halves", "matmul_stream_k", "matmul_nt_stream_k", "stream_k",
+            "tf32_halves", "matmul_3xtf32_nt", "tf32_halves_t", "matmul_stream_k", "matmul_nt_stream_k", "stream_k",
             "stream_k_workspace_words"]
 
 # the gated MLP's activation, forward and backward

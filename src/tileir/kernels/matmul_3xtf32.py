@@ -205,3 +205,14 @@ register(Case("matmul_3xtf32", matmul_3xtf32, "C = A @ B to f32 accuracy on the 
               lambda s: {"tm": 64, "tn": 64, "tk": 32, "group": 2}, _inputs,
               lambda args: args[0].astype(np.float64) @ args[1].astype(np.float64), output=2, rtol=1e-5, atol=1e-5,
               runner=_run))
+
+
+def _run_k_major(args, where="host", **cfg):
+    product_3xtf32(args[0], args[1], args[2], k_major=True, config=cfg or None)
+
+
+register(Case("matmul_3xtf32_nt", matmul_3xtf32_nt, "C = A @ B to f32 accuracy on the tensor cores from A's tf32 "
+              "halves and B's transposed, every operand read along K (three launches), any M N K", (200, 136, 300),
+              lambda s: {"tm": 64, "tn": 64, "tk": 32, "group": 2}, _inputs,
+              lambda args: args[0].astype(np.float64) @ args[1].astype(np.float64), output=2, rtol=1e-5, atol=1e-5,
+              runner=_run_k_major))
