@@ -65,6 +65,10 @@ def one_shape(rows: list, m: int, n: int, k: int) -> None:
         calls[name] = lambda cfg=cfg: product_3xtf32(a, b, c, halves=halves, config=cfg)
     for name, cfg in K_MAJOR.items():
         calls[name] = k_major_calls(a, b, c, cfg)
+    w = b.t().contiguous()  # the same product with B given as a Linear layer's weight W [N, K]
+    ah, wh = torch.empty(2, m, k, device="cuda"), torch.empty(2, n, k, device="cuda")
+    calls["k-major 128x128x64 fresh 1 on W [N, K] (weight_t)"] = lambda: product_3xtf32(
+        a, w, c, k_major=True, weight_t=True, a_halves=ah, halves=wh, config=K_MAJOR["k-major 128x128x64 fresh 1"])
     calls["k-major 128x128x64 fresh 1, the product alone"] = k_major_calls(
         a, b, c, K_MAJOR["k-major 128x128x64 fresh 1"], kernel_only=True)
     calls["torch tf32 (one product, no split)"] = tf32_product(a, b, c)

@@ -223,3 +223,20 @@ def test_k_major_defaults_answer_gemms_halves_cell_bit_for_bit():
     product_3xtf32(a, b, got, k_major=True, config=dict(tm=64, tn=64, group=2))
     product_3xtf32(a, b, want, config=dict(HALVES_CELL, tm=64, tn=64, group=2))
     assert np.array_equal(got, want)
+
+
+def test_k_major_takes_a_linear_weight_as_it_lies():
+    """weight_t: B given as W [N, K] (C = A @ W^T) gives the bits of the same product with B = W^T given
+    [K, N]; without k_major it is refused by name. Kills: W's halves transposed a second time (a wrong
+    product), W's shape read as [K, N] (N and K swapped)."""
+    from tileir import TileirError
+
+    a, b = _operands(70, 50, 97, seed=11, positive=True)
+    w = np.ascontiguousarray(b.T)
+    got, want = np.zeros((70, 50), np.float32), np.zeros((70, 50), np.float32)
+    cfg = dict(tm=64, tn=64, tk=32, group=2)
+    product_3xtf32(a, w, got, k_major=True, weight_t=True, config=cfg)
+    product_3xtf32(a, b, want, k_major=True, config=cfg)
+    assert np.array_equal(got, want)
+    with pytest.raises(TileirError, match="weight_t"):
+        product_3xtf32(a, w, got, weight_t=True)

@@ -141,18 +141,22 @@ def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M",
 
 
 def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_config: dict | None = None,
-                   k_major: bool = False, a_halves=None):
+                   k_major: bool = False, a_halves=None, weight_t: bool = False):
     """C = A @ B (f32, row-major, any shape) to f32 accuracy. B's tf32 halves first (into ``halves``, a
     [2, K, N] f32 array, where given; fresh ones otherwise), then ``matmul_3xtf32`` at ``config``'s tiles
     (its defaults where None). ``k_major``: A's halves too (into ``a_halves``, [2, M, K]) and B's
     transposed (``halves`` is then [2, N, K]), then ``matmul_3xtf32_nt`` (``config`` its tiles), whose
-    operands all lie along K as the tensor cores take tf32. Host arrays run on the host reference, CUDA
-    tensors on the GPU. Answers C."""
+    operands all lie along K as the tensor cores take tf32; with ``weight_t`` B is given as W [N, K] (a
+    Linear layer's weight: C = A @ W^T), whose halves need no transpose. Host arrays run on the host
+    reference, CUDA tensors on the GPU. Answers C."""
     if len(b.shape) != 2 or len(a.shape) != 2:
         name, x, dims = ("b", b, "B [K, N]") if len(b.shape) != 2 else ("a", a, "A [M, K]")
         raise TileirError(f"{name.upper()} has shape {list(x.shape)}; the product takes a matrix {dims}",
                           kernel="product_3xtf32", what=name, fix="a 2-D f32 array (a batch: one call a matrix)")
-    (m, k), n = (int(s) for s in a.shape), int(b.shape[1])
+    if weight_t and not k_major:
+        raise TileirError("weight_t without k_major: the B-halves kernel reads B [K, N]", kernel="product_3xtf32",
+                          what="weight_t", fix="k_major=True (B's halves are then [N, K], as W lies)")
+    (m, k), n = (int(s) for s in a.shape), int(b.shape[0 if weight_t else 1])
     if not k_major:
         halves = _workspace(halves, b, (2, k, n), "halves", "B's tf32 halves")
         launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
@@ -161,7 +165,10 @@ def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_c
     a_halves = _workspace(a_halves, a, (2, m, k), "a_halves", "A's tf32 halves")
     halves = _workspace(halves, b, (2, n, k), "halves", "B's tf32 halves, transposed,")
     launch(tf32_halves, a.reshape(-1), a_halves[0].reshape(-1), a_halves[1].reshape(-1), **(halves_config or {}))
-    launch(tf32_halves_t, b, halves[0], halves[1])
+    if weight_t:  # W [N, K] lies as B's transposed halves do
+        launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
+    else:
+        launch(tf32_halves_t, b, halves[0], halves[1])
     launch(matmul_3xtf32_nt, a_halves[0], a_halves[1], halves[0], halves[1], c, **(config or {}))
     return c
 
