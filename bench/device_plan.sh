@@ -51,7 +51,8 @@
 #   nt-small   bench/persistent_probe.py --part nt-small: x @ W^T where the walk rule keeps one cell a block
 #   stores     bench/split_b_probe.py (3xtf32 from B's halves), bench/persistent_probe.py --part stores: the
 #              products with C written by its warps (no_tma_store) and one wave of cells at K 64-2048
-#   k-major    3xtf32 from both operands' halves along K: its GPU tests, split_b_probe, the suite's attention family
+#   k-major    3xtf32 from both operands' halves along K: its GPU tests, split_b_probe; the persistent probe's cells
+#              (the 128 x 128 walk at 4 warps); the suite's attention family (fresh files: rename by the card)
 #   stream-k-suite  stream-k, nt-small, the halves' GPU tests, the suite's 3xtf32 and linear_bf16 -> suite_stream_k.json
 #   stream-k   tests/test_matmul_stream_k.py on the GPU, bench/stream_k_probe.py -> stream_k_h200.json (rename by card)
 #   caller     07_training.py eager with each backward on the engine's device thread (torch's default) and on the
@@ -568,7 +569,12 @@ for ln in sys.stdin:
                                   r.get('error', '')[:160])
     else:
         print(ln.rstrip()[:300])"
-  timeout 250 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 220 \
+  # the persistent walk's cells (the 128 x 128 walk at 4 warps: its HGMMAs stay in flight, at 8 they wait)
+  timeout 130 python3 bench/persistent_probe.py --out "$OUT/persistent_w4_h200.json" 2>&1 | python3 -c "import sys, json
+for ln in sys.stdin:
+    if ln.startswith('{'):
+        r = json.loads(ln); print(r['shape'], r['variant'][:34], r.get('ratio'), r.get('ok'))"
+  timeout 200 python3 bench/suite.py --out "$OUT/suite_attention.json" --families attention --budget-s 170 \
     > "$OUT/suite_attention.log" 2>&1
   tail -30 "$OUT/suite_attention.log" | grep -E '"(geomean|min|min_shape)"'
   (cd "$OUT" && rm -f ./*.png)
