@@ -176,8 +176,8 @@ def test_k_major_on_one_accumulator_is_f32_accurate_on_the_host(m, n, k):
 
 def test_k_major_workspaces_are_used_and_checked():
     """Given a_halves [2, M, K] and halves [2, N, K] are written (A's halves and B's transposed); a
-    [2, K, N] halves in the k-major form is refused by name. Kills: fresh workspaces made instead of the
-    given ones, the transposed halves' shape not checked."""
+    [2, K, N] halves in the k-major form, and a negative fresh, are refused by name. Kills: fresh workspaces
+    made instead of the given ones, the transposed halves' shape not checked, fresh < 0 answering zeros."""
     from tileir import TileirError
 
     a, b = _operands(40, 24, 48, seed=9)
@@ -189,6 +189,8 @@ def test_k_major_workspaces_are_used_and_checked():
     assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
     with pytest.raises(TileirError, match="halves"):
         product_3xtf32(a, b, got, k_major=True, halves=np.zeros((2, 48, 24), np.float32))
+    with pytest.raises(TileirError, match="fresh"):  # no slices an iteration would sum nothing: C = 0
+        product_3xtf32(a, b, got, k_major=True, config=dict(fresh=-1))
 
 
 @pytest.mark.gpu

@@ -82,12 +82,12 @@ def matmul_3xtf32(a=_a, bh=_b, bl=_b, c=Shared(F32, ["M", "N"]), *, tm: int = 12
     ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
 
 
-def _hl(tm=64, tn=64):
+def _half_t(tm=64, tn=64):  # a transposed half: [N, K], its cells along the grid's axes the other way round
     return Out(F32, cells(["N", "K"], [tn, tm], along=[1, 0]))
 
 
 @kernel(hints=entry_hints)
-def tf32_halves_t(x=lambda tm=64, tn=64: In(F32, cells(["K", "N"], [tm, tn])), hi=_hl, lo=_hl, *, tm: int = 64,
+def tf32_halves_t(x=lambda tm=64, tn=64: In(F32, cells(["K", "N"], [tm, tn])), hi=_half_t, lo=_half_t, *, tm: int = 64,
                   tn: int = 64, warps: int = 0, occupancy: int = 0):
     """B's tf32 halves transposed: hi = tf32(x)^T and lo = tf32(x - hi)^T, [N, K] for x [K, N] (as
     ``tf32_halves``, each cell moved in registers as ``transpose`` moves it), so the product reads both of
@@ -114,6 +114,10 @@ def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M",
     of 64 an iteration issues its 24 HGMMAs in three groups with one whole wait and no spills; two of 32 wait
     6 times for 48; three or more spill. fresh=0: every product accumulates on the tensor cores over the
     whole K (no adds in the loop, and the tensor cores' own rounding of a K-long sum)."""
+    if fresh < 0:
+        raise TileirError(f"fresh={fresh}: the K slices an iteration, each in a fresh accumulator",
+                          kernel="matmul_3xtf32_nt", what="fresh",
+                          fix="fresh=1 (the default) or 2; 0 sums every product on the tensor cores' one accumulator")
     bm, bn = grouped_block(ti.blocks_of(ah, 0), blocks_over(bh, 0, tn), group)
     hv = ti.partition_view(ti.array_view(bh), [tk, tn], dim_map=[1, 0], padding=PadZero)
     lv = ti.partition_view(ti.array_view(bl), [tk, tn], dim_map=[1, 0], padding=PadZero)
