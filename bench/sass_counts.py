@@ -252,7 +252,7 @@ def _tf32_cases():
 
 def _stream_k_cases():
     """The stream-K products (matmul_stream_k, matmul_nt_stream_k) at 1000 x 5000 x 1000 on 128 x 128 cells with
-    8 warps and tileiras' own, and on 128 x 256, beside the persistent
+    8 warps and tileiras' own, and on 128 x 256, each part alone at 8 and 4 warps, beside the persistent
     walk's 128 x 256: where the cells, the finishing sum's tiles and the warps spill."""
     from tileir.kernels import matmul_nt_stream_k, matmul_stream_k
     from tileir.kernels.matmul_stream_k import workspace_words
@@ -266,6 +266,9 @@ def _stream_k_cases():
         ws = np.zeros(workspace_words(m, n, 128, tn, 132), np.float32)
         out.append((f"matmul_stream_k 128x{tn}x64 warps {warps}", matmul_stream_k, cfg, mm + [ws]))
     ws = np.zeros(workspace_words(m, n, 128, 128, 132), np.float32)
+    for parts, warps in ((1, 8), (1, 4), (2, 8), (2, 4)):  # each part alone (two launches make the product)
+        out.append((f"matmul_stream_k 128x128x64 part {parts} warps {warps}", matmul_stream_k,
+                    dict(tm=128, tn=128, tk=64, group=8, warps=warps, parts=parts), mm + [ws]))
     out.append(("matmul_nt_stream_k 128x128x64 warps 8", matmul_nt_stream_k,
                 dict(tm=128, tn=128, tk=64, group=8, warps=8), [mm[0], w, mm[2], ws]))
     out.append(("matmul_persistent 128x256x64 (the walk)", matmul_persistent,
