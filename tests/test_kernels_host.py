@@ -25,7 +25,7 @@ SIZES = {
     "matmul_nt_persistent_f16": [(200, 136, 300), (1, 7, 65), (129, 257, 33)],
     "matmul_nt_persistent_bf16": [(130, 70, 100)],
     "matmul_3xtf32": [(200, 136, 300), (1, 7, 65), (64, 64, 64)],
-    "matmul_3xtf32_nt": [(200, 136, 300), (1, 7, 65), (129, 257, 97)],  # K 65: an odd count of slices (3 of 32)
+    "matmul_3xtf32_nt": [(200, 136, 300), (1, 7, 65), (129, 257, 97)],
     # 64 x 64 cells on 5 blocks: walked waves and cut cells (200 x 136 x 300), fewer units than blocks (1 x 7)
     "matmul_stream_k_f16": [(200, 136, 300), (1, 7, 65), (129, 257, 511)],
     "matmul_stream_k_bf16": [(130, 70, 100)],  # f32 accuracy: 1e-5 of the f64 product

@@ -151,9 +151,10 @@ def test_transposed_halves_are_b_halves_transposed():
 def test_k_major_fresh_form_is_the_halves_product_bit_for_bit(m, n, k, fresh):
     """product_3xtf32(k_major=True) with fresh accumulators sums each K slice's three products in the B-halves
     kernel's order and adds the slices to the f32 one in K's order, ``fresh`` of them an iteration and the rest
-    one at a time: the host reference answers both forms' bits alike (K of 1-7 slices: odd counts leave one
-    over). Kills: a pair's second slice taken at the wrong index, the slices left over dropped or added twice, a
-    cross term dropped, A's or B's lo read as hi, B's halves read untransposed, the products' order changed."""
+    one at a time: the host reference answers both forms' bits alike (2, 2, 4 and 7 slices of 32: at 7 with
+    fresh=2 one is left over). Kills: a pair's second slice taken at the wrong index, the slices left over
+    dropped or added twice, a cross term dropped, A's or B's lo read as hi, B's halves read untransposed, the
+    products' order changed."""
     a, b = _operands(m, n, k, seed=8, positive=True)
     cfg = dict(tm=64, tn=64, tk=32, group=2)
     got, want = np.full((m, n), np.nan, np.float32), np.zeros((m, n), np.float32)
@@ -187,8 +188,10 @@ def test_k_major_workspaces_are_used_and_checked():
     assert np.abs(ah[0].astype(np.float64) + ah[1] - a).max() <= np.abs(a).max() * 2.0 ** -21
     assert np.abs(bh[0].astype(np.float64) + bh[1] - b.T).max() <= np.abs(b).max() * 2.0 ** -21
     assert np.abs(got - a.astype(np.float64) @ b.astype(np.float64)).max() < 1e-5
-    with pytest.raises(TileirError, match="halves"):
+    with pytest.raises(TileirError, match=r"halves is a .*\[2, 48, 24\].*\[2, 24, 48\]"):  # the wrapper's own check
         product_3xtf32(a, b, got, k_major=True, halves=np.zeros((2, 48, 24), np.float32))
+    with pytest.raises(TileirError, match="K differ"):  # B's K against A's, before any workspace is asked for
+        product_3xtf32(a, b[:40], got[:, :24], k_major=True)
     with pytest.raises(TileirError, match="fresh"):  # no slices an iteration would sum nothing: C = 0
         product_3xtf32(a, b, got, k_major=True, config=dict(fresh=-1))
 

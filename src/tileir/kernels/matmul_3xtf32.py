@@ -17,6 +17,11 @@ instructions against 1808 (``bench/sass_counts.py --tf32``, ``sass_tf32_cpu.json
 launches took 1.82 ms at 4096^3 against the one-kernel form's 2.27 and torch's f32 2.66
 (bench/results/split_b_h100.json; 1.09-1.27x the one kernel from 1000 rows up), so ``gemm`` runs a one-pass
 3xtf32 of 1000 rows or more this way (``heuristics.HALVES_CELL``, ``HALVES_LEAST_ROWS``).
+
+The k-major form (``product_3xtf32(k_major=True)``, opt-in, not yet timed on a GPU): A's halves too
+(``tf32_halves``) and B's transposed into [N, K] (``tf32_halves_t``; a Linear weight W [N, K] as it lies),
+then ``matmul_3xtf32_nt`` reads all four along K, as the tensor cores take tf32: no transposes through
+registers in the loop (bench/results/sass_k_major_cpu.json), the same fresh accumulator a slice.
 """
 
 from __future__ import annotations
@@ -109,11 +114,12 @@ def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M",
     ([N, K] each, ``tf32_halves_t``): every operand is a tf32 cell read along K, as the tensor cores take
     tf32 (no transposes, no conversions in the loop). Each K slice's al.bh + ah.bl + ah.bh goes into a
     fresh accumulator that is added to the f32 one in f32 registers, as ``matmul_3xtf32``'s (the same sums
-    in the same order: the host reference answers both alike), ``fresh`` slices an iteration (past K the
-    slices read the views' zeros). In tileiras 13.4.92's SASS at 128 x 128 (sass_k_major_cpu.json): one slice
-    of 64 an iteration issues its 24 HGMMAs in three groups with one whole wait and no spills; two of 32 wait
-    6 times for 48; three or more spill. fresh=0: every product accumulates on the tensor cores over the
-    whole K (no adds in the loop, and the tensor cores' own rounding of a K-long sum)."""
+    in the same order: the host reference answers both alike), ``fresh`` slices an iteration and the slices
+    left over one at a time. In tileiras 13.4.92's SASS at 128 x 128 (sass_k_major_cpu.json): one slice of 64
+    an iteration issues its 24 HGMMAs in three groups with one whole wait and no spills; two of 32 (with the
+    loop over the slices left over) wait after every HGMMA; two of 64 and three or more spill. fresh=0: every
+    product accumulates on the tensor cores over the whole K (no adds in the loop, and the tensor cores' own
+    rounding of a K-long sum)."""
     if fresh < 0:
         raise TileirError(f"fresh={fresh}: the K slices an iteration, each in a fresh accumulator",
                           kernel="matmul_3xtf32_nt", what="fresh",
@@ -132,15 +138,19 @@ def matmul_3xtf32_nt(ah=_a_tf32, al=_a_tf32, bh=_bt, bl=_bt, c=Shared(F32, ["M",
         for kk in ti.d_range(0, nk):
             ti.set(acc, three(kk, ti.get(acc)))
     else:
-        # iterations of ``fresh`` slices; past K the slices read zeros (the views' padding)
-        its = ti.idx_div(ti.idx_add(nk, ti.idx_const(fresh - 1)), ti.idx_const(fresh))
-        for it in ti.d_range(0, its):
+        # whole iterations of ``fresh`` slices, then the rest one at a time: no tile wholly past K is read (on
+        # the device such a load is undefined, whatever the view's padding)
+        whole = ti.idx_div(nk, ti.idx_const(fresh))
+        for it in ti.d_range(0, whole):
             sums = [three(ti.idx_add(ti.idx_mul(it, ti.idx_const(fresh)), ti.idx_const(j)),
                           ti.full([tm, tn], 0.0, F32)) for j in range(fresh)]
             total = ti.get(acc)
             for one in sums:
                 total = total + one
             ti.set(acc, total)
+        if fresh > 1:
+            for kk in ti.d_range(ti.idx_mul(whole, ti.idx_const(fresh)), nk):
+                ti.set(acc, ti.get(acc) + three(kk, ti.full([tm, tn], 0.0, F32)))
     ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
 
 
@@ -151,7 +161,8 @@ def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_c
     (its defaults where None). ``k_major``: A's halves too (into ``a_halves``, [2, M, K]) and B's
     transposed (``halves`` is then [2, N, K]), then ``matmul_3xtf32_nt`` (``config`` its tiles), whose
     operands all lie along K as the tensor cores take tf32; with ``weight_t`` B is given as W [N, K] (a
-    Linear layer's weight: C = A @ W^T), whose halves need no transpose. Host arrays run on the host
+    Linear layer's weight: C = A @ W^T), whose halves need no transpose. ``halves_config`` configures the
+    ``tf32_halves`` launches (not ``tf32_halves_t``, which keeps its defaults). Host arrays run on the host
     reference, CUDA tensors on the GPU. Answers C."""
     if len(b.shape) != 2 or len(a.shape) != 2:
         name, x, dims = ("b", b, "B [K, N]") if len(b.shape) != 2 else ("a", a, "A [M, K]")
@@ -160,7 +171,11 @@ def product_3xtf32(a, b, c, *, halves=None, config: dict | None = None, halves_c
     if weight_t and not k_major:
         raise TileirError("weight_t without k_major: the B-halves kernel reads B [K, N]", kernel="product_3xtf32",
                           what="weight_t", fix="k_major=True (B's halves are then [N, K], as W lies)")
-    (m, k), n = (int(s) for s in a.shape), int(b.shape[0 if weight_t else 1])
+    m, k = (int(s) for s in a.shape)
+    n, kb = (int(b.shape[0]), int(b.shape[1])) if weight_t else (int(b.shape[1]), int(b.shape[0]))
+    if kb != k:
+        raise TileirError(f"A is [{m}, {k}] and B {list(b.shape)}: their K differ", kernel="product_3xtf32", what="b",
+                          fix=f"W [N, {k}]" if weight_t else f"B [{k}, N] (A's K)")
     if not k_major:
         halves = _workspace(halves, b, (2, k, n), "halves", "B's tf32 halves")
         launch(tf32_halves, b.reshape(-1), halves[0].reshape(-1), halves[1].reshape(-1), **(halves_config or {}))
