@@ -142,7 +142,7 @@ def test_transposed_halves_are_b_halves_transposed():
     hi, lo = np.full_like(b, np.nan), np.full_like(b, np.nan)
     launch(tf32_halves, b.reshape(-1), hi.reshape(-1), lo.reshape(-1))
     hit, lot = np.full(b.T.shape, np.nan, np.float32), np.full(b.T.shape, np.nan, np.float32)
-    launch(tf32_halves_t, b, hit, lot, tm=32, tn=64)
+    launch(tf32_halves_t, b, hit, lot, tk=32, tn=64)
     assert np.array_equal(hit, hi.T) and np.array_equal(lot, lo.T)
 
 

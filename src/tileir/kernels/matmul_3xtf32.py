@@ -26,6 +26,8 @@ registers in the loop (bench/results/sass_k_major_cpu.json), the same fresh accu
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import surface as ti
@@ -87,16 +89,16 @@ def matmul_3xtf32(a=_a, bh=_b, bl=_b, c=Shared(F32, ["M", "N"]), *, tm: int = 12
     ti.store_view(ti.partition_view(ti.array_view(c), [tm, tn]), [bm, bn], ti.get(acc))
 
 
-def _half_t(tm=64, tn=64):  # a transposed half: [N, K], its cells along the grid's axes the other way round
-    return Out(F32, cells(["N", "K"], [tn, tm], along=[1, 0]))
+def _half_t(tk=64, tn=64):  # a transposed half: [N, K], its cells along the grid's axes the other way round
+    return Out(F32, cells(["N", "K"], [tn, tk], along=[1, 0]))
 
 
 @kernel(hints=entry_hints)
-def tf32_halves_t(x=lambda tm=64, tn=64: In(F32, cells(["K", "N"], [tm, tn])), hi=_half_t, lo=_half_t, *, tm: int = 64,
+def tf32_halves_t(x=lambda tk=64, tn=64: In(F32, cells(["K", "N"], [tk, tn])), hi=_half_t, lo=_half_t, *, tk: int = 64,
                   tn: int = 64, warps: int = 0, occupancy: int = 0):
     """B's tf32 halves transposed: hi = tf32(x)^T and lo = tf32(x - hi)^T, [N, K] for x [K, N] (as
     ``tf32_halves``, each cell moved in registers as ``transpose`` moves it), so the product reads both of
-    its operands' slices along K (``matmul_3xtf32_nt``)."""
+    its operands' slices along K (``matmul_3xtf32_nt``). Cells of [tk, tn] of x."""
     v = ti.load_cell(x)
     h = ti.to(ti.to(v, TF32), F32)
     ti.store_cell(hi, ti.permute_tile(h, [1, 0]))
@@ -222,8 +224,8 @@ def _inputs(s, rng):
     return [a, rng.standard_normal((k, n)).astype(np.float32), np.zeros((m, n), np.float32)]
 
 
-def _run(args, where="host", **cfg):
-    product_3xtf32(args[0], args[1], args[2], config=cfg or None)
+def _run(args, where="host", k_major=False, **cfg):
+    product_3xtf32(args[0], args[1], args[2], config=cfg or None, k_major=k_major)
 
 
 register(Case("matmul_3xtf32", matmul_3xtf32, "C = A @ B to f32 accuracy on the tensor cores, B split into tf32 "
@@ -233,12 +235,8 @@ register(Case("matmul_3xtf32", matmul_3xtf32, "C = A @ B to f32 accuracy on the 
               runner=_run))
 
 
-def _run_k_major(args, where="host", **cfg):
-    product_3xtf32(args[0], args[1], args[2], k_major=True, config=cfg or None)
-
-
 register(Case("matmul_3xtf32_nt", matmul_3xtf32_nt, "C = A @ B to f32 accuracy on the tensor cores from A's tf32 "
               "halves and B's transposed, every operand read along K (three launches), any M N K", (200, 136, 300),
               lambda s: {"tm": 64, "tn": 64, "tk": 32, "group": 2}, _inputs,
               lambda args: args[0].astype(np.float64) @ args[1].astype(np.float64), output=2, rtol=1e-5, atol=1e-5,
-              runner=_run_k_major))
+              runner=functools.partial(_run, k_major=True)))
